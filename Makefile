@@ -1,0 +1,45 @@
+# Every target bootstraps .venv on a fresh machine that has only python3 and make.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+DEMO_PORT ?= 8000
+DEMO_TIME ?= 60s
+DEMO_USERS ?= 20
+
+.PHONY: all install demo test test-unit test-integration bench lint clean
+
+all: test
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu run 'apt-get install -y python3-venv' and retry" >&2; exit 1; }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Main job: start the embedded simulator, run a headless load with the default 3:4:3 mix,
+# print the summary table, stop everything that was started.
+demo: $(STAMP)
+	$(BIN)/llmload demo --port $(DEMO_PORT) --run-time $(DEMO_TIME) --users $(DEMO_USERS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
+
+test-integration: $(STAMP)
+	$(BIN)/python -m pytest -q tests/integration
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/client_overhead.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check llmload tests benchmarks locustfiles
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

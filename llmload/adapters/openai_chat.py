@@ -1,0 +1,70 @@
+"""The OpenAI chat-completions adapter (``openai-chat``, ``POST /v1/chat/completions``).
+
+Sends ``messages`` (the sample's conversation, else one user message with its prompt).
+A chunk's generated output is ``choices[0].delta``: ``content`` (a string, or a list of
+typed parts whose ``text`` parts are counted), and also ``reasoning_content`` /
+``reasoning`` (reasoning models on vLLM, SGLang, llama.cpp, OpenRouter), ``refusal``
+(OpenAI) and ``tool_calls``. All of these are output tokens the server generated, so each
+counts as content: TTFT is the first of any of them, and a reasoning model's TTFT is its
+time to first *reasoning* token. Parsing rules shared with completions are in
+:mod:`llmload.adapters.openai_common`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from llmload.adapters.openai_common import OpenAIStreamAdapter
+
+if TYPE_CHECKING:
+    from llmload.adapters.base import StreamState
+    from llmload.workload.types import RequestSample
+
+__all__ = ["OpenAIChatAdapter"]
+
+_TEXT_FIELDS = ("reasoning_content", "reasoning", "refusal")
+
+
+class OpenAIChatAdapter(OpenAIStreamAdapter):
+    """Streams ``/v1/chat/completions`` as Server-Sent Events."""
+
+    name = "openai-chat"
+    default_path = "/v1/chat/completions"
+
+    def _input(self, sample: RequestSample) -> tuple[str, Any]:
+        if sample.messages:
+            return "messages", sample.messages
+        return "messages", ({"role": "user", "content": sample.prompt},)
+
+    def _choice_content(self, state: StreamState, choice: dict[str, Any]) -> int:
+        delta = choice.get("delta")
+        if not delta:
+            return 0
+        text = delta.get("content")
+        if text:
+            state.text_chars += len(text) if type(text) is str else _parts_chars(text)
+            return 1
+        return _other_output(state, delta)
+
+
+def _parts_chars(parts: list[dict[str, Any]]) -> int:
+    """Characters of the ``text`` parts of content sent as a list of typed parts."""
+    if type(parts) is not list:
+        raise TypeError("content is neither a string nor a list of parts")
+    return sum(len(p["text"]) for p in parts if type(p) is dict and type(p.get("text")) is str)
+
+
+def _other_output(state: StreamState, delta: dict[str, Any]) -> int:
+    """Reasoning, refusal or tool-call output in a delta without content text."""
+    for field in _TEXT_FIELDS:
+        text = delta.get(field)
+        if text:
+            state.text_chars += len(text)
+            return 1
+    calls = delta.get("tool_calls")
+    if calls:
+        for call in calls:
+            function = call.get("function") or {}
+            state.text_chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+        return 1
+    return 0

@@ -1,0 +1,131 @@
+"""The plain streaming-gateway adapter (``stream``, ``POST /v1/stream``).
+
+For gateways that take ``{"prompt": ..., "stream": true, "max_new_tokens": N}`` and answer
+either raw text (``text/plain``: every read is content) or SSE / NDJSON whose data is
+plain text or a JSON object. Accepted JSON shapes, first match wins:
+
+* ``{"token": {"text": ...}}`` -- TGI's ``/generate_stream``; the final event's
+  ``details`` gives ``finish_reason`` and ``generated_tokens`` (recorded as the
+  completion-token usage);
+* ``{"text": ...}``, ``{"delta": ...}``, ``{"content": ...}``, ``{"response": ...}``
+  (Ollama's native NDJSON, whose final object gives ``done_reason``, ``eval_count`` and
+  ``prompt_eval_count``); ``delta`` may also be an object holding ``content`` or ``text``;
+* ``{"error": ...}`` (or ``event: error``) raises a server error;
+* an OpenAI-style ``usage`` object and a top-level ``finish_reason`` are recorded too.
+
+``[DONE]`` ends the stream. Data that does not parse as a JSON object is content text,
+never an error: a raw read may start with ``{`` and be cut anywhere. The flip side: a raw
+read that happens to be a whole JSON object is taken for an event, not for text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+from orjson import loads
+
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState
+from llmload.adapters.chunks import count_chars, malformed, server_error, server_error_from_data
+from llmload.adapters.openai_common import record_usage
+
+if TYPE_CHECKING:
+    from llmload.workload.types import RequestSample
+
+__all__ = ["StreamAdapter"]
+
+_TEXT_KEYS = ("text", "delta", "content", "response")
+_OPEN_BRACE = 0x7B
+
+
+class StreamAdapter:
+    """Streams a plain-text / TGI-style gateway endpoint."""
+
+    name: ClassVar[str] = "stream"
+    default_path: ClassVar[str] = "/v1/stream"
+    default_framing: ClassVar[Framing] = Framing.RAW
+
+    def __init__(self, config: AdapterConfig) -> None:
+        self.config = config
+        self.path = config.path or self.default_path
+        tail: dict[str, Any] = {"stream": True}
+        if config.ignore_eos:
+            tail["ignore_eos"] = True
+        if config.temperature is not None:
+            tail["temperature"] = config.temperature
+        tail.update(config.extra_body)
+        self._tail = tail
+        self._headers = {"Content-Type": "application/json", "Accept": "*/*", "Accept-Encoding": "identity"}
+
+    def build_request(self, sample: RequestSample) -> RequestSpec:
+        """POST ``{prompt, max_new_tokens, stream: true, ...}``; ``extra_body`` merged last."""
+        body = {"prompt": sample.prompt, "max_new_tokens": sample.max_tokens}
+        body.update(self._tail)
+        return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
+
+    def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
+        """One raw read, SSE data or NDJSON line: 1 for content, 0 for none, DONE at ``[DONE]``."""
+        if not data:
+            return 0
+        if event == "error":
+            raise server_error_from_data(data)
+        if data[0] == _OPEN_BRACE:
+            try:
+                obj = loads(data)
+            except ValueError:
+                obj = None  # text that starts with "{"
+            if obj is not None:  # JSON starting with "{" is always an object
+                try:
+                    return _feed_object(state, obj)
+                except (AttributeError, TypeError, ValueError) as exc:
+                    raise malformed(f"unexpected chunk structure ({type(exc).__name__})", data) from exc
+        elif data == b"[DONE]":
+            return DONE
+        state.text_chars += count_chars(data)
+        return 1
+
+
+def _feed_object(state: StreamState, obj: dict[str, Any]) -> int:
+    """A JSON event: find its text (see the module docstring) and record end-of-stream facts."""
+    token = obj.get("token")
+    if token is not None:
+        text = token.get("text")
+    else:
+        text = None
+        for key in _TEXT_KEYS:
+            text = obj.get(key)
+            if text is not None:
+                break
+        if type(text) is dict:
+            text = text.get("content") or text.get("text")
+    if text is None or type(text) is str:
+        n = 1 if text else 0
+    else:
+        raise TypeError("text field is not a string")
+    if n:
+        state.text_chars += len(text)
+    elif obj.get("error"):
+        raise server_error(obj)
+    if len(obj) > 1:
+        _record_end(state, obj)
+    return n
+
+
+def _record_end(state: StreamState, obj: dict[str, Any]) -> None:
+    """Finish reason and token counts from TGI ``details``, Ollama's final object or ``usage``."""
+    details = obj.get("details")
+    if details:
+        if details.get("finish_reason"):
+            state.finish_reason = details["finish_reason"]
+        if details.get("generated_tokens") is not None:
+            state.usage_completion_tokens = int(details["generated_tokens"])
+    reason = obj.get("finish_reason") or obj.get("done_reason")
+    if reason:
+        state.finish_reason = reason
+    if obj.get("eval_count") is not None:
+        state.usage_completion_tokens = int(obj["eval_count"])
+    if obj.get("prompt_eval_count") is not None:
+        state.usage_prompt_tokens = int(obj["prompt_eval_count"])
+    usage = obj.get("usage")
+    if usage:
+        record_usage(state, usage)

@@ -1,0 +1,93 @@
+"""``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``.
+
+``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
+every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
+``--worker``, the web UI, ``locust.conf``) works unchanged. Pass ``-f`` to use your own
+locustfile instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+USAGE = """usage: llmload <command> [options]
+
+commands:
+  run     run a load test (Locust with llmload's users and flags); see `llmload run --help`
+  sim     start the embedded simulated LLM server; see `llmload sim --help`
+  demo    start the simulator, run a short headless load against it, print the summary
+"""
+
+PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command == "run":
+        return run(rest)
+    if command == "sim":
+        from llmload.sim.__main__ import main as sim_main
+
+        return sim_main(rest)
+    if command == "demo":
+        return demo(rest)
+    sys.stderr.write(f"llmload: error: unknown command {command!r}\n{USAGE}")
+    return 2
+
+
+def run(args: list[str]) -> int:
+    """Hand over to Locust's own main with the packaged locustfile (unless -f is given)."""
+    if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
+        args = ["-f", str(PACKAGED_LOCUSTFILE), *args]
+    sys.argv = ["llmload run", *args]
+    from locust.main import main as locust_main
+
+    try:
+        locust_main()
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
+
+
+def demo(args: list[str]) -> int:
+    """Simulator + 60 s headless load with the default mix + summary; stops what it started."""
+    import argparse
+
+    from llmload.sim import SimConfig, start_sim_process
+
+    p = argparse.ArgumentParser(prog="llmload demo", description=demo.__doc__)
+    p.add_argument("--port", type=int, default=0, help="simulator port (default: a free port)")
+    p.add_argument("--run-time", default="60s", help="load duration (default: %(default)s)")
+    p.add_argument("--users", type=int, default=20, help="concurrent users (default: %(default)s)")
+    p.add_argument("--profile", default="default", help="workload profile (default: %(default)s)")
+    p.add_argument("--summary-json", default="runs/demo-summary.json", help="where to write the summary JSON")
+    ns = p.parse_args(args)
+    if ns.summary_json and (parent := os.path.dirname(ns.summary_json)):
+        os.makedirs(parent, exist_ok=True)
+    sys.stdout.write(f"llmload demo: starting the embedded simulator, then {ns.users} users for {ns.run_time}\n")
+    sys.stdout.flush()
+    with start_sim_process(SimConfig(port=ns.port)) as sim:
+        sys.stdout.write(f"llmload demo: simulator at {sim.url} (pid {sim.pid})\n")
+        sys.stdout.flush()
+        cmd = [
+            sys.executable, "-m", "llmload", "run", "--headless", "--only-summary",
+            "-u", str(ns.users), "-r", str(ns.users), "-t", ns.run_time, "--host", sim.url,
+            "--profile", ns.profile, "--summary-json", ns.summary_json, "--stop-timeout", "0",
+        ]  # fmt: skip
+        code = subprocess.call(cmd)
+    if code == 0 and ns.summary_json:
+        sys.stdout.write(f"llmload demo: summary written to {ns.summary_json}\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

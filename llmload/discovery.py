@@ -1,0 +1,33 @@
+"""Asking the target server which model it serves (``GET /v1/models``), once, before load."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from llmload.errors import ConfigError
+
+__all__ = ["discover_model"]
+
+
+def discover_model(host: str, api_key: str = "", timeout: float = 10.0) -> str:
+    """The first model id listed by ``{host}/v1/models``; ConfigError with a fix if none."""
+    url = host.rstrip("/") + "/v1/models"
+    req = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if api_key:
+        req.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            body = json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        raise ConfigError(f"--model not given and {url} answered HTTP {e.code}; pass --model NAME") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise ConfigError(
+            f"--model not given and {url} could not be read ({reason}); check --host or pass --model NAME"
+        ) from None
+    models = [m.get("id") for m in body.get("data", []) if isinstance(m, dict) and m.get("id")]
+    if not models:
+        raise ConfigError(f"--model not given and {url} lists no models; pass --model NAME")
+    return str(models[0])

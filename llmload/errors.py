@@ -1,0 +1,109 @@
+"""Exception tree of llmload.
+
+::
+
+    LlmloadError                      base of everything llmload raises on purpose
+    ├── ConfigError                   bad flag, profile or dataset; raised before any load is sent
+    │   └── ProfileError              a profile file that cannot be used (path and field in the message)
+    └── StreamError                   a request that failed; ``kind`` is its error-kind label
+        ├── HttpStatusError           non-2xx answer (kind ``http_<code>``)
+        ├── ConnectError              connection refused / reset / closed before an answer (``connection``)
+        ├── MalformedChunk            an event the adapter cannot parse (``malformed_chunk``)
+        ├── ServerErrorEvent          the server reported an error inside the stream (``server_error``)
+        ├── StreamTruncated           ended early: fewer tokens than asked and no finish reason (``stream_truncated``)
+        ├── EmptyResponse             a successful answer that carried no content (``empty_response``)
+        └── DeadlineExceeded          a watchdog deadline (``ttft_timeout``, ``stall_timeout``, ``total_timeout``)
+
+A request that fails because of a bug in llmload or in an adapter is counted as
+``client_error`` (and its traceback shown by Locust), so that it is never mistaken for a
+server fault.
+
+Error kinds are the labels used in ``errors_by_kind`` of the summary and in
+``llmload_errors_total{kind}``; :data:`ERROR_KINDS` lists the fixed ones
+(``http_<code>`` kinds are open-ended).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ERROR_KINDS",
+    "ConfigError",
+    "ConnectError",
+    "DeadlineExceeded",
+    "EmptyResponse",
+    "HttpStatusError",
+    "LlmloadError",
+    "MalformedChunk",
+    "ProfileError",
+    "ServerErrorEvent",
+    "StreamError",
+    "StreamTruncated",
+]
+
+#: Fixed error kinds (plus open-ended ``http_<status>``).
+ERROR_KINDS = (
+    "connection",
+    "ttft_timeout",
+    "stall_timeout",
+    "total_timeout",
+    "malformed_chunk",
+    "stream_truncated",
+    "empty_response",
+    "server_error",
+    "client_error",
+)
+
+
+class LlmloadError(Exception):
+    """Base class of llmload's own errors."""
+
+
+class ConfigError(LlmloadError):
+    """Invalid configuration. The message is one line: what, where, how to fix."""
+
+
+class ProfileError(ConfigError):
+    """A workload profile or dataset that cannot be used."""
+
+
+class StreamError(LlmloadError):
+    """A request that failed. ``kind`` is the error-kind label it is counted under."""
+
+    kind = "stream_error"
+
+    def __init__(self, message: str = "", *, kind: str | None = None) -> None:
+        super().__init__(message or self.__class__.__name__)
+        if kind is not None:
+            self.kind = kind
+
+
+class HttpStatusError(StreamError):
+    def __init__(self, status: int, message: str = "") -> None:
+        super().__init__(message or f"HTTP {status}", kind=f"http_{status}")
+        self.status = status
+
+
+class ConnectError(StreamError):
+    kind = "connection"
+
+
+class MalformedChunk(StreamError):
+    kind = "malformed_chunk"
+
+
+class ServerErrorEvent(StreamError):
+    kind = "server_error"
+
+
+class StreamTruncated(StreamError):
+    kind = "stream_truncated"
+
+
+class EmptyResponse(StreamError):
+    kind = "empty_response"
+
+
+class DeadlineExceeded(StreamError):
+    """Raised by the deadline watchdog; ``kind`` is one of ttft/stall/total_timeout."""
+
+    kind = "total_timeout"

@@ -1,0 +1,80 @@
+"""Metric definitions: every llmload latency metric, defined once.
+
+All functions take a finished :class:`~llmload.metrics.record.RequestRecord` and return
+seconds (or ``None`` when the metric does not exist for that request).
+
+=============  =====================================================  ===============  ===================
+llmload name   formula                                                vLLM bench name  AIPerf name
+=============  =====================================================  ===============  ===================
+TTFT           first event with non-empty content − request start     TTFT             time_to_first_token
+ITL            gap between consecutive content events (every gap)     ITL              inter_chunk_latency
+TPOT           (last content event − first) / (output_tokens − 1)     TPOT             inter_token_latency
+E2E            end of stream − request start                          E2EL             request_latency
+output tokens  ``usage.completion_tokens`` when sent, else counted    output_len       output_sequence_len
+=============  =====================================================  ===============  ===================
+
+Notes:
+
+* "request start" is the stamp taken just before the request is written to the socket,
+  so TTFT includes connection set-up when a new connection was needed, server queueing,
+  prefill and network — what a user of the service waits for.
+* ITL is per *event*: a server that packs several tokens into one event yields one
+  large gap (vLLM bench and AIPerf's "ICL" do the same). TPOT is per *token* and is what
+  to compare across servers. When every event carries one token, mean ITL == TPOT.
+* TPOT needs at least two output tokens; for a one-token answer it does not exist.
+* Output tokens come from the server's ``usage`` when it sends it (``stream_options.
+  include_usage``), else from the stream (one token per content event, or the count the
+  server stated per event). The record says which (``output_tokens_from_usage``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from llmload.metrics.record import RequestRecord
+
+__all__ = ["METRICS", "e2e_s", "itl_s", "settle_token_counts", "tpot_s", "ttft_s"]
+
+#: Latency metrics recorded into histograms, in display order.
+METRICS = ("ttft", "itl", "tpot", "e2e")
+
+_NS = 1e-9
+
+
+def ttft_s(rec: RequestRecord) -> float | None:
+    """Time to first token (s): first content event − request start."""
+    if not rec.chunk_ns:
+        return None
+    return (rec.chunk_ns[0] - rec.start_ns) * _NS
+
+
+def itl_s(rec: RequestRecord) -> np.ndarray:
+    """Inter-token latencies (s): every gap between consecutive content events."""
+    if len(rec.chunk_ns) < 2:
+        return np.empty(0, dtype=np.float64)
+    return np.diff(np.asarray(rec.chunk_ns, dtype=np.int64)).astype(np.float64) * _NS
+
+
+def tpot_s(rec: RequestRecord) -> float | None:
+    """Time per output token after the first (s): (last − first content event) / (tokens − 1)."""
+    if rec.output_tokens < 2 or len(rec.chunk_ns) < 1:
+        return None
+    return (rec.chunk_ns[-1] - rec.chunk_ns[0]) * _NS / (rec.output_tokens - 1)
+
+
+def e2e_s(rec: RequestRecord) -> float:
+    """End-to-end latency (s): end of stream − request start."""
+    return (rec.end_ns - rec.start_ns) * _NS
+
+
+def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:
+    """Fix ``output_tokens``/``input_tokens`` of a finished record from usage or counting."""
+    if usage_completion is not None:
+        rec.output_tokens = usage_completion
+        rec.output_tokens_from_usage = True
+    else:
+        rec.output_tokens = rec.counted_tokens
+        rec.output_tokens_from_usage = False
+    if usage_prompt is not None:
+        rec.input_tokens = usage_prompt
+        rec.input_tokens_from_usage = True

@@ -1,0 +1,102 @@
+"""The per-request record: raw timestamps taken on the hot path, nothing derived.
+
+One :class:`RequestRecord` is created per request by the stream loop. While the stream
+runs, only :attr:`RequestRecord.chunk_ns` grows (one ``perf_counter_ns()`` stamp per
+event that carried content). Everything else (TTFT, ITL, TPOT, E2E) is derived after the
+request by :mod:`llmload.metrics.definitions`.
+
+Naming: ``*_ns`` are ``time.perf_counter_ns()`` stamps (monotonic, for durations only);
+``start_wall_ns`` is ``time.time_ns()`` (wall clock, only to align with other sources).
+"""
+
+from __future__ import annotations
+
+__all__ = ["OUTCOMES", "RequestRecord"]
+
+#: Every request ends in exactly one of these. requests = ok + error + interrupted.
+OUTCOMES = ("ok", "error", "interrupted")
+
+
+class RequestRecord:
+    """Raw facts of one request. Mutable while the request runs, then read-only by convention.
+
+    Attributes:
+        class_name: workload request class (``short``, ``medium``, ...).
+        start_ns: stamp just before the request is sent.
+        start_wall_ns: wall-clock time at start (alignment only).
+        headers_ns: stamp when the response headers were parsed (0 if never).
+        chunk_ns: one stamp per event with non-empty content, in arrival order.
+        chunk_tokens: tokens per content event when the server stated a count other than
+            one for some event; ``None`` means one token per content event.
+        end_ns: stamp when the stream ended (end-of-stream sentinel, EOF or error).
+        outcome: ``ok`` | ``error`` | ``interrupted``.
+        error_kind / error_message: set when ``outcome == "error"``.
+        status: HTTP status (0 when no answer).
+        input_tokens: prompt tokens (server ``usage`` when sent, else the workload estimate).
+        input_tokens_from_usage: whether ``input_tokens`` came from ``usage``.
+        output_tokens: generated tokens (``usage.completion_tokens`` when sent, else counted).
+        output_tokens_from_usage: whether ``output_tokens`` came from ``usage``.
+        max_tokens: tokens asked for.
+        finish_reason: as sent by the server, or ``None``.
+    """
+
+    __slots__ = (
+        "chunk_ns",
+        "chunk_tokens",
+        "class_name",
+        "end_ns",
+        "error_kind",
+        "error_message",
+        "finish_reason",
+        "headers_ns",
+        "input_tokens",
+        "input_tokens_from_usage",
+        "max_tokens",
+        "outcome",
+        "output_tokens",
+        "output_tokens_from_usage",
+        "start_ns",
+        "start_wall_ns",
+        "status",
+    )
+
+    def __init__(self, class_name: str, input_tokens: int, max_tokens: int) -> None:
+        self.class_name = class_name
+        self.input_tokens = input_tokens
+        self.input_tokens_from_usage = False
+        self.max_tokens = max_tokens
+        self.start_ns = 0
+        self.start_wall_ns = 0
+        self.headers_ns = 0
+        self.chunk_ns: list[int] = []
+        self.chunk_tokens: list[int] | None = None
+        self.end_ns = 0
+        self.outcome = "interrupted"
+        self.error_kind: str | None = None
+        self.error_message: str | None = None
+        self.status = 0
+        self.output_tokens = 0
+        self.output_tokens_from_usage = False
+        self.finish_reason: str | None = None
+
+    def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
+        """Slow path for an event whose token count is not one (rare)."""
+        if self.chunk_tokens is None:
+            self.chunk_tokens = [1] * len(self.chunk_ns)
+        self.chunk_ns.append(stamp_ns)
+        self.chunk_tokens.append(tokens)
+
+    @property
+    def counted_tokens(self) -> int:
+        """Tokens counted from the stream itself (events, or stated counts)."""
+        return sum(self.chunk_tokens) if self.chunk_tokens is not None else len(self.chunk_ns)
+
+    def to_dict(self) -> dict:
+        """Plain-data view (for JSONL dumps and user listeners)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        return (
+            f"RequestRecord({self.class_name!r}, outcome={self.outcome!r}, kind={self.error_kind!r}, "
+            f"chunks={len(self.chunk_ns)}, output_tokens={self.output_tokens})"
+        )

@@ -1,0 +1,176 @@
+"""Per-process recording of finished requests into mergeable statistics.
+
+:class:`ClassStats` holds, for one request class, a :class:`Histogram` per latency metric
+(TTFT, ITL, TPOT, E2E; successful requests only) and the counters (requests by outcome,
+tokens, errors by kind). :class:`MetricSet` maps class name → ClassStats; it merges by
+addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
+workers send to the master.
+
+:class:`Recorder` is the one listener that turns each finished
+:class:`~llmload.metrics.record.RequestRecord` into statistics. It keeps a *pending* set
+(since the last :meth:`Recorder.drain`) and a *drained* cumulative set, so the same
+process can both ship deltas and read its own totals.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from llmload.metrics.definitions import METRICS, e2e_s, itl_s, tpot_s, ttft_s
+from llmload.metrics.histogram import Histogram
+from llmload.metrics.record import RequestRecord
+
+__all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
+
+#: Integer counters kept per class. Token counters cover successful requests.
+COUNTERS = (
+    "requests",
+    "ok",
+    "errors",
+    "interrupted",
+    "output_tokens",
+    "input_tokens",
+    "output_tokens_from_usage",  # successful requests whose output count came from usage
+    "partial_output_tokens",  # tokens received by requests that then failed or were cut
+)
+
+
+class ClassStats:
+    """Histograms and counters of one request class."""
+
+    __slots__ = ("counters", "errors_by_kind", "hist")
+
+    def __init__(self) -> None:
+        self.hist: dict[str, Histogram] = {m: Histogram() for m in METRICS}
+        self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
+        self.errors_by_kind: Counter[str] = Counter()
+
+    def add(self, rec: RequestRecord) -> None:
+        c = self.counters
+        c["requests"] += 1
+        if rec.outcome == "ok":
+            c["ok"] += 1
+            c["output_tokens"] += rec.output_tokens
+            c["input_tokens"] += rec.input_tokens
+            c["output_tokens_from_usage"] += rec.output_tokens_from_usage
+            h = self.hist
+            ttft = ttft_s(rec)
+            if ttft is not None:
+                h["ttft"].record(ttft)
+            h["itl"].record_many(itl_s(rec))
+            tpot = tpot_s(rec)
+            if tpot is not None:
+                h["tpot"].record(tpot)
+            h["e2e"].record(e2e_s(rec))
+            return
+        c["partial_output_tokens"] += rec.output_tokens
+        if rec.outcome == "error":
+            c["errors"] += 1
+            self.errors_by_kind[rec.error_kind or "unknown"] += 1
+        else:
+            c["interrupted"] += 1
+
+    def merge(self, other: ClassStats) -> None:
+        for m, h in other.hist.items():
+            self.hist[m].merge(h)
+        for k, v in other.counters.items():
+            self.counters[k] = self.counters.get(k, 0) + v
+        self.errors_by_kind.update(other.errors_by_kind)
+
+    @property
+    def empty(self) -> bool:
+        return self.counters["requests"] == 0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "h": {m: h.to_wire() for m, h in self.hist.items() if h.count},
+            "c": {k: v for k, v in self.counters.items() if v},
+            "e": dict(self.errors_by_kind),
+        }
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> ClassStats:
+        s = cls()
+        for m, hw in wire.get("h", {}).items():
+            s.hist[m] = Histogram.from_wire(hw)
+        for k, v in wire.get("c", {}).items():
+            s.counters[k] = int(v)
+        s.errors_by_kind.update({k: int(v) for k, v in wire.get("e", {}).items()})
+        return s
+
+
+class MetricSet:
+    """Class name → :class:`ClassStats`; merge = addition."""
+
+    __slots__ = ("classes",)
+
+    def __init__(self) -> None:
+        self.classes: dict[str, ClassStats] = {}
+
+    def stats(self, class_name: str) -> ClassStats:
+        s = self.classes.get(class_name)
+        if s is None:
+            s = self.classes[class_name] = ClassStats()
+        return s
+
+    def add(self, rec: RequestRecord) -> None:
+        self.stats(rec.class_name).add(rec)
+
+    def merge(self, other: MetricSet) -> None:
+        for name, s in other.classes.items():
+            self.stats(name).merge(s)
+
+    def overall(self) -> ClassStats:
+        """All classes merged."""
+        total = ClassStats()
+        for s in self.classes.values():
+            total.merge(s)
+        return total
+
+    def copy(self) -> MetricSet:
+        m = MetricSet()
+        m.merge(self)
+        return m
+
+    @property
+    def empty(self) -> bool:
+        return all(s.empty for s in self.classes.values())
+
+    def to_wire(self) -> dict[str, Any]:
+        return {name: s.to_wire() for name, s in self.classes.items() if not s.empty}
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> MetricSet:
+        m = cls()
+        for name, sw in wire.items():
+            m.classes[name] = ClassStats.from_wire(sw)
+        return m
+
+
+class Recorder:
+    """Turns finished records into statistics for this process."""
+
+    def __init__(self) -> None:
+        self._pending = MetricSet()
+        self._drained = MetricSet()
+
+    def add(self, rec: RequestRecord) -> None:
+        """Listener for finished requests (called once per request, never per token)."""
+        self._pending.add(rec)
+
+    def drain(self) -> dict[str, Any]:
+        """Wire form of everything recorded since the last drain; folds it into the totals."""
+        pending, self._pending = self._pending, MetricSet()
+        self._drained.merge(pending)
+        return pending.to_wire()
+
+    def snapshot(self) -> MetricSet:
+        """Everything this process recorded so far (a copy)."""
+        snap = self._drained.copy()
+        snap.merge(self._pending)
+        return snap
+
+    def reset(self) -> None:
+        self._pending = MetricSet()
+        self._drained = MetricSet()

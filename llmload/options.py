@@ -1,0 +1,141 @@
+"""llmload's command-line flags, added to Locust's own parser.
+
+Every flag can also be set from the environment (``LLMLOAD_<NAME>``, e.g.
+``LLMLOAD_API=openai-completions``) or a ``locust.conf`` file, like Locust's flags. The
+flags shown in the web UI's start form are marked ``include_in_web_ui``. The workload
+profile is Locust's own ``--profile`` flag (``LLMLOAD_PROFILE`` sets its default). Values are
+validated once into a frozen :class:`llmload.config.RunConfig`; no other module reads
+``parsed_options``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["add_arguments"]
+
+#: Defaults a locustfile may override through ``llmload.plugin.activate(events, api=...)``.
+DEFAULTS: dict[str, Any] = {"api": "openai-chat", "profile": "default"}
+
+
+def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
+    """Add the llmload flag group to Locust's (configargparse) parser."""
+    d = {**DEFAULTS, **(defaults or {})}
+    # The workload profile is Locust's own ``--profile`` (a label that groups test runs,
+    # shown in the web UI form and the HTML report): llmload reads it as the workload
+    # profile name or path, so the run's label is its workload.
+    parser.set_defaults(profile=os.environ.get("LLMLOAD_PROFILE") or d["profile"])
+    # Added to the parser itself, not to a group: only Locust's parser understands
+    # include_in_web_ui / is_secret (argparse groups do not).
+    g = parser
+    g.add_argument(
+        "--api",
+        default=d["api"],
+        env_var="LLMLOAD_API",
+        help="Endpoint adapter: openai-chat (/v1/chat/completions), openai-completions (/v1/completions), "
+        "stream (POST /v1/stream gateway), or a plugin adapter. Default: %(default)s",
+    )
+    g.add_argument(
+        "--model",
+        default="",
+        env_var="LLMLOAD_MODEL",
+        help="Model name sent in each request. Default: the first model listed by the server's /v1/models",
+    )
+    g.add_argument(
+        "--summary-json",
+        default="",
+        env_var="LLMLOAD_SUMMARY_JSON",
+        include_in_web_ui=False,
+        help="Write the run summary (schema llmload.summary/1) to this path when the test stops",
+    )
+    g.add_argument(
+        "--ttft-timeout",
+        default="60s",
+        env_var="LLMLOAD_TTFT_TIMEOUT",
+        help="Fail a request with no content this long after it was sent (e.g. 30s, 2m; 0 = off). Default: %(default)s",
+    )
+    g.add_argument(
+        "--stall-timeout",
+        default="30s",
+        env_var="LLMLOAD_STALL_TIMEOUT",
+        help="Fail a request whose next token does not come within this time (0 = off). Default: %(default)s",
+    )
+    g.add_argument(
+        "--request-timeout",
+        default="10m",
+        env_var="LLMLOAD_REQUEST_TIMEOUT",
+        help="Fail a request that takes longer than this in total (0 = off). Default: %(default)s",
+    )
+    g.add_argument(
+        "--api-key",
+        default="",
+        env_var="OPENAI_API_KEY",
+        is_secret=True,
+        help="Bearer token for the endpoint (default: $OPENAI_API_KEY). Never logged or written to summaries",
+    )
+    g.add_argument(
+        "--max-tokens-cap",
+        type=int,
+        default=0,
+        env_var="LLMLOAD_MAX_TOKENS_CAP",
+        help="Cap every request's max_tokens at this value (0 = no cap)",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=-1,
+        env_var="LLMLOAD_SEED",
+        help="Seed for prompts and the mix; the same seed replays the same requests. "
+        "Default: a fresh seed per run (recorded in the summary), so that prefix caches warm from "
+        "an earlier run do not flatter results",
+    )
+    g.add_argument(
+        "--no-stream-usage",
+        action="store_true",
+        default=False,
+        env_var="LLMLOAD_NO_STREAM_USAGE",
+        help="Do not send stream_options.include_usage (for servers that reject it); tokens are then counted "
+        "from the stream",
+    )
+    g.add_argument(
+        "--ignore-eos",
+        action="store_true",
+        default=False,
+        env_var="LLMLOAD_IGNORE_EOS",
+        help="Send ignore_eos=true (vLLM, SGLang, TGI) so every answer has exactly max_tokens tokens",
+    )
+    g.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        env_var="LLMLOAD_TEMPERATURE",
+        help="Sampling temperature sent with each request (default: the server's)",
+    )
+    g.add_argument(
+        "--extra-body",
+        default="",
+        env_var="LLMLOAD_EXTRA_BODY",
+        help='JSON object merged into every request body, e.g. \'{"top_p": 0.9}\'',
+    )
+    g.add_argument(
+        "--endpoint-path",
+        default="",
+        env_var="LLMLOAD_ENDPOINT_PATH",
+        help="Override the adapter's endpoint path (e.g. /generate for a gateway)",
+    )
+    g.add_argument(
+        "--stream-format",
+        default="auto",
+        choices=["auto", "sse", "ndjson", "raw"],
+        env_var="LLMLOAD_STREAM_FORMAT",
+        help="How the response body is framed; auto = from its Content-Type. Default: %(default)s",
+    )
+    g.add_argument(
+        "--sse-parser",
+        default="fast",
+        choices=["fast", "sseclient"],
+        env_var="LLMLOAD_SSE_PARSER",
+        include_in_web_ui=False,
+        help="SSE parser: fast (llmload's, default) or sseclient (sseclient-py, spec-complete reference)",
+    )

@@ -1,0 +1,67 @@
+"""Console rendering of a run summary: one table, per class and overall."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+__all__ = ["render_summary"]
+
+_COLUMNS = (
+    # header, width, getter
+    ("class", 12, lambda s: s["_name"]),
+    ("reqs", 7, lambda s: s["requests"]),
+    ("errs", 6, lambda s: s["errors"]),
+    ("TTFT p50", 9, lambda s: s["ttft_ms"]["p50"]),
+    ("p90", 8, lambda s: s["ttft_ms"]["p90"]),
+    ("p99", 8, lambda s: s["ttft_ms"]["p99"]),
+    ("TPOT p50", 9, lambda s: s["tpot_ms"]["p50"]),
+    ("p99", 8, lambda s: s["tpot_ms"]["p99"]),
+    ("ITL p50", 8, lambda s: s["itl_ms"]["p50"]),
+    ("p99", 8, lambda s: s["itl_ms"]["p99"]),
+    ("E2E p50", 9, lambda s: s["e2e_ms"]["p50"]),
+    ("p99", 9, lambda s: s["e2e_ms"]["p99"]),
+    ("out tok/s", 10, lambda s: s["output_tokens_per_s"]),
+    ("req/s", 7, lambda s: s["requests_per_s"]),
+)
+
+
+def _fmt(value: Any, width: int) -> str:
+    if value is None:
+        text = "-"
+    elif isinstance(value, float):
+        text = f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}"
+    else:
+        text = str(value)
+    return text.rjust(width) if not isinstance(value, str) or value == "-" else text.ljust(width)
+
+
+def render_summary(summary: dict[str, Any], out: TextIO) -> None:
+    """Write the summary table (latencies in ms) and the error breakdown to ``out``."""
+    o = summary["overall"]
+    out.write(
+        f"\nllmload summary: {summary['duration_s']:.1f} s, up to {summary['users_max']} users"
+        + (f", {summary['workers']} workers" if summary.get("workers") else "")
+        + (f", api {summary['config']['api']}, model {summary['config']['model']}" if summary.get("config") else "")
+        + "\n"
+    )
+    header = " ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w, _) in enumerate(_COLUMNS))
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    rows = [{**s, "_name": name} for name, s in summary["classes"].items()]
+    rows.append({**o, "_name": "overall"})
+    for row in rows:
+        out.write(" ".join(_fmt(get(row), w) for _, w, get in _COLUMNS) + "\n")
+    out.write(
+        f"requests = ok {o['ok']} + errors {o['errors']} + interrupted {o['interrupted']} = {o['requests']}; "
+        f"latencies in ms over successful requests; output tokens {o['output_tokens']}"
+        + (
+            f" ({o['output_tokens_from_usage_ratio'] * 100:.0f}% from server usage)"
+            if o.get("output_tokens_from_usage_ratio") is not None
+            else ""
+        )
+        + "\n"
+    )
+    if summary["errors_by_kind"]:
+        kinds = ", ".join(f"{k} {v}" for k, v in summary["errors_by_kind"].items())
+        out.write(f"errors by kind: {kinds}\n")
+    for warning in summary.get("warnings", []):
+        out.write(f"WARNING: {warning}\n")

@@ -1,0 +1,170 @@
+"""The Locust user that streams LLM requests and times every token.
+
+:class:`LLMUser` is a ``FastHttpUser`` (geventhttpclient: the cheapest Locust client per
+token, measured in shared/research/locust.md). Each task iteration sends one request of
+the workload's next class, reads the stream through :mod:`llmload.users.stream`, and
+finishes the :class:`~llmload.metrics.record.RequestRecord`:
+
+* outcome ``ok`` / ``error`` (with its kind, see :mod:`llmload.errors`) / ``interrupted``
+  (cut by the end of the test: neither ok nor error);
+* the record goes to every listener of ``llmload_request`` (the recorder is one);
+* Locust's ``request`` event fires once with the E2E time (request_type ``E2E``, name =
+  class; failures carry the error) and once with TTFT (request_type ``TTFT``) when a
+  first token came — never once per token. Interrupted requests fire nothing.
+
+Errors never escape the task: a failed request is counted and the user carries on.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from time import perf_counter_ns
+from typing import TYPE_CHECKING
+
+from gevent import GreenletExit
+from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
+from locust import constant, task
+from locust.contrib.fasthttp import FastHttpUser
+
+from llmload.adapters.base import Framing, StreamState
+from llmload.errors import ConnectError, EmptyResponse, HttpStatusError, StreamError, StreamTruncated
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.users.deadlines import Deadline
+from llmload.users.http import BodyReader
+from llmload.users.stream import consume
+
+if TYPE_CHECKING:
+    from llmload.plugin import Runtime
+    from llmload.workload.sampler import WorkloadSampler
+
+__all__ = ["LLMUser"]
+
+_CONNECTION_ERRORS = (OSError, HTTPConnectionClosed, HTTPParseError, socket.timeout, ConnectionError)
+_ERROR_BODY_LIMIT = 200
+
+
+class LLMUser(FastHttpUser):
+    """Closed-loop LLM user: one request in flight at a time, next one right after.
+
+    Subclass it in a locustfile (see ``locustfiles/chat_stream.py``); set ``wait_time``
+    for think time between requests.
+    """
+
+    abstract = True
+    wait_time = constant(0)
+    # Deadlines are enforced by llmload's watchdog; the socket timeout is only a last resort.
+    network_timeout = 3600.0
+    connection_timeout = 30.0
+
+    _runtime: Runtime
+    _sampler: WorkloadSampler
+
+    def on_start(self) -> None:
+        self._runtime = self.environment.llmload
+        self._sampler = self._runtime.new_sampler()
+
+    @task
+    def generate(self) -> None:
+        """Send the next request of the mix and record it."""
+        runtime = self._runtime
+        sample = self._sampler.next()
+        spec = runtime.adapter.build_request(sample)
+        rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
+        flight = runtime.watchdog.register(rec)
+        reader: BodyReader | None = None
+        clean = False
+        try:
+            rec.start_wall_ns = time.time_ns()
+            rec.start_ns = perf_counter_ns()
+            resp = self.client.request(
+                spec.method,
+                spec.path,
+                name=sample.class_name,
+                data=spec.body,
+                headers=runtime.headers_for(spec),
+                stream=True,
+                catch_response=True,
+            )
+            rec.headers_ns = perf_counter_ns()
+            rec.status = resp.status_code or 0
+            if getattr(resp, "_response", None) is not None:
+                reader = BodyReader(resp)
+            _raise_for_status(resp, reader)
+            framing = runtime.framing_for(resp.headers.get("content-type") if resp.headers else None)
+            state = StreamState()
+            done = consume(framing, reader, runtime.adapter, state, rec, runtime.config.sse_parser)
+            if not rec.end_ns:
+                rec.end_ns = perf_counter_ns()
+            settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
+            rec.finish_reason = state.finish_reason
+            if done and not reader.complete:
+                flight.draining = True
+                _drain(reader)
+            clean = reader.complete
+            _check_complete(rec, state, framing)
+            rec.outcome = "ok"
+        except Deadline as d:
+            if d.kind == "drain":  # the answer was complete; only the HTTP terminator never came
+                rec.outcome = "ok"
+            else:
+                _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
+        except StreamError as e:
+            _fail(rec, e.kind, str(e))
+        except _CONNECTION_ERRORS as e:
+            _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
+        except GreenletExit:
+            rec.outcome = "interrupted"
+            raise
+        except Exception as e:  # a bug in an adapter or in llmload: count it, and let Locust show the traceback
+            _fail(rec, "client_error", f"{type(e).__name__}: {e}")
+            raise
+        finally:
+            runtime.watchdog.unregister(flight)
+            if not rec.end_ns:
+                rec.end_ns = perf_counter_ns()
+            if rec.outcome != "ok" and not rec.output_tokens:
+                rec.output_tokens = rec.counted_tokens
+            if reader is not None and not clean:
+                reader.discard()
+            runtime.finish(rec)
+
+
+def _raise_for_status(resp, reader: BodyReader | None) -> None:
+    error = getattr(resp, "error", None)
+    status = resp.status_code or 0
+    if status == 0 or reader is None:
+        raise ConnectError(f"{type(error).__name__}: {error}" if error else "no response")
+    if status >= 300:
+        raise HttpStatusError(status, f"HTTP {status}{_error_excerpt(reader)}")
+
+
+def _error_excerpt(reader: BodyReader) -> str:
+    """The start of an error body, for the failure message (the rest is dropped with the connection)."""
+    try:
+        body = reader.read_some()
+    except Exception:
+        return ""
+    text = body[:_ERROR_BODY_LIMIT].decode("utf-8", "replace").strip().replace("\n", " ")
+    return f": {text}" if text else ""
+
+
+def _drain(reader: BodyReader) -> None:
+    """After ``[DONE]``: read the HTTP terminator so the connection can be reused."""
+    while reader.readline():
+        pass
+
+
+def _check_complete(rec: RequestRecord, state: StreamState, framing: Framing) -> None:
+    if not rec.chunk_ns:
+        raise EmptyResponse("the response carried no content")
+    # Fewer tokens than asked for and no finish reason: the stream was cut, not finished.
+    if state.finish_reason is None and rec.output_tokens < rec.max_tokens and framing is not Framing.RAW:
+        raise StreamTruncated(f"stream ended after {rec.output_tokens} of {rec.max_tokens} tokens without a finish reason")
+
+
+def _fail(rec: RequestRecord, kind: str, message: str) -> None:
+    rec.outcome = "error"
+    rec.error_kind = kind
+    rec.error_message = message

@@ -1,0 +1,309 @@
+"""Workload profiles: the request classes of a run and their weights in the mix.
+
+A profile is a TOML (or JSON) file::
+
+    name = "chat"                      # optional; defaults to the file name (stem)
+    description = "what it models"     # optional
+
+    [[classes]]
+    name = "short"                     # required, unique
+    weight = 3                         # required, > 0; the mix is a ratio of requests sent
+    input_tokens = 50                  # synthetic prompts: an int or a distribution table
+    output_tokens = 200                # an int, a distribution table, or "dataset"
+    description = "..."                # optional
+    prompt = "synthetic"               # default; or a dataset, below
+    shared_prefix_tokens = 0           # synthetic prompts: fixed opening shared by all requests
+
+    [[classes]]
+    name = "chat"
+    weight = 1
+    prompt = {source = "dataset", path = "sharegpt.json", format = "sharegpt"}
+    output_tokens = "dataset"          # the first assistant reply's estimated length
+
+Distribution tables are described in :mod:`llmload.workload.distributions`. A dataset class
+takes its prompts (and their token estimates) from the file, so it has no ``input_tokens``;
+relative dataset paths start at the profile file's folder. Built-in profiles (``default``,
+``quadrants``) live beside this module under ``profiles/``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from llmload.errors import ProfileError
+from llmload.workload.datasets import FORMATS
+from llmload.workload.distributions import Distribution, Fixed, parse_distribution
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "load_profile", "profile_from_dict"]
+
+_TOP_KEYS = ("name", "description", "classes", "source")  # source: informational, written by to_dict
+_CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "shared_prefix_tokens", "description")
+_PROMPT_KEYS = ("source", "path", "format")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSource:
+    """Where a class's prompts come from: ``synthetic`` text, or a ``dataset`` file."""
+
+    kind: str = "synthetic"
+    path: Path | None = None
+    format: str = "auto"
+
+    def to_dict(self) -> str | dict[str, str]:
+        if self.kind == "synthetic":
+            return "synthetic"
+        return {"source": "dataset", "path": str(self.path), "format": self.format}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestClass:
+    """One kind of request. ``input_tokens`` is None for dataset prompts; ``output_tokens`` is
+    None when the dataset supplies it (``output_tokens = "dataset"``)."""
+
+    name: str
+    weight: float
+    input_tokens: Distribution | None
+    output_tokens: Distribution | None
+    prompt: PromptSource = PromptSource()
+    shared_prefix_tokens: int = 0
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "weight": self.weight}
+        if self.description:
+            d["description"] = self.description
+        if self.input_tokens is not None:
+            d["input_tokens"] = self.input_tokens.to_dict()
+        d["output_tokens"] = "dataset" if self.output_tokens is None else self.output_tokens.to_dict()
+        d["prompt"] = self.prompt.to_dict()
+        if self.shared_prefix_tokens:
+            d["shared_prefix_tokens"] = self.shared_prefix_tokens
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named set of request classes; ``source`` is the built-in name or the file path."""
+
+    name: str
+    description: str
+    classes: tuple[RequestClass, ...]
+    source: str = ""
+
+    @property
+    def weights(self) -> tuple[float, ...]:
+        return tuple(c.weight for c in self.classes)
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.classes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for run summaries; :func:`profile_from_dict` reads it back."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "classes": [c.to_dict() for c in self.classes],
+        }
+
+    def describe(self) -> str:
+        """One line per class: name, share of requests, input and output tokens, prompt source."""
+        total = sum(self.weights)
+        lines = [f"profile {self.name}" + (f": {self.description}" if self.description else "")]
+        for c in self.classes:
+            inp = "dataset" if c.input_tokens is None else _mean(c.input_tokens)
+            out = "dataset" if c.output_tokens is None else _mean(c.output_tokens)
+            extra = f", shared prefix {c.shared_prefix_tokens}" if c.shared_prefix_tokens else ""
+            src = c.prompt.kind if c.prompt.path is None else f"dataset {c.prompt.path.name}"
+            lines.append(
+                f"  {c.name}: {100 * c.weight / total:.0f}% of requests, in {inp}, out {out} tokens ({src}{extra})"
+            )
+        return "\n".join(lines)
+
+
+def _mean(d: Distribution) -> str:
+    return f"{d.mean:.0f}" if isinstance(d, Fixed) else f"~{d.mean:.0f}"
+
+
+def available_profiles() -> tuple[str, ...]:
+    """Names of the built-in profiles."""
+    files = resources.files("llmload.workload").joinpath("profiles").iterdir()
+    return tuple(sorted(f.name[:-5] for f in files if f.name.endswith(".toml")))
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """A built-in profile by name, or a profile file (``.toml`` or ``.json``) by path.
+
+    Raises :class:`~llmload.errors.ProfileError` naming the file and field, and how to fix.
+    """
+    text = str(name_or_path)
+    builtins = available_profiles()
+    if not isinstance(name_or_path, Path) and text in builtins:
+        data = resources.files("llmload.workload").joinpath("profiles").joinpath(f"{text}.toml").read_text("utf-8")
+        return profile_from_dict(_parse_toml(data, f"profile '{text}'"), source=text)
+    path = Path(name_or_path)
+    if path.suffix.lower() not in (".toml", ".json"):
+        raise ProfileError(
+            f"unknown profile {text!r}: not a built-in ({', '.join(builtins)}) and not a .toml or .json file; pass a built-in name or a profile file"
+        )
+    where = f"profile '{path}'"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ProfileError(
+            f"{where}: no such file; check the path, or use a built-in profile ({', '.join(builtins)})"
+        ) from None
+    except OSError as e:
+        raise ProfileError(f"{where}: cannot read it ({e.strerror or e})") from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise ProfileError(f"{where}: not valid JSON ({e})") from None
+    else:
+        data = _parse_toml(raw.decode("utf-8", errors="replace"), where)
+    return profile_from_dict(data, source=str(path), base_dir=path.parent, default_name=path.stem)
+
+
+def _parse_toml(text: str, where: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{where}: not valid TOML ({e})") from None
+
+
+def profile_from_dict(
+    data: Any, *, source: str = "<dict>", base_dir: Path | None = None, default_name: str = ""
+) -> Profile:
+    """Validate plain data (a parsed profile file) into a :class:`Profile`.
+
+    ``base_dir`` anchors relative dataset paths (the current directory when None). A
+    ``source`` key (as :meth:`Profile.to_dict` writes it) is accepted and ignored.
+    """
+    where = f"profile '{source}'"
+    if not isinstance(data, dict):
+        raise ProfileError(
+            f"{where}: expected a table with name, description and [[classes]], got {type(data).__name__}"
+        )
+    _check_keys(data, _TOP_KEYS, f"{where}: ")
+    name = _str(data.get("name", default_name or source), f"{where}: name")
+    description = _str(data.get("description", ""), f"{where}: description")
+    classes = data.get("classes")
+    if not isinstance(classes, list) or not classes:
+        raise ProfileError(
+            f"{where}: classes: needs at least one request class; add a [[classes]] table with name, weight, input_tokens, output_tokens"
+        )
+    parsed: list[RequestClass] = []
+    seen: dict[str, int] = {}
+    for i, c in enumerate(classes):
+        rc = _parse_class(c, f"{where}: classes[{i}]", base_dir)
+        if rc.name in seen:
+            raise ProfileError(
+                f"{where}: classes[{i}].name: duplicate class name {rc.name!r} (also classes[{seen[rc.name]}]); class names must be unique"
+            )
+        seen[rc.name] = i
+        parsed.append(rc)
+    return Profile(name, description, tuple(parsed), source)
+
+
+def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
+    if not isinstance(c, dict):
+        raise ProfileError(
+            f"{where}: expected a table with name, weight, input_tokens, output_tokens, got {type(c).__name__}"
+        )
+    _check_keys(c, _CLASS_KEYS, f"{where}.")
+    for key in ("name", "weight", "output_tokens"):
+        if key not in c:
+            raise ProfileError(f"{where}: missing {key!r}; every class needs name, weight and output_tokens")
+    name = _str(c["name"], f"{where}.name")
+    if not name.strip():
+        raise ProfileError(f"{where}.name: must be a non-empty string")
+    weight = c["weight"]
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (weight > 0 and math.isfinite(weight)):
+        raise ProfileError(
+            f"{where}.weight: must be a number > 0, got {weight!r}; weights are the ratio of requests sent"
+        )
+    prompt = _parse_prompt(c.get("prompt", "synthetic"), f"{where}.prompt", base_dir)
+    prefix = c.get("shared_prefix_tokens", 0)
+    if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
+        raise ProfileError(f"{where}.shared_prefix_tokens: must be an int ≥ 0, got {prefix!r}")
+    if prompt.kind == "synthetic":
+        if "input_tokens" not in c:
+            raise ProfileError(
+                f"{where}: missing 'input_tokens'; synthetic prompts need a length (an int or a distribution)"
+            )
+        inp: Distribution | None = parse_distribution(c["input_tokens"], f"{where}.input_tokens")
+    else:
+        if "input_tokens" in c:
+            raise ProfileError(
+                f"{where}.input_tokens: a dataset class takes its prompts' lengths from the file; remove input_tokens"
+            )
+        if prefix:
+            raise ProfileError(
+                f"{where}.shared_prefix_tokens: applies to synthetic prompts only; remove it for a dataset class"
+            )
+        inp = None
+    out_raw = c["output_tokens"]
+    if out_raw == "dataset":
+        if prompt.kind != "dataset":
+            raise ProfileError(
+                f'{where}.output_tokens: "dataset" needs prompt = {{source = "dataset", ...}}; give an int or a distribution instead'
+            )
+        out: Distribution | None = None
+    else:
+        out = parse_distribution(out_raw, f"{where}.output_tokens")
+    description = _str(c.get("description", ""), f"{where}.description")
+    return RequestClass(name, weight, inp, out, prompt, prefix, description)
+
+
+def _parse_prompt(p: Any, where: str, base_dir: Path | None) -> PromptSource:
+    if p == "synthetic":
+        return PromptSource()
+    if not isinstance(p, dict):
+        raise ProfileError(
+            f'{where}: expected "synthetic" or {{source = "dataset", path = "...", format = "auto"}}, got {p!r}'
+        )
+    _check_keys(p, _PROMPT_KEYS, f"{where}.")
+    if p.get("source") != "dataset":
+        raise ProfileError(
+            f'{where}.source: expected "dataset", got {p.get("source")!r}; for synthetic prompts write prompt = "synthetic"'
+        )
+    path = p.get("path")
+    if not isinstance(path, str) or not path:
+        raise ProfileError(f"{where}.path: expected the dataset file's path (a string), got {path!r}")
+    fmt = p.get("format", "auto")
+    if fmt not in FORMATS:
+        raise ProfileError(f"{where}.format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    resolved = Path(path).expanduser()
+    if not resolved.is_absolute():
+        resolved = (base_dir or Path.cwd()) / resolved
+    if not resolved.is_file():
+        raise ProfileError(
+            f"{where}.path: no such file '{resolved}'; relative paths start at the profile file's folder"
+        )
+    return PromptSource("dataset", resolved, fmt)
+
+
+def _check_keys(d: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+    for key in d:
+        if key not in allowed:
+            raise ProfileError(f"{prefix}{key}: unknown key; allowed keys: {', '.join(allowed)}")
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ProfileError(f"{where}: must be a string, got {value!r}")
+    return value

@@ -1,0 +1,24 @@
+"""Value types shared by the workload and the adapters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["RequestSample"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSample:
+    """One request to send, independent of the endpoint's wire format.
+
+    ``prompt`` is the text (chat adapters send it as one user message unless
+    ``messages`` is given, e.g. from a ShareGPT conversation). ``input_tokens`` is the
+    workload's estimate of the prompt's token count (the server's ``usage`` wins when
+    sent); ``max_tokens`` is the number of output tokens to ask for.
+    """
+
+    class_name: str
+    prompt: str
+    input_tokens: int
+    max_tokens: int
+    messages: tuple[dict[str, str], ...] | None = None

@@ -1,0 +1,73 @@
+"""Integration harness: real servers as child processes, real Locust runs.
+
+* :func:`sim` starts the embedded simulator (``python -m llmload.sim``) on a free port.
+* :func:`faulty` starts ``tests/servers/faulty.py`` (mode = the request's model name).
+
+Runs themselves are in :mod:`tests.integration.harness`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import gevent
+import pytest
+
+from llmload.sim import start_sim_process
+
+ROOT = Path(__file__).resolve().parents[2]
+_URL = re.compile(r"listening on (http://\S+)")
+
+
+@contextmanager
+def child_server(cmd: list[str], timeout: float = 15.0):
+    """Start a server that prints 'listening on URL'; yield the URL; stop it by PID."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        with gevent.Timeout(timeout, RuntimeError(f"{cmd} did not start")):
+            for line in p.stdout:
+                m = _URL.search(line)
+                if m:
+                    break
+            else:
+                raise RuntimeError(f"{cmd} exited: {p.wait()}")
+        yield m.group(1)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGTERM)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+        p.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def faulty():
+    with child_server([sys.executable, str(ROOT / "tests/servers/faulty.py"), "--port", "0"]) as url:
+        yield url
+
+
+@pytest.fixture
+def sim():
+    """Factory: ``sim(ttft_ms=50, itl_ms=5)`` → base URL; stopped at test end."""
+    procs = []
+
+    def start(**flags):
+        args = []
+        for k, v in flags.items():
+            args += [f"--{k.replace('_', '-')}", str(v)]
+        proc = start_sim_process(args)
+        procs.append(proc)
+        return proc.url
+
+    yield start
+    for p in procs:
+        p.stop()

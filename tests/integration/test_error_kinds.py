@@ -1,0 +1,89 @@
+"""Every error kind, end to end: a real Locust runner against a misbehaving server.
+
+Each case runs llmload's user in a real LocalRunner with ``--model <mode>`` (the faulty
+server picks its misbehaviour from the model name) and checks the summary: the error is
+counted under its kind, and requests = ok + errors + interrupted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.harness import run_inprocess
+
+pytestmark = pytest.mark.integration
+
+TINY = """
+name = "tiny"
+[[classes]]
+name = "tiny"
+weight = 1
+input_tokens = 8
+output_tokens = 16
+"""
+
+CASES = [
+    # mode, extra flags, expected error kind (None = every finished request is ok)
+    ("ok", [], None),
+    ("no_done", [], None),
+    ("short_with_finish:3", [], None),
+    ("multi_token:4", [], None),
+    ("http:429", [], "http_429"),
+    ("http:500", [], "http_500"),
+    ("close_before_headers", [], "connection"),
+    ("reset_midstream:3", [], "connection"),
+    ("slow_first:1500", ["--ttft-timeout", "0.3s"], "ttft_timeout"),
+    ("stall_after:3:1500", ["--stall-timeout", "0.3s"], "stall_timeout"),
+    ("slow_total:100", ["--request-timeout", "0.6s"], "total_timeout"),
+    ("malformed_after:3", [], "malformed_chunk"),
+    ("short:3", [], "stream_truncated"),
+    ("empty", [], "empty_response"),
+    ("error_event:3", [], "server_error"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_profile(tmp_path_factory):
+    p = tmp_path_factory.mktemp("profiles") / "tiny.toml"
+    p.write_text(TINY)
+    return str(p)
+
+
+@pytest.mark.parametrize(("mode", "flags", "kind"), CASES, ids=[c[0] for c in CASES])
+def test_error_kind_is_counted(faulty, tiny_profile, mode, flags, kind):
+    s = run_inprocess(faulty, ["--model", mode, "--profile", tiny_profile, *flags], users=2, seconds=2.5)
+    o = s["overall"]
+    assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"]
+    assert o["requests"] >= 2
+    if kind is None:
+        assert o["errors"] == 0, s["errors_by_kind"]
+        assert o["ok"] >= 2
+        assert o["output_tokens"] == 16 * o["ok"] or mode.startswith("short_with_finish")
+    else:
+        assert o["errors"] >= 1
+        assert s["errors_by_kind"] == {kind: o["errors"]}
+        assert o["ok"] == 0
+
+
+def test_multi_token_events_count_tokens_from_usage(faulty, tiny_profile):
+    s = run_inprocess(faulty, ["--model", "multi_token:4", "--profile", tiny_profile], users=1, seconds=1.5)
+    o = s["overall"]
+    assert o["ok"] >= 1 and o["output_tokens"] == 16 * o["ok"]
+    assert o["output_tokens_from_usage_ratio"] == 1.0
+    # 4 events of 4 tokens: 3 ITL gaps per request, TPOT spreads over 15 token gaps.
+    assert o["itl_ms"]["count"] == 3 * o["ok"]
+
+
+def test_without_stream_usage_tokens_are_counted_from_the_stream(faulty, tiny_profile):
+    s = run_inprocess(faulty, ["--model", "ok", "--profile", tiny_profile, "--no-stream-usage"], users=1, seconds=1.0)
+    o = s["overall"]
+    assert o["ok"] >= 1 and o["output_tokens"] == 16 * o["ok"]
+    assert o["output_tokens_from_usage_ratio"] == 0.0
+
+
+def test_requests_cut_by_the_end_of_the_test_are_interrupted(faulty, tiny_profile):
+    # Each request takes 16 x 100 ms: the test ends while every user is mid-stream.
+    s = run_inprocess(faulty, ["--model", "slow_total:100", "--profile", tiny_profile], users=3, seconds=0.8)
+    o = s["overall"]
+    assert o["interrupted"] == 3 and o["errors"] == 0 and o["ok"] == 0
+    assert o["requests"] == 3

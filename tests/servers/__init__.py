@@ -1,0 +1,1 @@
+"""Servers for tests: ``faulty`` (a misbehaving OpenAI-compatible streaming server)."""

@@ -1,0 +1,259 @@
+"""The openai-chat adapter: request body, and every chunk shape real servers send."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from llmload.adapters import DONE, AdapterConfig, Framing, OpenAIChatAdapter, StreamState
+from llmload.errors import MalformedChunk, ServerErrorEvent
+from llmload.testing import assert_adapter_conforms
+from llmload.workload.types import RequestSample
+
+STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
+SAMPLE = RequestSample(class_name="short", prompt="Hi there", input_tokens=2, max_tokens=7)
+
+
+def chunk(delta: dict | None = None, finish: str | None = None, **top: object) -> bytes:
+    choice = {"index": 0, "delta": delta or {}, "logprobs": None, "finish_reason": finish}
+    return orjson.dumps({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [choice], **top})
+
+
+@pytest.fixture
+def adapter() -> OpenAIChatAdapter:
+    return OpenAIChatAdapter(AdapterConfig())
+
+
+@pytest.fixture
+def state() -> StreamState:
+    return StreamState()
+
+
+@pytest.mark.parametrize("sse_parser", ["fast", "sseclient"])
+def test_conforms_to_recorded_transcripts(sse_parser: str) -> None:
+    outcomes = assert_adapter_conforms(
+        OpenAIChatAdapter(AdapterConfig()), STREAMS / "openai-chat", sse_parser=sse_parser
+    )
+    assert len(outcomes) == len(list((STREAMS / "openai-chat").glob("*.sse")))
+
+
+# -- request -----------------------------------------------------------------------------
+
+
+def test_class_attributes() -> None:
+    assert OpenAIChatAdapter.name == "openai-chat"
+    assert OpenAIChatAdapter.default_path == "/v1/chat/completions"
+    assert OpenAIChatAdapter.default_framing is Framing.SSE
+
+
+def test_default_request(adapter: OpenAIChatAdapter) -> None:
+    spec = adapter.build_request(SAMPLE)
+    assert (spec.method, spec.path, spec.max_tokens) == ("POST", "/v1/chat/completions", 7)
+    assert orjson.loads(spec.body) == {
+        "model": "llmload-sim",
+        "messages": [{"role": "user", "content": "Hi there"}],
+        "max_tokens": 7,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    assert spec.headers == {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        "Accept-Encoding": "identity",
+    }
+
+
+def test_request_options_and_extra_body_merged_last() -> None:
+    config = AdapterConfig(
+        model="m",
+        path="/proxy/chat",
+        include_usage=False,
+        ignore_eos=True,
+        temperature=0.0,
+        extra_body={"top_p": 0.5, "max_tokens": 99},
+    )
+    spec = OpenAIChatAdapter(config).build_request(SAMPLE)
+    body = orjson.loads(spec.body)
+    assert spec.path == "/proxy/chat"
+    assert body == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "Hi there"}],
+        "max_tokens": 99,  # the user's extra_body wins
+        "stream": True,
+        "ignore_eos": True,
+        "temperature": 0.0,
+        "top_p": 0.5,
+    }
+    assert list(body)[-1] == "top_p"
+    assert spec.max_tokens == 7  # what the workload asked for
+
+
+def test_conversation_messages_are_sent_as_given(adapter: OpenAIChatAdapter) -> None:
+    messages = ({"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"})
+    sample = RequestSample("medium", "hello", 5, 3, messages=messages)
+    assert orjson.loads(adapter.build_request(sample).body)["messages"] == list(messages)
+
+
+def test_headers_are_a_fresh_dict_per_request(adapter: OpenAIChatAdapter) -> None:
+    first = adapter.build_request(SAMPLE)
+    first.headers["Authorization"] = "Bearer x"
+    assert "Authorization" not in adapter.build_request(SAMPLE).headers
+
+
+# -- feed: content -------------------------------------------------------------------------
+
+
+def test_role_only_and_empty_content_chunks_are_not_content(adapter, state) -> None:
+    assert adapter.feed(state, chunk({"role": "assistant", "content": ""})) == 0
+    assert adapter.feed(state, chunk({"role": "assistant", "content": None})) == 0
+    assert adapter.feed(state, chunk({"role": "assistant"})) == 0
+    assert adapter.feed(state, chunk({})) == 0
+    assert state.text_chars == 0
+
+
+def test_content_chunk_counts_one_whatever_its_length(adapter, state) -> None:
+    assert adapter.feed(state, chunk({"content": "Hello"})) == 1
+    assert adapter.feed(state, chunk({"content": " brave new world"})) == 1
+    assert state.text_chars == 21
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "refusal"])
+def test_reasoning_and_refusal_count_as_output(adapter, state, field: str) -> None:
+    assert adapter.feed(state, chunk({field: "hmm", "content": None})) == 1
+    assert state.text_chars == 3
+
+
+def test_tool_call_deltas_count_as_output(adapter, state) -> None:
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a"'}}
+    assert adapter.feed(state, chunk({"tool_calls": [call]})) == 1
+    assert adapter.feed(state, chunk({"tool_calls": []})) == 0
+    assert state.text_chars == 5
+
+
+def test_done_sentinel(adapter, state) -> None:
+    assert adapter.feed(state, b"[DONE]") == DONE
+    assert adapter.feed(state, b" [DONE] ") == DONE
+
+
+def test_empty_data_is_a_keep_alive(adapter, state) -> None:
+    assert adapter.feed(state, b"") == 0
+    assert adapter.feed(state, b" ") == 0
+
+
+def test_finish_reason_and_usage_in_the_finish_chunk(adapter, state) -> None:
+    usage = {"prompt_tokens": 14, "completion_tokens": 5, "total_tokens": 19}
+    assert adapter.feed(state, chunk({}, "length", usage=usage)) == 0
+    assert (state.finish_reason, state.usage_prompt_tokens, state.usage_completion_tokens) == ("length", 14, 5)
+
+
+def test_usage_in_a_separate_chunk_without_choices(adapter, state) -> None:
+    assert adapter.feed(state, chunk({"content": "x"}, "stop")) == 1
+    sep = orjson.dumps({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
+    assert adapter.feed(state, sep) == 0
+    no_choices_key = orjson.dumps({"usage": {"prompt_tokens": 4, "completion_tokens": 2}})
+    assert adapter.feed(state, no_choices_key) == 0
+    assert (state.finish_reason, state.usage_prompt_tokens, state.usage_completion_tokens) == ("stop", 4, 2)
+
+
+def test_null_usage_and_null_finish_reason_are_not_recorded(adapter, state) -> None:
+    assert adapter.feed(state, chunk({"content": "x"}, None, usage=None)) == 1
+    assert (state.finish_reason, state.usage_prompt_tokens, state.usage_completion_tokens) == (None, None, None)
+
+
+def test_running_usage_gives_the_token_count_of_each_chunk(adapter, state) -> None:
+    def running(content: str, n: int) -> bytes:
+        return chunk({"content": content}, usage={"prompt_tokens": 9, "completion_tokens": n})
+
+    assert adapter.feed(state, running("", 0)) == 0
+    assert adapter.feed(state, running("a", 1)) == 1
+    assert adapter.feed(state, running("b c d", 4)) == 3
+    assert adapter.feed(state, running("e", 4)) == 1  # content without a stated increase is still one chunk
+    assert state.usage_completion_tokens == 4
+
+
+def test_usage_first_seen_on_a_content_chunk_is_not_a_per_chunk_count(adapter, state) -> None:
+    assert adapter.feed(state, chunk({"content": "end"}, "stop", usage={"completion_tokens": 40})) == 1
+    assert state.usage_completion_tokens == 40
+
+
+# -- feed: errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        (
+            {"error": {"message": "bad prompt", "type": "BadRequestError", "code": 400}},
+            "bad prompt (BadRequestError, 400)",
+        ),
+        ({"error": "CUDA out of memory", "error_type": "generation"}, "CUDA out of memory (generation)"),
+        ({"error": "boom"}, "boom"),
+        (
+            {"object": "error", "message": "too long", "type": "BadRequestError", "code": 400},
+            "too long (BadRequestError, 400)",
+        ),
+    ],
+)
+def test_error_objects_raise_server_error(adapter, state, payload: dict, message: str) -> None:
+    with pytest.raises(ServerErrorEvent) as info:
+        adapter.feed(state, orjson.dumps(payload))
+    assert str(info.value) == message
+    assert info.value.kind == "server_error"
+
+
+def test_error_message_is_shortened_to_200_chars(adapter, state) -> None:
+    with pytest.raises(ServerErrorEvent) as info:
+        adapter.feed(state, orjson.dumps({"error": {"message": "x" * 5000}}))
+    assert len(str(info.value)) == 200
+    assert str(info.value).endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"message": "upstream timeout", "code": 504}', "upstream timeout (504)"),
+        (b"model overloaded", "model overloaded"),
+        (b'{"error": {"message": "nope"}}', "nope"),
+    ],
+)
+def test_error_event_raises_server_error(adapter, state, data: bytes, message: str) -> None:
+    with pytest.raises(ServerErrorEvent, match=r"^" + message.replace("(", r"\(").replace(")", r"\)") + "$"):
+        adapter.feed(state, data, "error")
+
+
+def test_other_named_events_are_tolerated(adapter, state) -> None:
+    assert adapter.feed(state, b"keep-alive", "ping") == 0
+    assert adapter.feed(state, chunk({"content": "x"}), "chunk") == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b'{"choices":[{"delta":{"content":"Hel', "not JSON"),
+        (b"<html>502 Bad Gateway</html>", "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b'{"choices": "oops"}', "unexpected chunk structure"),
+        (b'{"choices": [{"delta": {"content": 5}}]}', "unexpected chunk structure"),
+        (b'{"choices": [], "usage": {"completion_tokens": "many"}}', "unexpected chunk structure"),
+    ],
+)
+def test_unparseable_chunks_raise_malformed_with_an_excerpt(adapter, state, data: bytes, why: str) -> None:
+    with pytest.raises(MalformedChunk) as info:
+        adapter.feed(state, data)
+    assert str(info.value).startswith(why)
+    assert data[:10].decode() in str(info.value)
+    assert info.value.kind == "malformed_chunk"
+
+
+def test_malformed_excerpt_is_short(adapter, state) -> None:
+    with pytest.raises(MalformedChunk) as info:
+        adapter.feed(state, b"x" * 10_000)
+    assert len(str(info.value)) <= 200
+
+
+def test_content_as_a_list_of_parts_counts_its_text_parts(adapter, state) -> None:
+    parts = [{"type": "text", "text": "abc"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    assert adapter.feed(state, chunk({"content": parts})) == 1
+    assert state.text_chars == 3

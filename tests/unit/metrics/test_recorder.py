@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import MetricSet, Recorder
+
+MS = 1_000_000
+
+
+def finished(cls, outcome="ok", kind=None, n=5, ttft_ms=50, itl_ms=5):
+    r = RequestRecord(cls, input_tokens=10, max_tokens=n)
+    r.start_ns = 1_000 * MS
+    r.chunk_ns = [r.start_ns + (ttft_ms + i * itl_ms) * MS for i in range(n)]
+    r.end_ns = r.chunk_ns[-1] + MS if n else r.start_ns + MS
+    settle_token_counts(r, None, None)
+    r.outcome, r.error_kind = outcome, kind
+    return r
+
+
+def test_counters_keep_the_accounting_identity():
+    rec = Recorder()
+    rec.add(finished("short"))
+    rec.add(finished("short", "error", "http_429", n=0))
+    rec.add(finished("long", "error", "stall_timeout", n=3))
+    rec.add(finished("long", "interrupted", n=2))
+    overall = rec.snapshot().overall()
+    c = overall.counters
+    assert c["requests"] == 4 == c["ok"] + c["errors"] + c["interrupted"]
+    assert (c["ok"], c["errors"], c["interrupted"]) == (1, 2, 1)
+    assert c["output_tokens"] == 5 and c["partial_output_tokens"] == 5
+    assert dict(overall.errors_by_kind) == {"http_429": 1, "stall_timeout": 1}
+    # Latencies cover successful requests only.
+    assert overall.hist["ttft"].count == 1 and overall.hist["itl"].count == 4
+
+
+def test_drain_ships_deltas_and_totals_survive():
+    rec = Recorder()
+    rec.add(finished("short"))
+    first = rec.drain()
+    rec.add(finished("short"))
+    rec.add(finished("medium"))
+    second = rec.drain()
+    assert rec.drain() == {}
+    assert first["short"]["c"]["requests"] == 1
+    assert second["short"]["c"]["requests"] == 1 and second["medium"]["c"]["requests"] == 1
+    assert rec.snapshot().overall().counters["requests"] == 3
+
+
+def test_master_merge_of_worker_deltas_equals_one_process():
+    workers = [Recorder(), Recorder()]
+    single = Recorder()
+    for i in range(40):
+        r = finished(["short", "medium", "long"][i % 3], ttft_ms=40 + i, itl_ms=3 + i % 4)
+        workers[i % 2].add(r)
+        single.add(r)
+    merged = MetricSet()
+    for w in workers:
+        wire = msgpack.unpackb(msgpack.packb(w.drain()), strict_map_key=False)  # as Locust ships it
+        merged.merge(MetricSet.from_wire(wire))
+    a, b = merged.overall(), single.snapshot().overall()
+    assert a.counters == b.counters
+    for m in ("ttft", "itl", "tpot", "e2e"):
+        assert a.hist[m].percentiles([0.5, 0.9, 0.99]) == b.hist[m].percentiles([0.5, 0.9, 0.99])
+        assert a.hist[m].sum == pytest.approx(b.hist[m].sum)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from llmload.config import RunConfig, parse_duration
+from llmload.errors import ConfigError
+
+
+def opts(**kw):
+    base = dict(api="openai-chat", model="m", profile="default", seed=7, extra_body="", max_tokens_cap=0)
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("30s", 30.0), ("2m", 120.0), ("1h30m", 5400.0), ("250ms", 0.25), ("1.5", 1.5), ("0", None), ("", None)],
+)
+def test_durations(text, seconds):
+    assert parse_duration(text, "--x") == seconds
+
+
+@pytest.mark.parametrize("bad", ["abc", "10x", "5 minutes", "-3", "3m20"])
+def test_bad_durations_name_the_flag(bad):
+    with pytest.raises(ConfigError, match=r"^--stall-timeout "):
+        parse_duration(bad, "--stall-timeout")
+
+
+def test_valid_options_build_a_frozen_config_without_the_secret_in_its_repr():
+    c = RunConfig.from_options(opts(api_key="sk-secret-123", extra_body='{"top_p": 0.5}', max_tokens_cap=64))
+    assert c.adapter.model == "m" and c.adapter.extra_body == {"top_p": 0.5} and c.max_tokens_cap == 64
+    assert "sk-secret-123" not in repr(c)
+    assert "sk-secret-123" not in str(c.public_dict()) and c.public_dict()["api_key_set"] is True
+    with pytest.raises(AttributeError):
+        c.api = "x"  # frozen
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"api": "nope"}, r"--api 'nope': unknown endpoint adapter; choose one of .*openai-chat"),
+        ({"extra_body": "{bad"}, r"--extra-body: not valid JSON"),
+        ({"extra_body": "[1]"}, r"--extra-body: must be a JSON object"),
+        ({"max_tokens_cap": -1}, r"--max-tokens-cap -1"),
+        ({"endpoint_path": "v1/x"}, r"--endpoint-path 'v1/x': must start with '/'"),
+        ({"ttft_timeout": "soon"}, r"--ttft-timeout 'soon'"),
+    ],
+)
+def test_invalid_options_give_one_line_errors(kw, message):
+    with pytest.raises(ConfigError, match=message) as e:
+        RunConfig.from_options(opts(**kw))
+    assert "\n" not in str(e.value)
+
+
+def test_seed_is_drawn_when_not_given_and_kept_when_given():
+    assert RunConfig.from_options(opts(seed=123)).seed == 123
+    a, b = RunConfig.from_options(opts(seed=-1)).seed, RunConfig.from_options(opts(seed=-1)).seed
+    assert a > 0 and b > 0 and a != b

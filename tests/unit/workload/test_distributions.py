@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from llmload.errors import ProfileError
+from llmload.workload.distributions import Choice, Fixed, LogNormal, Normal, Uniform, parse_distribution
+
+WHERE = "profile 'x.toml': classes[2].output_tokens"
+
+
+def draws(d, n=20_000, seed=1):
+    rng = random.Random(seed)
+    return [d.sample(rng) for _ in range(n)]
+
+
+def test_fixed_int():
+    d = parse_distribution(200, WHERE)
+    assert d == Fixed(200)
+    assert d.mean == 200.0
+    assert set(draws(d, 100)) == {200}
+    assert d.to_dict() == 200
+
+
+def test_uniform_inclusive_bounds_and_mean():
+    d = parse_distribution({"dist": "uniform", "min": 3, "max": 7}, WHERE)
+    assert d == Uniform(3, 7)
+    xs = draws(d)
+    assert set(xs) == {3, 4, 5, 6, 7}
+    assert d.mean == 5.0
+    assert statistics.mean(xs) == pytest.approx(5.0, abs=0.05)
+
+
+def test_normal_moments_and_clamp():
+    d = parse_distribution({"dist": "normal", "mean": 200, "stddev": 50}, WHERE)
+    xs = draws(d)
+    assert statistics.mean(xs) == pytest.approx(200, rel=0.01)
+    assert statistics.pstdev(xs) == pytest.approx(50, rel=0.03)
+    clamped = parse_distribution({"dist": "normal", "mean": 100, "stddev": 100, "min": 20, "max": 150}, WHERE)
+    ys = draws(clamped)
+    assert min(ys) == 20
+    assert max(ys) == 150
+
+
+def test_normal_never_below_one():
+    d = Normal(mean=2, stddev=10)
+    assert min(draws(d)) == 1
+
+
+def test_lognormal_mean_and_stddev_are_of_the_values():
+    d = parse_distribution({"dist": "lognormal", "mean": 300, "stddev": 200}, WHERE)
+    assert isinstance(d, LogNormal)
+    xs = draws(d, 100_000)
+    assert statistics.mean(xs) == pytest.approx(300, rel=0.02)
+    assert statistics.pstdev(xs) == pytest.approx(200, rel=0.05)
+    assert statistics.median(xs) < 300  # right-skewed
+
+
+def test_lognormal_clamp():
+    d = parse_distribution({"dist": "lognormal", "mean": 300, "stddev": 600, "min": 10, "max": 1000}, WHERE)
+    xs = draws(d)
+    assert min(xs) >= 10
+    assert max(xs) == 1000
+
+
+def test_choice_weighted_and_zero_weight_never_drawn():
+    d = parse_distribution({"dist": "choice", "values": [128, 512, 2048], "weights": [2, 1, 0]}, WHERE)
+    xs = draws(d, 30_000)
+    assert 2048 not in xs
+    assert xs.count(128) / len(xs) == pytest.approx(2 / 3, abs=0.01)
+    assert d.mean == pytest.approx((2 * 128 + 512) / 3)
+
+
+def test_choice_unweighted_is_uniform():
+    d = parse_distribution({"dist": "choice", "values": [1, 2]}, WHERE)
+    assert d == Choice((1, 2))
+    xs = draws(d)
+    assert xs.count(1) / len(xs) == pytest.approx(0.5, abs=0.02)
+    assert d.mean == 1.5
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        7,
+        {"dist": "uniform", "min": 1, "max": 9},
+        {"dist": "normal", "mean": 10, "stddev": 3},
+        {"dist": "normal", "mean": 10, "stddev": 3, "min": 2, "max": 30},
+        {"dist": "lognormal", "mean": 10.5, "stddev": 3, "max": 30},
+        {"dist": "choice", "values": [1, 5], "weights": [1, 3]},
+    ],
+)
+def test_samples_are_ints_deterministic_and_to_dict_round_trips(value):
+    d = parse_distribution(value, WHERE)
+    a, b = draws(d, 500, seed=7), draws(d, 500, seed=7)
+    assert a == b
+    assert all(type(x) is int and x >= 1 for x in a)
+    assert parse_distribution(d.to_dict(), WHERE) == d
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"dist": "normal", "mean": 200, "stddev": 0}, f"{WHERE}: stddev must be > 0"),
+        ({"dist": "lognormal", "mean": -1, "stddev": 5}, f"{WHERE}: mean must be > 0"),
+        (0, f"{WHERE}: must be ≥ 1, got 0"),
+        (True, f"{WHERE}: expected an int, or a table"),
+        ("200", f"{WHERE}: expected an int, or a table"),
+        (12.5, f"{WHERE}: expected an int, or a table"),
+        (
+            {"dist": "gamma", "mean": 3},
+            f"{WHERE}.dist: expected one of uniform, normal, lognormal, choice, got 'gamma'",
+        ),
+        ({"mean": 3}, f"{WHERE}.dist: expected one of"),
+        ({"dist": "uniform", "min": 5}, f"{WHERE}: dist = 'uniform' needs 'max'"),
+        ({"dist": "uniform", "min": 5, "max": 4}, f"{WHERE}: max (4) must be ≥ min (5)"),
+        ({"dist": "uniform", "min": 0, "max": 4}, f"{WHERE}: min must be an int ≥ 1, got 0"),
+        ({"dist": "uniform", "min": 1.5, "max": 4}, f"{WHERE}: min must be an int ≥ 1, got 1.5"),
+        ({"dist": "normal", "mean": 10, "stdev": 3}, f"{WHERE}: unknown key 'stdev' for dist = 'normal'"),
+        ({"dist": "normal", "mean": 10, "stddev": 3, "max": 2, "min": 5}, f"{WHERE}: max (2) must be ≥ min (5)"),
+        ({"dist": "choice", "values": []}, f"{WHERE}.values: expected a non-empty list"),
+        ({"dist": "choice", "values": [3, 0]}, f"{WHERE}.values[1]: expected an int ≥ 1, got 0"),
+        ({"dist": "choice", "values": [3, 4], "weights": [1]}, f"{WHERE}.weights: expected a list of 2 numbers"),
+        ({"dist": "choice", "values": [3, 4], "weights": [1, -1]}, f"{WHERE}.weights[1]: expected a number ≥ 0"),
+        ({"dist": "choice", "values": [3, 4], "weights": [0, 0]}, f"{WHERE}.weights: at least one weight must be > 0"),
+    ],
+)
+def test_errors_name_file_and_field(value, message):
+    with pytest.raises(ProfileError) as e:
+        parse_distribution(value, WHERE)
+    assert str(e.value).startswith(message)
+    assert "\n" not in str(e.value)
