@@ -19,6 +19,13 @@ last token's chunk carrying ``finish_reason``, then when
 ``stream_options.include_usage`` is true a ``choices: []`` chunk with ``usage``, then
 ``data: [DONE]``. Completions: the same without the role chunk. Fields not named
 here (n, stop, tools, logprobs, temperature, ...) are accepted and ignored.
+
+With ``--stamp-chunks`` (:attr:`~llmload.sim.config.SimConfig.stamp_chunks`) every
+streamed *content* chunk of chat and completions also carries the server's send time
+as a top-level ``"llmload_sent_ns": <int>``: ``time.perf_counter_ns()`` (Linux:
+CLOCK_MONOTONIC, so comparable with a client's ``perf_counter_ns()`` on the same host)
+taken just before the write; tokens written together share one stamp. The role chunk,
+the usage chunk, ``[DONE]`` and the raw text of ``/v1/stream`` are never stamped.
 """
 
 from __future__ import annotations
@@ -189,6 +196,10 @@ class Encoder:
 
     def token_event(self, i: int, last: bool) -> bytes:
         return self._content_prefix + self.word(i) + (self._final_suffix if last else self._content_suffix)
+
+    def stamped_token_event(self, i: int, last: bool, sent_ns: int) -> bytes:
+        """:meth:`token_event` with a top-level ``"llmload_sent_ns": sent_ns`` (``--stamp-chunks``)."""
+        return self.token_event(i, last)[:-3] + b',"llmload_sent_ns":%d}\n\n' % sent_ns
 
     def usage_event(self, completion_tokens: int) -> bytes:
         p, c = self.req.prompt_tokens, completion_tokens

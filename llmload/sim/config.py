@@ -21,6 +21,8 @@ class SimConfig:
     ``port`` 0 binds a free port (the bound URL is reported by ``serve``'s ``ready``
     callback). ``default_max_tokens`` is used when a request names no token limit.
     ``seed`` seeds the simulator's own RNG (which words a response starts with).
+    ``stamp_chunks`` adds the server's send time to every streamed content chunk (see
+    :mod:`llmload.sim.api`); for measuring a client's timing error, off by default.
     """
 
     host: str = "127.0.0.1"
@@ -30,6 +32,7 @@ class SimConfig:
     model: str = "llmload-sim"
     seed: int = 0
     default_max_tokens: int = 256
+    stamp_chunks: bool = False
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0:
@@ -70,6 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=d.default_max_tokens,
         help=f"tokens generated when a request sets no limit (default {d.default_max_tokens})",
     )
+    g.add_argument(
+        "--stamp-chunks",
+        action="store_true",
+        default=d.stamp_chunks,
+        help='add "llmload_sent_ns" (time.perf_counter_ns() just before the write, CLOCK_MONOTONIC) '
+        "to every streamed content chunk, to measure a client's timing error (default off)",
+    )
 
 
 def config_from_args(ns: argparse.Namespace) -> SimConfig:
@@ -85,12 +95,13 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         model=ns.model,
         seed=ns.seed,
         default_max_tokens=ns.default_max_tokens,
+        stamp_chunks=ns.stamp_chunks,
     )
 
 
 def config_to_args(config: SimConfig) -> list[str]:
     """The command-line flags that rebuild ``config`` (inverse of :func:`config_from_args`)."""
-    return [
+    args = [
         "--host", config.host,
         "--port", str(config.port),
         "--ttft-ms", repr(config.ttft_ms),
@@ -99,3 +110,6 @@ def config_to_args(config: SimConfig) -> list[str]:
         "--seed", str(config.seed),
         "--default-max-tokens", str(config.default_max_tokens),
     ]  # fmt: skip
+    if config.stamp_chunks:
+        args.append("--stamp-chunks")
+    return args

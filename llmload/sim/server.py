@@ -10,6 +10,8 @@ objects) with ``TCP_NODELAY``. A generation request writes its headers (and, for
 chat, the role chunk) at once and hands a writer (a *sink*) to the engine, which
 calls it as tokens come due; each call goes straight to the socket. One SSE event
 per HTTP chunk, no compression, keep-alive per HTTP/1.1 (see :mod:`.http11`).
+With ``stamp_chunks`` on, SSE responses get a :class:`_StampedSseSink`, which stamps
+each content chunk with its send time; when off, nothing on the token path changes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import random
 import socket
 import time
 from collections.abc import Callable
+from time import perf_counter_ns
 from typing import Any
 
 from llmload.sim import http11
@@ -198,7 +201,7 @@ class _Connection(asyncio.Protocol):
             if gen.endpoint == "chat":
                 first += _CHUNK(enc.role_event())
             self.transport.write(first)
-            sink = _SseSink(self, enc, keep_alive)
+            sink = (_StampedSseSink if self.app.config.stamp_chunks else _SseSink)(self, enc, keep_alive)
         self.busy = True
         self.seq = self.app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens)
 
@@ -233,6 +236,31 @@ class _SseSink(_Sink):
                 self.write(b"".join([_CHUNK(enc.token_event(j, False)) for j in range(i, end)]))
             return
         parts = [_CHUNK(enc.token_event(j, j == end - 1)) for j in range(i, end)]
+        if enc.req.include_usage:
+            parts.append(_CHUNK(enc.usage_event(end)))
+        parts.append(_CHUNK(DONE_EVENT))
+        parts.append(http11.LAST_CHUNK)
+        self.write(b"".join(parts))
+        self.conn.finish(self.keep_alive)
+
+
+class _StampedSseSink(_Sink):
+    """:class:`_SseSink` whose content chunks carry ``llmload_sent_ns`` (``--stamp-chunks``)."""
+
+    __slots__ = ()
+
+    def emit(self, n: int, finished: bool) -> None:
+        enc, i = self.enc, self.emitted
+        self.emitted = end = i + n
+        if not finished:
+            if n == 1:
+                self.write(_CHUNK(enc.stamped_token_event(i, False, perf_counter_ns())))
+            else:
+                t = perf_counter_ns()
+                self.write(b"".join([_CHUNK(enc.stamped_token_event(j, False, t)) for j in range(i, end)]))
+            return
+        t = perf_counter_ns()
+        parts = [_CHUNK(enc.stamped_token_event(j, j == end - 1, t)) for j in range(i, end)]
         if enc.req.include_usage:
             parts.append(_CHUNK(enc.usage_event(end)))
         parts.append(_CHUNK(DONE_EVENT))

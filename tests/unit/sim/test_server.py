@@ -361,3 +361,46 @@ def test_sim_child_dies_with_the_process_that_started_it(tmp_path):
         time.sleep(0.05)
     os.kill(child, 9)
     pytest.fail("simulator child survived its parent")
+
+
+def test_stamp_chunks_puts_the_send_time_on_content_chunks_only(client):
+    """``--stamp-chunks``: every content chunk carries ``llmload_sent_ns`` on the host's monotonic clock; off by default."""
+    import argparse
+
+    from llmload.sim.config import config_to_args
+
+    _, _, plain = client.request("POST", "/v1/chat/completions", {**CHAT, "stream": True, "max_tokens": 3})
+    assert all(b"llmload_sent_ns" not in p for p in sse_payloads(plain))  # the module's sim: default off
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--port", "0", "--ttft-ms", "5", "--itl-ms", "2", "--stamp-chunks"]))
+    assert cfg.stamp_chunks
+    assert not SimConfig().stamp_chunks
+    assert "--stamp-chunks" in config_to_args(cfg)
+    assert "--stamp-chunks" not in config_to_args(SimConfig())
+    with start_sim_process(cfg) as proc:  # another process: its stamps must be comparable with ours
+        c = RawClient(proc.url)
+        try:
+            t0 = time.perf_counter_ns()
+            chat = {**CHAT, "stream": True, "max_tokens": 20, "stream_options": {"include_usage": True}}
+            _, _, chunks = c.request("POST", "/v1/chat/completions", chat)
+            _, _, comp = c.request("POST", "/v1/completions", {"prompt": "a b", "stream": True, "max_tokens": 4})
+        finally:
+            c.close()
+    events = [json.loads(p) for p in sse_payloads(chunks)[:-1]]
+    role, content, usage = events[0], events[1:-1], events[-1]
+    assert "llmload_sent_ns" not in role
+    assert "llmload_sent_ns" not in usage
+    assert len(content) == 20
+    assert [e["choices"][0]["finish_reason"] for e in content] == [None] * 19 + ["length"]
+    sent = [e["llmload_sent_ns"] for e in content]
+    arrived = [t for t, _ in chunks[1:21]]
+    assert all(type(s) is int for s in sent)
+    assert sent == sorted(sent)
+    assert sent[0] >= t0
+    for s, t in zip(sent, arrived, strict=True):
+        assert s <= t * 1e9 + 1_000  # sent before it arrived (1 µs for float rounding of perf_counter())
+        assert t * 1e9 - s < 1e9
+    comp_events = [json.loads(p) for p in sse_payloads(comp)[:-1]]
+    assert len(comp_events) == 4
+    assert all(type(e["llmload_sent_ns"]) is int and e["choices"][0]["text"] for e in comp_events)
