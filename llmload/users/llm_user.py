@@ -36,7 +36,7 @@ from llmload.users.http import BodyReader
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
-    from llmload.plugin import Runtime
+    from llmload.runtime import Runtime
     from llmload.workload.sampler import WorkloadSampler
 
 __all__ = ["LLMUser"]

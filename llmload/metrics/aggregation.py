@@ -1,0 +1,198 @@
+"""Merging what workers report, on the master (or on a standalone process).
+
+Each report is a :class:`ReportWire` dict of primitives that a worker (or, when Locust
+runs standalone, the process itself) sends every ``report_to_master`` interval:
+
+``{"m": MetricSet wire delta, "g": WorkerGauges as a dict, "final": bool}``
+
+:class:`Aggregator` folds them in by addition into three views:
+
+* ``run`` — this test run (reset at each test start): the summary and the web UI;
+* ``total`` — everything since the process started, never reset: the Prometheus
+  exporter's counters and histograms, which must never go backwards (a worker leaving or
+  a new test started from the web UI changes nothing already counted);
+* ``window`` — the deltas of the last :data:`WINDOW_S` seconds: live percentiles and rates.
+
+Per-worker gauges (users, requests in flight, CPU, event-loop lag) are kept as last
+reported. A worker that stops reporting for :data:`LOST_AFTER_S` seconds (or that Locust
+reports missing) is marked lost: what it reported stays counted, its gauges no longer do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypedDict
+
+from llmload.metrics.recorder import MetricSet
+
+__all__ = [
+    "CPU_SATURATED",
+    "LAG_SATURATED_S",
+    "LOST_AFTER_S",
+    "WINDOW_S",
+    "Aggregator",
+    "ReportWire",
+    "Snapshot",
+    "WorkerGauges",
+    "WorkerState",
+]
+
+WINDOW_S = 30.0
+LOST_AFTER_S = 15.0
+#: A worker above this CPU share (of one core) measures itself, not the server.
+CPU_SATURATED = 0.85
+#: A gevent loop that wakes this late delays every timestamp taken by that worker.
+LAG_SATURATED_S = 0.05
+
+
+@dataclass(slots=True)
+class WorkerGauges:
+    """Point-in-time state of one load-generating process, sent with every report."""
+
+    users: int = 0
+    in_flight: int = 0
+    in_flight_by_class: dict[str, int] = field(default_factory=dict)
+    cpu_ratio: float = 0.0  # process CPU time / wall time over the last report interval
+    loop_lag_s: float = 0.0  # worst gevent loop wake-up delay over the last interval
+
+    @property
+    def saturated(self) -> bool:
+        return self.cpu_ratio >= CPU_SATURATED or self.loop_lag_s >= LAG_SATURATED_S
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> WorkerGauges:
+        return cls(
+            users=int(wire.get("users", 0)),
+            in_flight=int(wire.get("in_flight", 0)),
+            in_flight_by_class={str(k): int(v) for k, v in wire.get("in_flight_by_class", {}).items()},
+            cpu_ratio=float(wire.get("cpu_ratio", 0.0)),
+            loop_lag_s=float(wire.get("loop_lag_s", 0.0)),
+        )
+
+
+class ReportWire(TypedDict, total=False):
+    m: dict[str, Any]
+    g: dict[str, Any]
+    final: bool
+
+
+@dataclass(slots=True)
+class WorkerState:
+    worker_id: str
+    gauges: WorkerGauges
+    last_report: float  # time.monotonic()
+    reports: int = 0
+    lost: bool = False
+    saturated_ever: bool = False  # during this run
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """An immutable view for readers (exporter, web UI, summary). Copies, safe to keep."""
+
+    run: MetricSet
+    total: MetricSet
+    window: MetricSet
+    window_s: float  # test time the window covers: rates = window counts / window_s
+    workers: tuple[WorkerState, ...]
+    users: int
+
+    @property
+    def live_workers(self) -> tuple[WorkerState, ...]:
+        return tuple(w for w in self.workers if not w.lost)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(w.gauges.in_flight for w in self.live_workers)
+
+    def in_flight_by_class(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for w in self.live_workers:
+            for k, v in w.gauges.in_flight_by_class.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    @property
+    def client_saturated(self) -> bool:
+        return any(w.gauges.saturated for w in self.live_workers)
+
+
+class Aggregator:
+    """Merges worker reports; see the module docstring."""
+
+    def __init__(self, clock=time.monotonic) -> None:
+        self._clock = clock
+        self.run = MetricSet()
+        self.total = MetricSet()
+        self._window: deque[tuple[float, MetricSet]] = deque()
+        self.workers: dict[str, WorkerState] = {}
+        self.users = 0
+        self._run_started = clock()
+
+    def start_run(self) -> None:
+        """A new test: the run view restarts; totals and known workers stay."""
+        self.run = MetricSet()
+        self._window.clear()
+        self._run_started = self._clock()
+        for w in self.workers.values():
+            w.saturated_ever = False
+
+    def merge_report(self, worker_id: str, report: ReportWire) -> None:
+        now = self._clock()
+        delta = MetricSet.from_wire(report.get("m") or {})
+        if not delta.empty:
+            self.run.merge(delta)
+            self.total.merge(delta)
+            self._window.append((now, delta))
+        gauges = WorkerGauges.from_wire(report.get("g") or {})
+        w = self.workers.get(worker_id)
+        if w is None:
+            w = self.workers[worker_id] = WorkerState(worker_id, gauges, now)
+        w.gauges, w.last_report, w.lost = gauges, now, False
+        w.reports += 1
+        w.saturated_ever = w.saturated_ever or gauges.saturated
+        if report.get("final"):
+            w.gauges = WorkerGauges()  # it stopped: nothing in flight any more
+
+    def mark_lost(self, worker_id: str) -> bool:
+        """Locust says the worker is gone. Returns True if it was not already marked."""
+        w = self.workers.get(worker_id)
+        if w is None or w.lost:
+            return False
+        w.lost = True
+        return True
+
+    def expire(self) -> list[str]:
+        """Mark workers silent for too long as lost; returns the newly lost ids."""
+        now = self._clock()
+        lost = [w.worker_id for w in self.workers.values() if not w.lost and now - w.last_report > LOST_AFTER_S]
+        for wid in lost:
+            self.workers[wid].lost = True
+        return lost
+
+    def _trim_window(self, now: float) -> None:
+        while self._window and now - self._window[0][0] > WINDOW_S:
+            self._window.popleft()
+
+    def snapshot(self) -> Snapshot:
+        now = self._clock()
+        self._trim_window(now)
+        window = MetricSet()
+        for _, delta in self._window:
+            window.merge(delta)
+        # Deltas that arrived in the last WINDOW_S seconds cover about that much test time
+        # (less at the start of a run).
+        span = min(WINDOW_S, now - self._run_started)
+        return Snapshot(
+            run=self.run.copy(),
+            total=self.total.copy(),
+            window=window,
+            window_s=span,
+            workers=tuple(WorkerState(**{f: getattr(w, f) for f in w.__slots__}) for w in self.workers.values()),
+            users=self.users,
+        )
