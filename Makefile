@@ -7,7 +7,12 @@ DEMO_PORT ?= 8000
 DEMO_TIME ?= 60s
 DEMO_USERS ?= 20
 
-.PHONY: all install demo test test-unit test-integration bench lint clean
+# Debian packages the test suite runs for real: Prometheus (scrapes the exporter),
+# Chromium + ChromeDriver (drive the web UI). Installed once, only when missing.
+DEB_PACKAGES := prometheus chromium chromium-driver
+DEB_STAMP := $(VENV)/.debs
+
+.PHONY: all install system-deps demo test test-unit test-integration bench lint clean
 
 all: test
 
@@ -21,18 +26,28 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+system-deps: $(DEB_STAMP)
+
+$(DEB_STAMP): | $(BIN)/python
+	@if command -v prometheus >/dev/null && command -v promtool >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(DEB_PACKAGES) >/dev/null; \
+	else echo "install $(DEB_PACKAGES) with your package manager (tests that need them will fail)" >&2; fi
+	touch $(DEB_STAMP)
+
 # Main job: start the embedded simulator, run a headless load with the default 3:4:3 mix,
 # print the summary table, stop everything that was started.
 demo: $(STAMP)
 	$(BIN)/llmload demo --port $(DEMO_PORT) --run-time $(DEMO_TIME) --users $(DEMO_USERS)
 
-test: $(STAMP)
+test: $(STAMP) $(DEB_STAMP)
 	$(BIN)/python -m pytest -q
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
-test-integration: $(STAMP)
+test-integration: $(STAMP) $(DEB_STAMP)
 	$(BIN)/python -m pytest -q tests/integration
 
 bench: $(STAMP)

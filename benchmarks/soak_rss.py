@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  workload  one class, {ns.input_tokens} in / {ns.output_tokens} out, sim TTFT {ns.ttft_ms:g} ms, "
           f"ITL {ns.itl_ms:g} ms, {ns.users} users closed loop, {ns.minutes:g} min, RSS every {ns.interval:g} s")  # fmt: skip
     sys.stdout.flush()
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGHUP, _interrupt)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGINT too: a background job starts with it ignored
+        signal.signal(sig, _interrupt)
     child: Child | None = None
     with tempfile.TemporaryDirectory(prefix="llmload-soak-") as d:
         tmp = Path(d)
