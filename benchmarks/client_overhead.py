@@ -473,6 +473,10 @@ def _print_targets(cpu: list[CpuResult], timing: list[TimingResult], startup_s: 
     )
 
 
+def _interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -491,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-cpu", action="store_true", help="timing runs only")
     p.add_argument("--json", type=Path, help="also write the raw results here")
     ns = p.parse_args(argv)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # clean-up runs in finally blocks, by PID
+        signal.signal(sig, _interrupt)
 
     print("llmload client overhead benchmark")
     for line in conditions():

@@ -38,6 +38,11 @@ def parse_duration(value: str | float | int | None, flag: str) -> float | None:
     return seconds or None
 
 
+def _workload(get: Any, worker: bool) -> str:
+    chosen = (get("workload"), get("profile")) if worker else (get("profile"), get("workload"))
+    return next((c for c in chosen if c), None) or get("llmload_default_profile") or "default"
+
+
 def _parse_units(text: str, flag: str) -> float:
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
     total, num = 0.0, ""
@@ -71,6 +76,7 @@ class RunConfig:
     request_timeout: float | None
     sse_parser: str
     summary_json: str
+    records_jsonl: str
     model_auto: bool  # --model not given: ask the server's /v1/models
     api_key: str = field(default="", repr=False)
 
@@ -93,8 +99,12 @@ class RunConfig:
         }
 
     @classmethod
-    def from_options(cls, opts: Any, *, seed: int | None = None) -> RunConfig:
-        """Validate Locust's parsed options (ours are read with their flag defaults if absent)."""
+    def from_options(cls, opts: Any, *, seed: int | None = None, worker: bool = False) -> RunConfig:
+        """Validate Locust's parsed options (ours are read with their flag defaults if absent).
+
+        The workload profile is ``--profile`` (Locust's flag, also the web UI form field) or
+        ``--workload``; a worker prefers ``--workload``, which its master forwards to it.
+        """
         from llmload.adapters import available_adapters
 
         get = lambda name, default=None: getattr(opts, name, default)  # noqa: E731
@@ -134,7 +144,7 @@ class RunConfig:
         return cls(
             api=api,
             adapter=adapter,
-            profile=get("profile", "default") or "default",
+            profile=_workload(get, worker),
             seed=int(seed),
             max_tokens_cap=cap or None,
             ttft_timeout=parse_duration(get("ttft_timeout", "60s"), "--ttft-timeout"),
@@ -142,6 +152,7 @@ class RunConfig:
             request_timeout=parse_duration(get("request_timeout", "10m"), "--request-timeout"),
             sse_parser=get("sse_parser", "fast") or "fast",
             summary_json=get("summary_json", "") or "",
+            records_jsonl=get("records_jsonl", "") or "",
             model_auto=not model,
             api_key=get("api_key", "") or os.environ.get("OPENAI_API_KEY", ""),
         )

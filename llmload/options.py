@@ -24,8 +24,10 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
     d = {**DEFAULTS, **(defaults or {})}
     # The workload profile is Locust's own ``--profile`` (a label that groups test runs,
     # shown in the web UI form and the HTML report): llmload reads it as the workload
-    # profile name or path, so the run's label is its workload.
-    parser.set_defaults(profile=os.environ.get("LLMLOAD_PROFILE") or d["profile"])
+    # profile name or path, so the run's label is its workload. Its default is left to
+    # Locust (None) so that llmload can tell "not given" (then --workload,
+    # $LLMLOAD_PROFILE, or the locustfile's default apply).
+    parser.set_defaults(llmload_default_profile=os.environ.get("LLMLOAD_PROFILE") or d["profile"])
     # Added to the parser itself, not to a group: only Locust's parser understands
     # include_in_web_ui / is_secret (argparse groups do not).
     g = parser
@@ -43,11 +45,27 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         help="Model name sent in each request. Default: the first model listed by the server's /v1/models",
     )
     g.add_argument(
+        "--workload",
+        default="",
+        env_var="LLMLOAD_WORKLOAD",
+        include_in_web_ui=False,
+        help="Workload profile, same as --profile (which is Locust's own flag). A master hands it to its "
+        "workers (Locust does not forward --profile)",
+    )
+    g.add_argument(
         "--summary-json",
         default="",
         env_var="LLMLOAD_SUMMARY_JSON",
         include_in_web_ui=False,
         help="Write the run summary (schema llmload.summary/1) to this path when the test stops",
+    )
+    g.add_argument(
+        "--records-jsonl",
+        default="",
+        env_var="LLMLOAD_RECORDS_JSONL",
+        include_in_web_ui=False,
+        help="Append every request's raw record (stamps, tokens, outcome) to this JSON Lines file; "
+        "workers write <stem>.worker<N><suffix> beside it",
     )
     g.add_argument(
         "--ttft-timeout",

@@ -34,6 +34,7 @@ from locust.event import EventHook
 from llmload.errors import ConfigError
 from llmload.options import add_arguments
 from llmload.runtime import Runtime
+from llmload.webui import install_web_ui
 
 __all__ = ["activate", "install"]
 
@@ -54,7 +55,7 @@ def install(environment: Any) -> Runtime:
     environment.llmload = runtime
     ev = environment.events
     ev.llmload_request = EventHook()
-    ev.llmload_request.add_listener(lambda record, **_: runtime.recorder.add(record))
+    ev.llmload_request.add_listener(lambda record, **_: runtime.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
     ev.spawning_complete.add_listener(lambda user_count, **_: runtime.on_spawned(user_count))
     ev.test_stop.add_listener(lambda **_: runtime.on_test_stop())
@@ -62,4 +63,5 @@ def install(environment: Any) -> Runtime:
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))
     runtime.start()
+    install_web_ui(environment, runtime)  # the LLM tabs; nothing without a web UI
     return runtime

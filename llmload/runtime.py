@@ -30,6 +30,7 @@ from llmload.adapters.base import Framing, RequestSpec
 from llmload.config import RunConfig
 from llmload.discovery import discover_model
 from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot, WorkerGauges
+from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
@@ -63,6 +64,7 @@ class Runtime:
         self._summary_greenlet: gevent.Greenlet | None = None
         self._pump: gevent.Greenlet | None = None
         self.last_summary: dict[str, Any] | None = None
+        self.dump: RecordDump | None = None
         self.watchdog: Watchdog
         self._configure(first=True)
 
@@ -79,7 +81,9 @@ class Runtime:
     def _configure(self, first: bool) -> None:
         opts = self.environment.parsed_options
         seed = getattr(opts, "seed", -1)
-        config = RunConfig.from_options(opts, seed=None if first or seed is None or seed < 0 else seed)
+        config = RunConfig.from_options(
+            opts, seed=None if first or seed is None or seed < 0 else seed, worker=self.is_worker
+        )
         if first and opts is not None and (seed is None or seed < 0):
             opts.seed = config.seed  # a drawn seed goes back into the options: the master hands it to workers
         if config.model_auto and not self.is_worker:
@@ -88,6 +92,14 @@ class Runtime:
                 model = discover_model(host, config.api_key)
                 config = replace(config, adapter=replace(config.adapter, model=model), model_auto=False)
                 opts.model = model  # forwarded to workers with the spawn message
+        if first:
+            # A worker's own --records-jsonl and API key: the master's (empty) values overwrite
+            # its options at spawn, so the worker's own are kept as fallbacks.
+            self._records_jsonl, self._own_api_key = config.records_jsonl, config.api_key
+        elif not config.api_key and self._own_api_key:
+            config = replace(config, api_key=self._own_api_key)
+        if opts is not None and not self.is_worker:
+            opts.workload = config.profile  # Locust does not forward --profile to workers; this travels
         self.config = config
         self.profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
@@ -118,6 +130,12 @@ class Runtime:
         if self._forced_framing is not None:
             return self._forced_framing
         return Framing.from_content_type(content_type, self.adapter.default_framing)
+
+    def on_record(self, rec: RequestRecord) -> None:
+        """The built-in ``llmload_request`` listener: statistics, and the JSONL dump when asked."""
+        self.recorder.add(rec)
+        if self.dump is not None:
+            self.dump.add(rec)
 
     def finish(self, rec: RequestRecord) -> None:
         """Publish a finished record: llmload listeners, then Locust's request events."""
@@ -152,6 +170,8 @@ class Runtime:
         for flight in self.watchdog.flights:
             name = flight.record.class_name
             by_class[name] = by_class.get(name, 0) + 1
+        if self.dump is not None:
+            self.dump.flush()
         cpu, lag = self.monitor.sample()
         gauges = WorkerGauges(
             users=self.environment.runner.user_count if self.environment.runner else 0,
@@ -215,11 +235,21 @@ class Runtime:
             self.environment.runner.quit()
             return
         self.recorder.drain()  # anything left from before belongs to no run
+        self._open_dump()
         self.aggregator.start_run()
         self.users_max = 0
         self._t0_ns, self._t1_ns = time.perf_counter_ns(), 0
         self._started_wall = time.time()
         self._summary_pending = True
+
+    def _open_dump(self) -> None:
+        if self.dump is not None:
+            self.dump.close()
+            self.dump = None
+        path = self.config.records_jsonl or self._records_jsonl
+        if path and not self.is_master:
+            index = self.environment.runner.worker_index if self.is_worker else None
+            self.dump = RecordDump(dump_path(path, index))
 
     def on_spawned(self, user_count: int) -> None:
         self.users_max = max(self.users_max, user_count)
@@ -238,6 +268,9 @@ class Runtime:
             if self._summary_greenlet is not None:
                 self._summary_greenlet.kill(block=False)
             self.write_summary()
+        if self.dump is not None:
+            self.dump.close()
+            self.dump = None
         self.watchdog.stop()
         self.monitor.stop()
         if self._pump is not None:

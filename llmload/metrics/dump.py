@@ -1,0 +1,91 @@
+"""Raw request records to JSON Lines (``--records-jsonl PATH``), for offline analysis.
+
+Off by default. When on, every process that sends requests appends one line per finished
+request: a standalone process writes ``PATH``; a worker writes
+``<stem>.worker<index><suffix>`` beside it (``records.worker0.jsonl``, ...), so that
+several workers on one host never share a file. Lines are buffered and flushed at every
+report and at the end of the test.
+
+Each line holds the raw facts (stamps relative to the request start, in ns) so that any
+metric can be recomputed exactly; :func:`record_from_line` reads one back into a
+:class:`~llmload.metrics.record.RequestRecord`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from llmload.metrics.record import RequestRecord
+
+__all__ = ["RecordDump", "dump_path", "record_from_line", "record_to_line"]
+
+
+def dump_path(path: str, worker_index: int | None) -> Path:
+    p = Path(path)
+    return p if worker_index is None else p.with_name(f"{p.stem}.worker{worker_index}{p.suffix}")
+
+
+def record_to_line(rec: RequestRecord) -> bytes:
+    start = rec.start_ns
+    doc: dict[str, Any] = {
+        "class": rec.class_name,
+        "outcome": rec.outcome,
+        "error_kind": rec.error_kind,
+        "error": rec.error_message,
+        "status": rec.status,
+        "start_wall_ns": rec.start_wall_ns,
+        "headers_ns": rec.headers_ns - start if rec.headers_ns else None,
+        "chunks_ns": [t - start for t in rec.chunk_ns],
+        "chunk_tokens": rec.chunk_tokens,
+        "end_ns": rec.end_ns - start,
+        "input_tokens": rec.input_tokens,
+        "input_tokens_from_usage": rec.input_tokens_from_usage,
+        "output_tokens": rec.output_tokens,
+        "output_tokens_from_usage": rec.output_tokens_from_usage,
+        "max_tokens": rec.max_tokens,
+        "finish_reason": rec.finish_reason,
+    }
+    return orjson.dumps(doc) + b"\n"
+
+
+def record_from_line(line: bytes | str) -> RequestRecord:
+    d = orjson.loads(line)
+    rec = RequestRecord(d["class"], d["input_tokens"], d["max_tokens"])
+    rec.outcome, rec.error_kind, rec.error_message, rec.status = d["outcome"], d["error_kind"], d["error"], d["status"]
+    rec.start_wall_ns, rec.start_ns = d["start_wall_ns"], 0
+    rec.headers_ns = d["headers_ns"] or 0
+    rec.chunk_ns = list(d["chunks_ns"])
+    rec.chunk_tokens = d["chunk_tokens"]
+    rec.end_ns = d["end_ns"]
+    rec.input_tokens_from_usage = d["input_tokens_from_usage"]
+    rec.output_tokens, rec.output_tokens_from_usage = d["output_tokens"], d["output_tokens_from_usage"]
+    rec.finish_reason = d["finish_reason"]
+    return rec
+
+
+class RecordDump:
+    """A listener for ``llmload_request`` that appends records to a JSONL file."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - closed in close()
+        self._buf: list[bytes] = []
+
+    def add(self, rec: RequestRecord) -> None:
+        self._buf.append(record_to_line(rec))
+
+    def flush(self) -> None:
+        if self._buf and self._file is not None:
+            self._file.write(b"".join(self._buf))
+            self._file.flush()
+            self._buf.clear()
+
+    def close(self) -> None:
+        self.flush()
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,305 @@
+"""The "LLM" tabs in Locust's web UI, and the same numbers as JSON at ``/llmload/live``.
+
+Only Locust's supported extension points are used (no fork of its React UI, no JS build):
+
+* ``web_ui.template_args["extended_tabs"]`` / ``["extended_tables"]`` declare two tabs,
+  each with one table (the UI renders exactly one table per extended tab);
+* an ``after_request`` hook adds ``extended_stats`` (the rows) to every ``/stats/requests``
+  answer, which the UI polls every 2 s while a test runs. Locust memoizes that route for
+  2 s and returns the *same* response object on a cache hit; the hook runs on hits too and
+  replaces only our entry, so our rows are fresh on every poll;
+* a Flask route ``<web base path>/llmload/live`` serves the rows as JSON for scripts (behind
+  ``--web-login`` when that is on), linked from the "Download Data" tab.
+
+The two tabs, one row per request class (profile order) plus an ``Overall`` row last:
+
+``LLM`` — live, the last :data:`~llmload.metrics.aggregation.WINDOW_S` seconds
+    (what someone watching a ramp wants: a run-so-far p99 hides what the server does *now*):
+    TTFT/TPOT/ITL p50 and p99 (ms), successful requests/s and output tokens/s (of requests
+    that finished in the window: tokens are counted when their request ends), requests in
+    flight now, errors by kind (run so far) and whether the load generator is saturated now.
+``LLM (run)`` — the run so far, the numbers the final summary will show: requests, ok,
+    errors, the same percentiles plus E2E, output tokens/s over the run, errors by kind and
+    whether the client was saturated at any time in the run.
+
+A saturated client (CPU >= 85 % of a core or event-loop lag >= 50 ms in some load-generating
+process) means the latencies measure the client, not the server; the Overall row says so.
+
+Numbers come from the aggregator's snapshot without folding this process's pending records
+first (:meth:`~llmload.runtime.Runtime.snapshot` would do that, and also restart the CPU
+sampling interval on every browser poll, which could flag a short busy interval as
+saturation). They are therefore as fresh as the last report: at most Locust's report
+interval (3 s) old, on a master as on a standalone process.
+
+Installed by :func:`llmload.plugin.install` on ``init``, when Locust has already created the
+web UI (``locust.main`` creates it before firing ``init``). There is no web UI on workers,
+in ``--headless`` runs or in ``--processes`` children: then nothing is done. Code that
+builds its own ``Environment`` and creates the web UI after ``install`` calls
+:func:`install_web_ui` itself, before the UI serves its first request (Flask accepts no
+new routes after that).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections import Counter
+from typing import Any
+
+from flask import Response, request
+
+from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
+from llmload.metrics.recorder import ClassStats, MetricSet
+
+__all__ = ["LIVE_COLUMNS", "LIVE_PATH", "LIVE_TAB", "RUN_COLUMNS", "RUN_TAB", "install_web_ui", "live_data"]
+
+log = logging.getLogger("llmload")
+
+LIVE_TAB = "llm"
+RUN_TAB = "llmrun"
+#: Below the web UI's base path.
+LIVE_PATH = "llmload/live"
+SCHEMA = "llmload.live/1"
+OVERALL = "Overall"
+SATURATED_NOTE = (
+    f"the load generator is saturated (CPU >= {CPU_SATURATED:.0%} of a core or event-loop lag >= "
+    f"{LAG_SATURATED_S * 1000:.0f} ms): latencies measure the client, not the server; add workers (--processes N)"
+)
+
+_LATENCY = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))
+_PCTS = ((0.5, "p50"), (0.99, "p99"))
+
+
+def _latency_columns(metrics: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    return [(f"{m}_{p}_ms", f"{title} {p} ms") for m, title in metrics for _, p in _PCTS]
+
+
+#: (key, title) of the live table; keys are the JSON row keys (snake_case: Locust's UI
+#: camel-cases both the rows and the table structure, so they keep matching).
+LIVE_COLUMNS: list[tuple[str, str]] = [
+    ("name", f"Class (last {WINDOW_S:g} s)"),
+    ("requests_per_s", "Req/s"),
+    ("output_tokens_per_s", "Output tok/s"),
+    *_latency_columns(_LATENCY),
+    ("in_flight", "In flight"),
+    ("errors_by_kind", "Errors (run)"),
+    ("client_saturated", "Client saturated"),
+]
+#: (key, title) of the run-so-far table.
+RUN_COLUMNS: list[tuple[str, str]] = [
+    ("name", "Class (run so far)"),
+    ("requests", "Requests"),
+    ("ok", "OK"),
+    ("errors", "Errors"),
+    ("output_tokens_per_s", "Output tok/s"),
+    *_latency_columns((*_LATENCY, ("e2e", "E2E"))),
+    ("errors_by_kind", "Errors by kind"),
+    ("client_saturated", "Client saturated (any time)"),
+]
+
+
+# -- rows ---------------------------------------------------------------------------------
+def _ms(seconds: float) -> float | None:
+    if not math.isfinite(seconds):
+        return None
+    ms = seconds * 1000.0
+    return round(ms, 2 if ms < 10 else 1)
+
+
+def _rate(n: int, seconds: float) -> float | None:
+    return round(n / seconds, 2) if seconds > 0 else None
+
+
+def _errors(kinds: Counter[str]) -> str:
+    """``http_429: 3, stall_timeout: 1`` (most frequent first)."""
+    return ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])) if n)
+
+
+def _percentiles(s: ClassStats, metrics: tuple[str, ...]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for m in metrics:
+        values = s.hist[m].percentiles([q for q, _ in _PCTS])
+        for (_, p), v in zip(_PCTS, values, strict=True):
+            out[f"{m}_{p}_ms"] = _ms(v)
+    return out
+
+
+def _names(order: list[str], *sets: MetricSet | dict[str, int]) -> list[str]:
+    names = list(order)
+    for s in sets:
+        names += [n for n in (s.classes if isinstance(s, MetricSet) else s) if n not in names]
+    return names
+
+
+def _saturated_text(saturated: bool, overall: bool) -> str:
+    if not saturated:
+        return "no"
+    return "YES: results measure the client, not the server" if overall else "yes"
+
+
+def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
+    """Rows of the live table (last ``WINDOW_S`` seconds), Overall last."""
+    in_flight = snap.in_flight_by_class()
+    saturated = snap.client_saturated
+    rows = []
+    for name in [*_names(order, snap.window, snap.run, in_flight), OVERALL]:
+        overall = name == OVERALL
+        w = snap.window.overall() if overall else snap.window.classes.get(name) or ClassStats()
+        r = snap.run.overall() if overall else snap.run.classes.get(name) or ClassStats()
+        rows.append(
+            {
+                "name": name,
+                "requests_per_s": _rate(w.counters["ok"], snap.window_s),
+                "output_tokens_per_s": _rate(w.counters["output_tokens"], snap.window_s),
+                **_percentiles(w, tuple(m for m, _ in _LATENCY)),
+                "in_flight": snap.in_flight if overall else in_flight.get(name, 0),
+                "errors_by_kind": _errors(r.errors_by_kind),
+                "client_saturated": _saturated_text(saturated, overall),
+            }
+        )
+    return rows
+
+
+def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[str, Any]]:
+    """Rows of the run-so-far table, Overall last."""
+    saturated = any(w.saturated_ever for w in snap.workers)
+    rows = []
+    for name in [*_names(order, snap.run), OVERALL]:
+        overall = name == OVERALL
+        s = snap.run.overall() if overall else snap.run.classes.get(name) or ClassStats()
+        c = s.counters
+        rows.append(
+            {
+                "name": name,
+                "requests": c["requests"],
+                "ok": c["ok"],
+                "errors": c["errors"],
+                "output_tokens_per_s": _rate(c["output_tokens"], duration_s),
+                **_percentiles(s, ("ttft", "tpot", "itl", "e2e")),
+                "errors_by_kind": _errors(s.errors_by_kind),
+                "client_saturated": _saturated_text(saturated, overall),
+            }
+        )
+    return rows
+
+
+class _RunClock:
+    """Test time of the current run (from test_start to test_stop, or to now)."""
+
+    def __init__(self) -> None:
+        self.t0 = self.t1 = 0.0
+
+    def start(self) -> None:
+        self.t0, self.t1 = time.monotonic(), 0.0
+
+    def stop(self) -> None:
+        if self.t0 and not self.t1:
+            self.t1 = time.monotonic()
+
+    @property
+    def seconds(self) -> float:
+        return ((self.t1 or time.monotonic()) - self.t0) if self.t0 else 0.0
+
+
+def live_data(environment: Any, runtime: Any, run_s: float = 0.0) -> dict[str, Any]:
+    """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
+    snap = runtime.aggregator.snapshot()
+    order = [c.name for c in runtime.profile.classes]
+    runner = environment.runner
+    saturated = snap.client_saturated
+    return {
+        "schema": SCHEMA,
+        "state": runner.state if runner is not None else None,
+        "users": runner.user_count if runner is not None else 0,
+        "window_s": round(snap.window_s, 3),
+        "run_s": round(run_s, 3),
+        "client_saturated": saturated,
+        "client_saturated_in_run": any(w.saturated_ever for w in snap.workers),
+        "note": SATURATED_NOTE if saturated else None,
+        "workers": [
+            {
+                "id": w.worker_id,
+                "lost": w.lost,
+                "users": w.gauges.users,
+                "in_flight": w.gauges.in_flight,
+                "cpu_ratio": w.gauges.cpu_ratio,
+                "loop_lag_ms": round(w.gauges.loop_lag_s * 1000.0, 3),
+                "saturated": w.gauges.saturated,
+            }
+            for w in snap.workers
+        ],
+        "live": live_rows(snap, order),
+        "run": run_rows(snap, order, run_s),
+    }
+
+
+# -- wiring -------------------------------------------------------------------------------
+def _merge_by_key(existing: list[dict[str, Any]] | None, ours: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Keep other extensions' entries, replace ours (installing twice changes nothing)."""
+    mine = {e[key] for e in ours}
+    return [e for e in existing or [] if e.get(key) not in mine] + ours
+
+
+def _base_path(app: Any) -> str:
+    """The web UI's base path (``--web-base-path``), read from where Locust mounted ``/``."""
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "locust.index":
+            return rule.rule.rstrip("/")
+    return ""
+
+
+def install_web_ui(environment: Any, runtime: Any) -> bool:
+    """Add the LLM tabs and ``/llmload/live`` to ``environment.web_ui``; False when there is none."""
+    web_ui = getattr(environment, "web_ui", None)
+    if web_ui is None:
+        return False
+    if getattr(web_ui, "_llmload_installed", False):
+        return True
+    web_ui._llmload_installed = True
+    clock = _RunClock()
+    environment.events.test_start.add_listener(lambda **_: clock.start())
+    environment.events.test_stop.add_listener(lambda **_: clock.stop())
+
+    ta = web_ui.template_args
+    ta["extended_tabs"] = _merge_by_key(
+        ta.get("extended_tabs"), [{"title": "LLM", "key": LIVE_TAB}, {"title": "LLM (run)", "key": RUN_TAB}], "key"
+    )
+    tables = [
+        {"key": LIVE_TAB, "structure": [{"key": k, "title": t} for k, t in LIVE_COLUMNS]},
+        {"key": RUN_TAB, "structure": [{"key": k, "title": t} for k, t in RUN_COLUMNS]},
+    ]
+    ta["extended_tables"] = _merge_by_key(ta.get("extended_tables"), tables, "key")
+    ta["extended_csv_files"] = _merge_by_key(
+        ta.get("extended_csv_files"), [{"href": f"./{LIVE_PATH}", "title": "Download LLM statistics (JSON)"}], "href"
+    )
+
+    app = web_ui.app
+    failed = []  # log a failing hook once, not on every poll
+
+    def data() -> dict[str, Any]:
+        return live_data(environment, runtime, clock.seconds)
+
+    @app.after_request
+    def _add_llm_stats(resp: Response) -> Response:
+        if request.endpoint != "locust.request_stats" or resp.status_code != 200 or not resp.is_json:
+            return resp
+        try:
+            body = json.loads(resp.get_data())
+            d = data()
+            ours = [{"key": LIVE_TAB, "data": d["live"]}, {"key": RUN_TAB, "data": d["run"]}]
+            body["extended_stats"] = _merge_by_key(body.get("extended_stats"), ours, "key")
+            resp.set_data(json.dumps(body, separators=(",", ":")))
+        except Exception:
+            if not failed:
+                failed.append(True)
+                log.exception("llmload: could not add the LLM tab's rows to /stats/requests")
+        return resp
+
+    @web_ui.auth_required_if_enabled
+    def llmload_live() -> Response:
+        return Response(json.dumps(data()), mimetype="application/json")
+
+    app.add_url_rule(f"{_base_path(app)}/{LIVE_PATH}", "llmload_live", llmload_live)
+    return True
