@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import pytest
+
+from llmload.metrics.aggregation import LOST_AFTER_S, WINDOW_S, Aggregator, WorkerGauges
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import Recorder
+
+MS = 1_000_000
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def report(n=1, cls="short", **gauges):
+    r = Recorder()
+    for _ in range(n):
+        rec = RequestRecord(cls, 10, 4)
+        rec.start_ns = 0
+        rec.chunk_ns = [50 * MS, 55 * MS, 60 * MS, 65 * MS]
+        rec.end_ns = 66 * MS
+        settle_token_counts(rec, None, None)
+        rec.outcome = "ok"
+        r.add(rec)
+    return {"m": r.drain(), "g": WorkerGauges(**gauges).to_wire()}
+
+
+def test_run_restarts_but_totals_never_go_backwards():
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", report(3))
+    agg.merge_report("w2", report(2))
+    assert agg.snapshot().run.overall().counters["requests"] == 5
+    agg.start_run()
+    agg.merge_report("w1", report(1))
+    snap = agg.snapshot()
+    assert snap.run.overall().counters["requests"] == 1
+    assert snap.total.overall().counters["requests"] == 6
+    assert snap.total.overall().counters["output_tokens"] == 24
+
+
+def test_window_keeps_only_recent_deltas():
+    clock = Clock()
+    agg = Aggregator(clock)
+    agg.merge_report("w1", report(4))
+    clock.t += WINDOW_S + 1
+    agg.merge_report("w1", report(1))
+    snap = agg.snapshot()
+    assert snap.window.overall().counters["requests"] == 1
+    assert snap.window_s == WINDOW_S
+    assert snap.run.overall().counters["requests"] == 5
+
+
+def test_gauges_sum_over_live_workers_and_lost_workers_keep_their_counts():
+    clock = Clock()
+    agg = Aggregator(clock)
+    agg.merge_report("w1", report(2, in_flight=3, in_flight_by_class={"short": 3}, users=5))
+    agg.merge_report("w2", report(1, in_flight=2, in_flight_by_class={"short": 1, "long": 1}, users=5))
+    snap = agg.snapshot()
+    assert snap.in_flight == 5
+    assert snap.in_flight_by_class() == {"short": 4, "long": 1}
+    assert agg.mark_lost("w2") is True
+    assert agg.mark_lost("w2") is False
+    snap = agg.snapshot()
+    assert snap.in_flight == 3 and len(snap.live_workers) == 1
+    assert snap.run.overall().counters["requests"] == 3  # what w2 reported stays
+    clock.t += LOST_AFTER_S + 1
+    assert agg.expire() == ["w1"]
+
+
+def test_final_report_zeroes_in_flight():
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", report(1, in_flight=4))
+    agg.merge_report("w1", {**report(0), "final": True})
+    assert agg.snapshot().in_flight == 0
+
+
+@pytest.mark.parametrize(("cpu", "lag", "saturated"), [(0.5, 0.001, False), (0.9, 0.0, True), (0.2, 0.08, True)])
+def test_client_saturation(cpu, lag, saturated):
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", report(1, cpu_ratio=0.1))
+    agg.merge_report("w2", report(1, cpu_ratio=cpu, loop_lag_s=lag))
+    snap = agg.snapshot()
+    assert snap.client_saturated is saturated
+    assert any(w.saturated_ever for w in snap.workers) is saturated
