@@ -80,6 +80,10 @@ class StreamAdapter:
                 except (AttributeError, TypeError, ValueError) as exc:
                     raise malformed(f"unexpected chunk structure ({type(exc).__name__})", data) from exc
         elif data == b"[DONE]":
+            # A gateway stream has no finish reasons: its explicit end marker is a proper
+            # finish (an early end without it counts as truncated).
+            if state.finish_reason is None:
+                state.finish_reason = "done"
             return DONE
         state.text_chars += count_chars(data)
         return 1
