@@ -65,6 +65,11 @@ class LLMUser(FastHttpUser):
         self._runtime = self.environment.llmload
         self._sampler = self._runtime.new_sampler()
 
+    def _drop_connections(self) -> None:
+        """Close this user's connections (only when its pool is its own, as by default)."""
+        if type(self).client_pool is None:
+            self.client.client.clientpool.close()
+
     @task
     def generate(self) -> None:
         """Send the next request of the mix and record it."""
@@ -110,6 +115,8 @@ class LLMUser(FastHttpUser):
                 rec.outcome = "ok"
             else:
                 _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
+            if reader is None:  # cut while waiting for headers: the socket is out of reach
+                self._drop_connections()
         except StreamError as e:
             _fail(rec, e.kind, str(e))
         except _CONNECTION_ERRORS as e:

@@ -33,6 +33,7 @@ CASES = [
     ("close_before_headers", [], "connection"),
     ("reset_midstream:3", [], "connection"),
     ("slow_first:1500", ["--ttft-timeout", "0.3s"], "ttft_timeout"),
+    ("slow_headers:1500", ["--ttft-timeout", "0.3s"], "ttft_timeout"),
     ("stall_after:3:1500", ["--stall-timeout", "0.3s"], "stall_timeout"),
     ("slow_total:100", ["--request-timeout", "0.6s"], "total_timeout"),
     ("malformed_after:3", [], "malformed_chunk"),

@@ -16,6 +16,7 @@ mode                       on the wire
 ``http:<code>``            that HTTP status with ``{"error": {"message", "type", "code"}}``
 ``close_before_headers``   reads the request, closes the connection without answering
 ``reset_midstream:<k>``    role + k content chunks, then a TCP RST (SO_LINGER 0), no last chunk
+``slow_headers:<ms>``      nothing at all for ``ms`` (not even headers), then ``ok``
 ``slow_first:<ms>``        role chunk at once, first content chunk after ``ms``, then ``ok``
 ``stall_after:<k>:<ms>``   k content chunks, ``ms`` of silence carrying only ``: ping``
                            comments every 100 ms, then the rest as ``ok``
@@ -57,10 +58,10 @@ from llmload.sim.runner import ServerThread, serve_until_signal
 __all__ = ["MODES", "FaultyServer", "start_faulty_server"]
 
 MODES = (
-    "ok", "http", "close_before_headers", "reset_midstream", "slow_first", "stall_after", "slow_total",
+    "ok", "http", "close_before_headers", "slow_headers", "reset_midstream", "slow_first", "stall_after", "slow_total",
     "malformed_after", "short", "short_with_finish", "empty", "error_event", "no_done", "multi_token",
 )  # fmt: skip
-_PARAMS = {"http": 1, "reset_midstream": 1, "slow_first": 1, "stall_after": 2, "slow_total": 1,
+_PARAMS = {"http": 1, "slow_headers": 1, "reset_midstream": 1, "slow_first": 1, "stall_after": 2, "slow_total": 1,
            "malformed_after": 1, "short": 1, "short_with_finish": 1, "error_event": 1, "multi_token": 1}  # fmt: skip
 _TOKEN = " tok"
 _ITL = 0.002
@@ -198,6 +199,8 @@ class FaultyServer:
         chat = req.path == "/v1/chat/completions"
         out = _Writer(writer, chat, str(body.get("model")), _prompt_words(body))
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        if mode == "slow_headers":
+            await asyncio.sleep(params[0] / 1000)
         await out.raw(http11.head(200, "text/event-stream; charset=utf-8"))
         await out.role()
         k = params[0] if params else 0
