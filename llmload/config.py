@@ -38,6 +38,19 @@ def parse_duration(value: str | float | int | None, flag: str) -> float | None:
     return seconds or None
 
 
+def _number(value: Any, kind: type, flag: str) -> Any:
+    """A numeric option; the web UI's start form hands over text (\"\" = not set)."""
+    if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: must be a{'n integer' if kind is int else ' number'}") from None
+
+
 def _workload(get: Any, worker: bool) -> str:
     chosen = (get("workload"), get("profile")) if worker else (get("profile"), get("workload"))
     return next((c for c in chosen if c), None) or get("llmload_default_profile") or "default"
@@ -118,17 +131,17 @@ class RunConfig:
             raise ConfigError(f"--extra-body: not valid JSON ({e}); pass an object like '{{\"top_p\": 0.9}}'") from None
         if not isinstance(extra, dict):
             raise ConfigError("--extra-body: must be a JSON object like '{\"top_p\": 0.9}'")
-        cap = get("max_tokens_cap", 0) or 0
+        cap = _number(get("max_tokens_cap", 0), int, "--max-tokens-cap") or 0
         if cap < 0:
             raise ConfigError(f"--max-tokens-cap {cap}: must be >= 1 (or 0 for no cap)")
         path = get("endpoint_path", "") or None
         if path is not None and not path.startswith("/"):
             raise ConfigError(f"--endpoint-path {path!r}: must start with '/', e.g. /v1/stream")
-        temperature = get("temperature")
+        temperature = _number(get("temperature"), float, "--temperature")
         if temperature is not None and not (0 <= temperature <= 10):
             raise ConfigError(f"--temperature {temperature}: must be between 0 and 10")
         if seed is None:
-            seed = get("seed", -1)
+            seed = _number(get("seed", -1), int, "--seed")
             if seed is None or seed < 0:
                 seed = random.SystemRandom().randrange(1, 2**31)
         model = get("model", "") or ""

@@ -46,6 +46,7 @@ _WORKER_STRIDE = 1009  # user index = local * stride + worker index: unique for 
 #: How long a master waits for the workers' last reports after a stop before summarising.
 FINAL_REPORT_WAIT_S = 4.0
 LOCAL_ID = "local"
+LOCAL_REPORT_INTERVAL_S = 1.0
 
 
 class Runtime:
@@ -191,21 +192,29 @@ class Runtime:
             self.aggregator.merge_report(client_id, payload)
 
     def snapshot(self) -> Snapshot:
-        """The merged state for readers (summary, exporter, web UI)."""
-        if not self.is_master and not self.is_worker:
-            self.aggregator.merge_report(LOCAL_ID, self.report())
+        """The merged state for readers (summary, exporter, web UI); no side effects.
+
+        On a standalone process its own records are folded in every
+        :data:`LOCAL_REPORT_INTERVAL_S` (and at the stop), so this may lag by that much,
+        like a master lags its workers by their report interval.
+        """
         runner = self.environment.runner
         self.aggregator.users = runner.user_count if runner is not None else 0
         return self.aggregator.snapshot()
 
+    def _merge_local(self, final: bool = False) -> None:
+        if not self.is_master and not self.is_worker:
+            self.aggregator.merge_report(LOCAL_ID, self.report(final))
+
     def _pump_loop(self) -> None:
-        """Standalone: fold own records in every report interval. Master: notice lost workers."""
+        """Standalone: fold own records in. Master: notice lost workers."""
         while True:
-            gevent.sleep(locust_runners.WORKER_REPORT_INTERVAL)
             if self.is_master:
+                gevent.sleep(locust_runners.WORKER_REPORT_INTERVAL)
                 self._check_workers()
             else:
-                self.snapshot()
+                gevent.sleep(LOCAL_REPORT_INTERVAL_S)
+                self._merge_local()
 
     def _check_workers(self) -> None:
         runner = self.environment.runner
@@ -261,6 +270,7 @@ class Runtime:
         if self.is_master:  # the workers' last reports are still on their way
             self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
         else:
+            self._merge_local(final=True)
             self.write_summary()
 
     def on_quitting(self) -> None:

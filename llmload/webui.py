@@ -77,9 +77,12 @@ def _latency_columns(metrics: tuple[tuple[str, str], ...]) -> list[tuple[str, st
 
 
 #: (key, title) of the live table; keys are the JSON row keys (snake_case: Locust's UI
-#: camel-cases both the rows and the table structure, so they keep matching).
+#: camel-cases both the rows and the table structure, so they keep matching). No row has a
+#: ``name`` key on purpose: the UI sorts extended tables by ``name`` unless a header was
+#: clicked, which would put "Overall" first and classes alphabetically; without it the
+#: rows keep our order (profile order, Overall last).
 LIVE_COLUMNS: list[tuple[str, str]] = [
-    ("name", f"Class (last {WINDOW_S:g} s)"),
+    ("class", f"Class (last {WINDOW_S:g} s)"),
     ("requests_per_s", "Req/s"),
     ("output_tokens_per_s", "Output tok/s"),
     *_latency_columns(_LATENCY),
@@ -89,7 +92,7 @@ LIVE_COLUMNS: list[tuple[str, str]] = [
 ]
 #: (key, title) of the run-so-far table.
 RUN_COLUMNS: list[tuple[str, str]] = [
-    ("name", "Class (run so far)"),
+    ("class", "Class (run so far)"),
     ("requests", "Requests"),
     ("ok", "OK"),
     ("errors", "Errors"),
@@ -150,7 +153,7 @@ def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
         r = snap.run.overall() if overall else snap.run.classes.get(name) or ClassStats()
         rows.append(
             {
-                "name": name,
+                "class": name,
                 "requests_per_s": _rate(w.counters["ok"], snap.window_s),
                 "output_tokens_per_s": _rate(w.counters["output_tokens"], snap.window_s),
                 **_percentiles(w, tuple(m for m, _ in _LATENCY)),
@@ -172,7 +175,7 @@ def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[s
         c = s.counters
         rows.append(
             {
-                "name": name,
+                "class": name,
                 "requests": c["requests"],
                 "ok": c["ok"],
                 "errors": c["errors"],

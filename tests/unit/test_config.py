@@ -57,3 +57,11 @@ def test_seed_is_drawn_when_not_given_and_kept_when_given():
     assert RunConfig.from_options(opts(seed=123)).seed == 123
     a, b = RunConfig.from_options(opts(seed=-1)).seed, RunConfig.from_options(opts(seed=-1)).seed
     assert a > 0 and b > 0 and a != b
+
+
+def test_numbers_from_the_web_ui_form_arrive_as_text():
+    c = RunConfig.from_options(opts(temperature="", max_tokens_cap="64", seed="5"))
+    assert c.adapter.temperature is None and c.max_tokens_cap == 64 and c.seed == 5
+    assert RunConfig.from_options(opts(temperature="0.7")).adapter.temperature == 0.7
+    with pytest.raises(ConfigError, match=r"^--temperature 'warm': must be a number$"):
+        RunConfig.from_options(opts(temperature="warm"))
