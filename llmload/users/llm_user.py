@@ -104,16 +104,14 @@ class LLMUser(FastHttpUser):
                 rec.end_ns = perf_counter_ns()
             settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
             rec.finish_reason = state.finish_reason
+            _check_complete(rec, state, framing)
+            rec.outcome = "ok"  # decided; what follows only keeps the connection reusable
             if done and not reader.complete:
                 flight.draining = True
                 _drain(reader)
             clean = reader.complete
-            _check_complete(rec, state, framing)
-            rec.outcome = "ok"
         except Deadline as d:
-            if d.kind == "drain":  # the answer was complete; only the HTTP terminator never came
-                rec.outcome = "ok"
-            else:
+            if d.kind != "drain":  # drain: the answer was complete, only the HTTP terminator never came
                 _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
             if reader is None:  # cut while waiting for headers: the socket is out of reach
                 self._drop_connections()
@@ -122,7 +120,8 @@ class LLMUser(FastHttpUser):
         except _CONNECTION_ERRORS as e:
             _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
         except GreenletExit:
-            rec.outcome = "interrupted"
+            if rec.outcome != "ok":
+                rec.outcome = "interrupted"
             raise
         except Exception as e:  # a bug in an adapter or in llmload: count it, and let Locust show the traceback
             _fail(rec, "client_error", f"{type(e).__name__}: {e}")
@@ -172,6 +171,8 @@ def _check_complete(rec: RequestRecord, state: StreamState, framing: Framing) ->
 
 
 def _fail(rec: RequestRecord, kind: str, message: str) -> None:
+    if rec.outcome == "ok":  # decided before the fault: only reading the HTTP terminator failed
+        return
     rec.outcome = "error"
     rec.error_kind = kind
     rec.error_message = message
