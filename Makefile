@@ -51,6 +51,9 @@ test-integration: $(STAMP) $(DEB_STAMP)
 	$(BIN)/python -m pytest -q tests/integration
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/adapter_parse.py
+	$(BIN)/python benchmarks/exporter_cost.py
+	$(BIN)/python benchmarks/sim_throughput.py
 	$(BIN)/python benchmarks/client_overhead.py
 
 lint: $(STAMP)

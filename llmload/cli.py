@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: list[str]) -> int:
     """Hand over to Locust's own main with the packaged locustfile (unless -f is given)."""
+    if any(a in ("-h", "--help") for a in args):
+        return _help()
     if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
         args = ["-f", str(PACKAGED_LOCUSTFILE), *args]
     sys.argv = ["llmload run", *args]
@@ -55,6 +57,19 @@ def run(args: list[str]) -> int:
         locust_main()
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
+
+
+def _help() -> int:
+    """Locust's help with llmload's flags (Locust prints help before it imports a locustfile)."""
+    from locust.argument_parser import get_parser
+
+    from llmload.options import add_arguments
+
+    parser = get_parser()
+    parser.prog = "llmload run"
+    add_arguments(parser)
+    parser.print_help()
     return 0
 
 

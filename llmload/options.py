@@ -157,3 +157,38 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         include_in_web_ui=False,
         help="SSE parser: fast (llmload's, default) or sseclient (sseclient-py, spec-complete reference)",
     )
+    # Prometheus exporter (llmload.exporter): on the master or a standalone process only.
+    g.add_argument(
+        "--exporter-port",
+        type=int,
+        default=9646,
+        env_var="LLMLOAD_EXPORTER_PORT",
+        include_in_web_ui=False,
+        help="Serve Prometheus /metrics on this port (master or standalone process; also at /metrics of "
+        "the web UI when it runs). 0 = no dedicated port (the web UI's /metrics still answers). A busy "
+        "port is an error. Default: %(default)s",
+    )
+    g.add_argument(
+        "--exporter-host",
+        default="0.0.0.0",
+        env_var="LLMLOAD_EXPORTER_HOST",
+        include_in_web_ui=False,
+        help="Address the exporter listens on. The default 0.0.0.0 exposes /metrics on every interface "
+        "(what a Prometheus on another host or pod needs); use 127.0.0.1 to keep it local. Default: %(default)s",
+    )
+    g.add_argument(
+        "--exporter-linger",
+        default="0",
+        env_var="LLMLOAD_EXPORTER_LINGER",
+        include_in_web_ui=False,
+        help="After the run ends, keep serving /metrics this long before exiting (e.g. 15s, at least your "
+        "scrape interval) so that Prometheus scrapes the final counts. Default: 0 (exit at once)",
+    )
+    g.add_argument(
+        "--no-exporter",
+        action="store_true",
+        default=False,
+        env_var="LLMLOAD_NO_EXPORTER",
+        include_in_web_ui=False,
+        help="Turn the Prometheus exporter off: no listener and no /metrics route",
+    )

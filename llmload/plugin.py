@@ -14,7 +14,8 @@ test_start                   re-reads flags (web UI form, workers), starts a new
 spawning_complete            tracks the largest user count
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
-test_stop / quitting         builds the summary, prints the table, writes ``--summary-json``
+test_stop / quitting         builds the summary, prints the table, writes ``--summary-json``;
+                             then closes the Prometheus listener (:mod:`llmload.exporter`)
 ===========================  ================================================================
 
 llmload's own event, declared here:
@@ -32,6 +33,7 @@ from typing import Any
 from locust.event import EventHook
 
 from llmload.errors import ConfigError
+from llmload.exporter import install_exporter
 from llmload.options import add_arguments
 from llmload.runtime import Runtime
 from llmload.webui import install_web_ui
@@ -49,6 +51,9 @@ def install(environment: Any) -> Runtime:
     """Create the runtime and register every listener. Exits with one error line on bad input."""
     try:
         runtime = Runtime(environment)
+        # Binds the Prometheus listener now (a busy port exits here, before load); its
+        # quitting listener goes first so that it runs last (quitting fires in reverse).
+        install_exporter(environment, runtime)
     except ConfigError as e:
         sys.stderr.write(f"llmload: error: {e}\n")
         sys.exit(2)

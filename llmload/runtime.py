@@ -191,7 +191,7 @@ class Runtime:
         if payload:
             self.aggregator.merge_report(client_id, payload)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, window: bool = True, run: bool = True) -> Snapshot:
         """The merged state for readers (summary, exporter, web UI); no side effects.
 
         On a standalone process its own records are folded in every
@@ -200,7 +200,7 @@ class Runtime:
         """
         runner = self.environment.runner
         self.aggregator.users = runner.user_count if runner is not None else 0
-        return self.aggregator.snapshot()
+        return self.aggregator.snapshot(window=window, run=run)
 
     def _merge_local(self, final: bool = False) -> None:
         if not self.is_master and not self.is_worker:
@@ -243,7 +243,7 @@ class Runtime:
             self.environment.process_exit_code = 2
             self.environment.runner.quit()
             return
-        self.recorder.drain()  # anything left from before belongs to no run
+        self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
         self._open_dump()
         self.aggregator.start_run()
         self.users_max = 0

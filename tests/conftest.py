@@ -7,4 +7,11 @@ under test run as child processes.
 
 from __future__ import annotations
 
+import os
+
 import locust  # noqa: F401  (must come first: gevent monkey-patching)
+
+# Runs started by tests (in-process and child processes, which inherit this) do not bind
+# the exporter's fixed port 9646, so test sessions never collide on it; the exporter's own
+# tests turn it back on for their runs.
+os.environ.setdefault("LLMLOAD_NO_EXPORTER", "true")

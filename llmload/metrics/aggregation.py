@@ -179,19 +179,21 @@ class Aggregator:
         while self._window and now - self._window[0][0] > WINDOW_S:
             self._window.popleft()
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, window: bool = True, run: bool = True) -> Snapshot:
+        """Copies of the views; ``window=False``/``run=False`` leave those empty (cheaper)."""
         now = self._clock()
         self._trim_window(now)
-        window = MetricSet()
-        for _, delta in self._window:
-            window.merge(delta)
+        merged = MetricSet()
+        if window:
+            for _, delta in self._window:
+                merged.merge(delta)
         # Deltas that arrived in the last WINDOW_S seconds cover about that much test time
         # (less at the start of a run).
         span = min(WINDOW_S, now - self._run_started)
         return Snapshot(
-            run=self.run.copy(),
+            run=self.run.copy() if run else MetricSet(),
             total=self.total.copy(),
-            window=window,
+            window=merged,
             window_s=span,
             workers=tuple(WorkerState(**{f: getattr(w, f) for f in w.__slots__}) for w in self.workers.values()),
             users=self.users,

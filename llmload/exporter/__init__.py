@@ -1,0 +1,26 @@
+"""The Prometheus exporter: llmload's merged statistics as ``/metrics`` on the master.
+
+* :mod:`llmload.exporter.buckets` — classic ``le`` bounds, exact sums of the fine histograms;
+* :mod:`llmload.exporter.collector` — the pull collector over one snapshot per scrape,
+  in its own registry (the series, their labels and units are listed there);
+* :mod:`llmload.exporter.server` — the dedicated listener, the web UI route, and
+  :func:`install_exporter`, which ``llmload.plugin.install`` calls.
+"""
+
+from __future__ import annotations
+
+from llmload.exporter.buckets import BUCKETS, ClassicBuckets
+from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
+from llmload.exporter.server import DEFAULT_PORT, Exporter, ExporterConfig, install_exporter
+
+__all__ = [
+    "BUCKETS",
+    "DEFAULT_PORT",
+    "ClassicBuckets",
+    "ExportContext",
+    "Exporter",
+    "ExporterConfig",
+    "LlmloadCollector",
+    "install_exporter",
+    "new_registry",
+]

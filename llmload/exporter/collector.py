@@ -1,0 +1,209 @@
+"""The Prometheus collector: one merged :class:`~llmload.metrics.aggregation.Snapshot` per scrape.
+
+:class:`LlmloadCollector` is a pull collector (client_python "custom collectors"): it keeps
+no state of its own; each ``collect()`` takes one snapshot and turns it into metric
+families. It lives in its own ``CollectorRegistry`` (:func:`new_registry`), never the
+global one, so nothing registers on import and two environments never share series.
+
+Series about requests come from ``snapshot.total`` (everything since the process started,
+never reset), so counters and histogram buckets never go backwards: a new test started
+from the web UI or a lost worker changes nothing already counted, and ``rate()`` /
+``increase()`` work across both. They carry ``{class, api, model}``. Series about the load
+generator itself carry no request labels (``{worker}`` where per worker).
+
+=====================================  =======  ==========================================
+name                                   type     labels
+=====================================  =======  ==========================================
+llmload_ttft_seconds                   hist     class, api, model
+llmload_itl_seconds                    hist     class, api, model
+llmload_tpot_seconds                   hist     class, api, model
+llmload_e2e_seconds                    hist     class, api, model
+llmload_requests_total                 counter  class, api, model, outcome (ok|error|interrupted)
+llmload_errors_total                   counter  class, api, model, kind
+llmload_output_tokens_total            counter  class, api, model
+llmload_input_tokens_total             counter  class, api, model
+llmload_partial_output_tokens_total    counter  class, api, model
+llmload_in_flight_requests             gauge    class, api, model
+llmload_users                          gauge    —
+llmload_workers                        gauge    — (live workers; a standalone process is 1)
+llmload_workers_lost                   gauge    —
+llmload_worker_cpu_ratio               gauge    worker
+llmload_worker_loop_lag_seconds        gauge    worker
+llmload_client_saturated               gauge    — (0/1)
+llmload_info                           info     version, api, model, profile
+=====================================  =======  ==========================================
+
+Histogram buckets are exact sums of the fine histograms (:mod:`llmload.exporter.buckets`).
+Every class of the profile, and every fixed error kind per class, is exported from the
+start at 0, so the first request or error of a kind is seen by ``increase()``.
+If ``--model`` changes between two tests of one process, the new label set starts at the
+process totals; per-model ``rate()`` stays correct, raw per-model counter values do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from llmload.errors import ERROR_KINDS
+from llmload.exporter.buckets import BUCKETS
+from llmload.metrics.aggregation import Snapshot
+from llmload.metrics.definitions import METRICS
+from llmload.metrics.recorder import ClassStats
+
+__all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
+
+_REQUEST_LABELS = ("class", "api", "model")
+_HELP = {
+    "ttft": "Time to first token: first content event - request start (successful requests)",
+    "itl": "Inter-token latency: every gap between consecutive content events (successful requests)",
+    "tpot": "Time per output token after the first, per request: (last - first event) / (tokens - 1)",
+    "e2e": "End-to-end latency: end of stream - request start (successful requests)",
+}
+_OUTCOMES = (("ok", "ok"), ("error", "errors"), ("interrupted", "interrupted"))
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("llmload")
+    except Exception:  # not installed (running from a source tree)
+        return "unknown"
+
+
+VERSION = _version()
+
+
+@dataclass(frozen=True, slots=True)
+class ExportContext:
+    """What the series are labelled with; read at each scrape (a new test may change it)."""
+
+    api: str
+    model: str
+    profile: str
+    classes: tuple[str, ...] = ()  # exported at 0 before their first request
+
+    @classmethod
+    def from_runtime(cls, runtime: Any) -> ExportContext:
+        cfg = runtime.config
+        return cls(cfg.api, cfg.adapter.model, runtime.profile.name, runtime.profile.class_names)
+
+
+class LlmloadCollector(Collector):
+    """Pull collector over ``snapshot()``; see the module docstring for the series."""
+
+    def __init__(self, snapshot: Callable[[], Snapshot], context: Callable[[], ExportContext]) -> None:
+        self._snapshot = snapshot
+        self._context = context
+
+    def describe(self) -> list[Metric]:
+        # Registering must not take a snapshot (the registry calls collect() when describe()
+        # is missing); scrapes still get everything collect() yields.
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        snap = self._snapshot()
+        ctx = self._context()
+        classes = dict.fromkeys((*ctx.classes, *sorted(snap.total.classes)))
+        stats = {name: snap.total.classes.get(name) or ClassStats() for name in classes}
+        yield from _request_families(stats, ctx)
+        yield from _load_generator_families(snap, ctx, classes)
+
+
+def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Iterator[Metric]:
+    for metric in METRICS:
+        b = BUCKETS[metric]
+        fam = HistogramMetricFamily(f"llmload_{metric}_seconds", _HELP[metric], labels=_REQUEST_LABELS)
+        for name, s in stats.items():
+            h = s.hist[metric]
+            # = h.cumulative_at(b.bounds), with the fine-bucket indices computed once (3x faster)
+            cum = np.cumsum(h.counts)[b.indices].tolist()
+            cum.append(h.count)
+            fam.add_metric((name, ctx.api, ctx.model), list(zip(b.labels, cum, strict=True)), h.sum)
+        yield fam
+
+    req = CounterMetricFamily("llmload_requests", "Finished requests by outcome", labels=(*_REQUEST_LABELS, "outcome"))
+    err = CounterMetricFamily("llmload_errors", "Failed requests by error kind", labels=(*_REQUEST_LABELS, "kind"))
+    out = CounterMetricFamily(
+        "llmload_output_tokens",
+        "Output tokens of successful requests (usage when sent, else counted)",
+        labels=_REQUEST_LABELS,
+    )
+    inp = CounterMetricFamily("llmload_input_tokens", "Prompt tokens of successful requests", labels=_REQUEST_LABELS)
+    partial = CounterMetricFamily(
+        "llmload_partial_output_tokens",
+        "Tokens received by requests that then failed or were interrupted",
+        labels=_REQUEST_LABELS,
+    )
+    for name, s in stats.items():
+        labels = (name, ctx.api, ctx.model)
+        c = s.counters
+        for outcome, key in _OUTCOMES:
+            req.add_metric((*labels, outcome), c[key])
+        kinds = dict.fromkeys(ERROR_KINDS, 0)
+        kinds.update(s.errors_by_kind)
+        for kind, n in sorted(kinds.items()):
+            err.add_metric((*labels, kind), n)
+        out.add_metric(labels, c["output_tokens"])
+        inp.add_metric(labels, c["input_tokens"])
+        partial.add_metric(labels, c["partial_output_tokens"])
+    yield from (req, err, out, inp, partial)
+
+
+def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[str, None]) -> Iterator[Metric]:
+    flying = GaugeMetricFamily(
+        "llmload_in_flight_requests", "Requests sent and not yet finished", labels=_REQUEST_LABELS
+    )
+    by_class = snap.in_flight_by_class()
+    for name in dict.fromkeys((*classes, *sorted(by_class))):
+        flying.add_metric((name, ctx.api, ctx.model), by_class.get(name, 0))
+    yield flying
+
+    live = snap.live_workers
+    yield GaugeMetricFamily("llmload_users", "Running users (all workers)", value=snap.users)
+    yield GaugeMetricFamily("llmload_workers", "Load-generating processes reporting (standalone: 1)", value=len(live))
+    yield GaugeMetricFamily(
+        "llmload_workers_lost",
+        "Workers that stopped reporting (what they sent stays counted)",
+        value=len(snap.workers) - len(live),
+    )
+    cpu = GaugeMetricFamily(
+        "llmload_worker_cpu_ratio", "CPU time / wall time of a worker (1 = one core)", labels=("worker",)
+    )
+    lag = GaugeMetricFamily(
+        "llmload_worker_loop_lag_seconds",
+        "Worst gevent loop wake-up delay of a worker over its last interval",
+        labels=("worker",),
+    )
+    for w in live:
+        cpu.add_metric((w.worker_id,), w.gauges.cpu_ratio)
+        lag.add_metric((w.worker_id,), w.gauges.loop_lag_s)
+    yield cpu
+    yield lag
+    yield GaugeMetricFamily(
+        "llmload_client_saturated",
+        "1 when a worker is short of CPU or its event loop lags: latencies then measure the client",
+        value=int(snap.client_saturated),
+    )
+    info = InfoMetricFamily("llmload", "llmload version and what it is loading")
+    info.add_metric((), {"version": VERSION, "api": ctx.api, "model": ctx.model, "profile": ctx.profile})
+    yield info
+
+
+def new_registry(collector: LlmloadCollector) -> CollectorRegistry:
+    """A fresh registry holding only ``collector`` (never the process-global REGISTRY)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    return registry

@@ -1,0 +1,236 @@
+"""The collector over real MetricSets: exposition text parsed back, checked against raw samples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from llmload.errors import ERROR_KINDS
+from llmload.exporter import BUCKETS, ExportContext, LlmloadCollector, new_registry
+from llmload.exporter.buckets import NICE_BOUNDS, snap_to_edge
+from llmload.metrics.aggregation import Aggregator, WorkerGauges
+from llmload.metrics.definitions import METRICS, e2e_s, itl_s, settle_token_counts, tpot_s, ttft_s
+from llmload.metrics.histogram import EDGES, Histogram, bucket_index
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import Recorder
+
+NS = 1_000_000_000
+CLASSES = ("short", "medium", "long")
+CTX = ExportContext(api="openai-chat", model="m-7b", profile="default", classes=(*CLASSES, "unused"))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
+    """A request with log-normal TTFT and ITL gaps; now and then an error or an interruption."""
+    n = int(rng.integers(1, 40))
+    rec = RequestRecord(cls, input_tokens=int(rng.integers(10, 3000)), max_tokens=n)
+    rec.start_ns = int(rng.integers(0, 10**12))
+    t = rec.start_ns + int(rng.lognormal(math.log(0.08), 1.0) * NS)
+    for _ in range(n):
+        rec.chunk_ns.append(t)
+        t += int(rng.lognormal(math.log(0.015), 0.8) * NS)
+    rec.end_ns = t
+    settle_token_counts(rec, None, None)
+    u = rng.random()
+    rec.outcome = "ok" if u < 0.9 else ("error" if u < 0.97 else "interrupted")
+    if rec.outcome == "error":
+        rec.error_kind = str(rng.choice(["http_429", "stall_timeout", "connection"]))
+    return rec
+
+
+def raw_values(records: list[RequestRecord], cls: str, metric: str) -> np.ndarray:
+    out: list[float] = []
+    for r in records:
+        if r.class_name != cls or r.outcome != "ok":
+            continue
+        if metric == "itl":
+            out.extend(itl_s(r).tolist())
+        else:
+            v = {"ttft": ttft_s, "tpot": tpot_s, "e2e": e2e_s}[metric](r)
+            if v is not None:
+                out.append(v)
+    return np.asarray(out)
+
+
+def report(records: list[RequestRecord], **gauges) -> dict:
+    rec = Recorder()
+    for r in records:
+        rec.add(r)
+    return {"m": rec.drain(), "g": WorkerGauges(**gauges).to_wire()}
+
+
+def scrape(collector: LlmloadCollector) -> dict:
+    """Exposition text of a fresh registry, parsed: {(sample name, frozen labels): value}."""
+    text = generate_latest(new_registry(collector)).decode()
+    samples = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            samples[(s.name, frozenset(s.labels.items()))] = s.value
+    return samples
+
+
+def series(samples: dict, name: str, **labels) -> dict[frozenset, float]:
+    want = set(labels.items())
+    return {k[1]: v for k, v in samples.items() if k[0] == name and want <= k[1]}
+
+
+@pytest.fixture
+def world():
+    """Two workers' worth of records merged in an Aggregator, and a collector over it."""
+    rng = np.random.default_rng(7)
+    records = [make_record(rng, CLASSES[i % 3]) for i in range(900)]
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", report(records[:500], users=4, in_flight=3, in_flight_by_class={"short": 1, "long": 2}))
+    agg.merge_report("w2", report(records[500:], users=6, in_flight=1, in_flight_by_class={"medium": 1}, cpu_ratio=0.9))
+    agg.users = 10
+    collector = LlmloadCollector(agg.snapshot, lambda: CTX)
+    return records, agg, collector
+
+
+def test_bounds_are_fine_edges_near_round_values():
+    for metric in METRICS:
+        b = BUCKETS[metric]
+        nice = NICE_BOUNDS[metric]
+        assert 20 <= len(b) <= 30
+        assert np.all(np.diff(b.bounds) > 0)
+        assert set(b.bounds.tolist()) <= set(EDGES.tolist())
+        assert np.all(np.abs(b.bounds / np.asarray(nice) - 1) <= 0.005 + 1e-12)  # half a fine bucket
+        assert [bucket_index(e) for e in b.bounds] == b.indices.tolist()
+        assert [float(x) for x in b.labels[:-1]] == b.bounds.tolist() and b.labels[-1] == "+Inf"
+    assert snap_to_edge(0.1)[1] == pytest.approx(0.1, rel=0.005)
+
+
+def test_histograms_are_exact_sums_of_the_fine_buckets(world):
+    records, agg, collector = world
+    samples = scrape(collector)
+    total = agg.snapshot().total
+    for cls in CLASSES:
+        for metric in METRICS:
+            name = f"llmload_{metric}_seconds"
+            base = {"class": cls, "api": "openai-chat", "model": "m-7b"}
+            buckets = {dict(k)["le"]: v for k, v in series(samples, f"{name}_bucket", **base).items()}
+            b = BUCKETS[metric]
+            assert set(buckets) == set(b.labels)
+            cum = [buckets[le] for le in b.labels]
+            assert cum == sorted(cum), f"{name} {cls}: buckets not cumulative"
+            values = raw_values(records, cls, metric)
+            h: Histogram = total.classes[cls].hist[metric]
+            # Exact: each le counts precisely the raw samples <= that edge, as the fine histogram does.
+            expected = [int(np.count_nonzero(values <= e)) for e in b.bounds] + [len(values)]
+            assert cum == expected
+            assert cum[:-1] == h.cumulative_at(b.bounds).tolist()
+            count = series(samples, f"{name}_count", **base)
+            total_sum = series(samples, f"{name}_sum", **base)
+            assert list(count.values()) == [len(values)] == [h.count]
+            assert list(total_sum.values())[0] == pytest.approx(values.sum(), rel=1e-9)
+
+
+def test_counters_and_labels(world):
+    records, _, collector = world
+    samples = scrape(collector)
+    for cls in CLASSES:
+        mine = [r for r in records if r.class_name == cls]
+        base = {"class": cls, "api": "openai-chat", "model": "m-7b"}
+        for outcome in ("ok", "error", "interrupted"):
+            got = series(samples, "llmload_requests_total", outcome=outcome, **base)
+            assert list(got.values()) == [sum(r.outcome == outcome for r in mine)]
+        ok = [r for r in mine if r.outcome == "ok"]
+        assert series(samples, "llmload_output_tokens_total", **base) == {
+            frozenset(base.items()): sum(r.output_tokens for r in ok)
+        }
+        assert list(series(samples, "llmload_input_tokens_total", **base).values()) == [sum(r.input_tokens for r in ok)]
+        errors = {dict(k)["kind"]: v for k, v in series(samples, "llmload_errors_total", **base).items()}
+        for kind in {*ERROR_KINDS, "http_429"}:
+            assert errors[kind] == sum(r.error_kind == kind for r in mine), kind
+    # A profile class that sent nothing is there from the start, at zero.
+    unused = {"class": "unused", "api": "openai-chat", "model": "m-7b"}
+    assert list(series(samples, "llmload_requests_total", outcome="ok", **unused).values()) == [0]
+    assert list(series(samples, "llmload_ttft_seconds_count", **unused).values()) == [0]
+    # Every series of a request metric carries exactly class/api/model (+ its own label).
+    for (name, labels), _ in samples.items():
+        keys = {k for k, _ in labels} - {"le", "outcome", "kind"}
+        if name.startswith(("llmload_ttft", "llmload_itl", "llmload_tpot", "llmload_e2e", "llmload_in_flight")) or (
+            name.endswith("_total")
+        ):
+            assert keys == {"class", "api", "model"}, name
+
+
+def test_gauges(world):
+    _, _, collector = world
+    samples = scrape(collector)
+    flying = {dict(k)["class"]: v for k, v in series(samples, "llmload_in_flight_requests").items()}
+    assert flying == {"short": 1, "medium": 1, "long": 2, "unused": 0}
+    assert samples[("llmload_users", frozenset())] == 10
+    assert samples[("llmload_workers", frozenset())] == 2
+    assert samples[("llmload_workers_lost", frozenset())] == 0
+    assert samples[("llmload_worker_cpu_ratio", frozenset({("worker", "w2")}))] == 0.9
+    assert ("llmload_worker_loop_lag_seconds", frozenset({("worker", "w1")})) in samples
+    assert samples[("llmload_client_saturated", frozenset())] == 1
+    info = series(samples, "llmload_info")
+    assert len(info) == 1
+    labels = dict(next(iter(info)))
+    assert (labels["api"], labels["model"], labels["profile"]) == ("openai-chat", "m-7b", "default")
+    assert labels["version"]
+
+
+def monotonic_series(samples: dict) -> dict:
+    return {k: v for k, v in samples.items() if k[0].endswith(("_total", "_bucket", "_count", "_sum"))}
+
+
+def test_counters_never_go_backwards_across_tests_and_lost_workers(world):
+    records, agg, collector = world
+    before = monotonic_series(scrape(collector))
+    agg.start_run()  # a second test started from the web UI in the same process
+    assert monotonic_series(scrape(collector)) == before
+    agg.mark_lost("w1")  # and a worker goes away
+    middle = scrape(collector)
+    assert monotonic_series(middle) == before
+    assert middle[("llmload_workers", frozenset())] == 1
+    assert middle[("llmload_workers_lost", frozenset())] == 1
+    assert ("llmload_worker_cpu_ratio", frozenset({("worker", "w1")})) not in middle
+    rng = np.random.default_rng(11)
+    agg.merge_report("w2", report([make_record(rng, "short") for _ in range(50)]))
+    after = monotonic_series(scrape(collector))
+    assert set(before) <= set(after)
+    for key, value in before.items():
+        assert after[key] >= value, key
+    short_ok = (
+        "llmload_requests_total",
+        frozenset({"class": "short", "api": "openai-chat", "model": "m-7b", "outcome": "ok"}.items()),
+    )
+    assert after[short_ok] > before[short_ok]
+
+
+def test_openmetrics_exposition_parses_too():
+    """Prometheus asks for OpenMetrics first; the same families must come out of it."""
+    from prometheus_client.openmetrics.exposition import generate_latest as om_generate
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
+
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", report([make_record(np.random.default_rng(3), "short") for _ in range(20)]))
+    text = om_generate(new_registry(LlmloadCollector(agg.snapshot, lambda: CTX))).decode()
+    families = {f.name: f.type for f in om_parse(text)}
+    assert families["llmload_ttft_seconds"] == "histogram"
+    assert families["llmload_requests"] == "counter"
+    assert families["llmload"] == "info"
+    assert families["llmload_in_flight_requests"] == "gauge"
+
+
+def test_empty_aggregator_exports_zero_series_for_the_profile():
+    agg = Aggregator(Clock())
+    samples = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))
+    assert {dict(k)["class"] for k in series(samples, "llmload_e2e_seconds_count")} == {*CLASSES, "unused"}
+    assert all(v == 0 for v in series(samples, "llmload_ttft_seconds_bucket").values())
+    assert samples[("llmload_workers", frozenset())] == 0
+    assert samples[("llmload_client_saturated", frozenset())] == 0
