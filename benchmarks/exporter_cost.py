@@ -7,8 +7,8 @@ Run: ``.venv/bin/python benchmarks/exporter_cost.py [--workers N] [--requests-pe
   of ``{"m": delta, "g": gauges}``, for a delta of three classes (the default profile's
   200 / 500 / 800 output tokens, log-normal TTFT and inter-token gaps);
 * **master merge** — the master unpacks it and folds it in (``Aggregator.merge_report``);
-* **scrape** — one ``/metrics`` answer: ``Runtime.snapshot()``-equivalent
-  (``Aggregator.snapshot()``: copies of the run/total views and the merged 30 s window) plus
+* **scrape** — one ``/metrics`` answer as the exporter takes it:
+  ``Aggregator.snapshot(window=False, run=False)`` (a copy of the total view only) plus
   collect and exposition text, 3 classes × 4 histograms, after a long run's worth of
   requests from ``--workers`` workers; then collect + text alone from a snapshot taken once.
 
@@ -112,7 +112,7 @@ def loaded_aggregator(packed: list[bytes], workers: int, reports_total: int) -> 
 def bench_scrape(agg: Aggregator, repeats: int) -> tuple[float, float, int, int]:
     """(snapshot+collect+text µs, collect+text µs from one snapshot, text bytes, gzip bytes)."""
     ctx = ExportContext("openai-chat", "meta-llama/Llama-3.1-8B-Instruct", "default", tuple(CLASSES))
-    live = new_registry(LlmloadCollector(agg.snapshot, lambda: ctx))
+    live = new_registry(LlmloadCollector(lambda: agg.snapshot(window=False, run=False), lambda: ctx))
     snap = agg.snapshot()
     frozen = new_registry(LlmloadCollector(lambda: snap, lambda: ctx))
     full_ns, collect_ns = [], []
