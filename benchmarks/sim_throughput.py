@@ -1,13 +1,22 @@
 """Simulator throughput: streamed tokens/s and the simulator's CPU cost per 1k tokens.
 
-Starts ``python -m llmload.sim`` as a child process (fast settings: TTFT 0, ITL 2 ms
-by default), then drives ``--streams`` concurrent keep-alive streaming chat requests
-from a separate process with a minimal asyncio client (counts tokens per read, no
-JSON parsing). Over the steady window (after ``--warmup`` s) it reports tokens/s, the
-simulator's CPU use read from ``/proc/<pid>/stat`` (cores, CPU seconds per 1k
-tokens) and the client-measured TTFT/ITL medians.
+Starts ``python -m llmload.sim`` as a child process, then drives ``--streams``
+concurrent keep-alive streaming chat requests from a separate process with a minimal
+asyncio client (counts tokens per read, no JSON parsing). Over the steady window
+(after ``--warmup`` s) it reports tokens/s, the simulator's CPU use read from
+``/proc/<pid>/stat`` (cores, CPU seconds per 1k tokens) and the client-measured
+TTFT/ITL medians. The simulator is one process on one event loop: "sim cores" <= 1.
+
+Fixed-latency mode (default; fast settings TTFT 0, ITL 2 ms)::
 
     .venv/bin/python benchmarks/sim_throughput.py --streams 200 500 --itl-ms 2 --seconds 10
+
+The engine model (``--preset``) with fast step settings: ``--time-scale 0.05`` runs
+every step 20x faster (a 200-sequence decode step of ~57 ms takes ~2.9 ms), and
+``--max-num-seqs`` lets every stream into the batch::
+
+    .venv/bin/python benchmarks/sim_throughput.py --preset healthy --time-scale 0.05 --max-num-seqs 512 \
+        --streams 200 500
 """
 
 from __future__ import annotations
@@ -104,7 +113,7 @@ async def _drive(host: str, port: int, args: argparse.Namespace, sim_pid: int) -
     wall, tokens = t1 - t0, stats["tokens"]
     return {
         "streams": args.streams,
-        "offered_tok_s": args.streams / (args.itl_ms / 1000) if args.itl_ms else float("inf"),
+        "offered_tok_s": args.streams / (args.itl_ms / 1000) if args.itl_ms and not args.preset else float("nan"),
         "tok_s": tokens / wall,
         "sim_cores": (cpu1 - cpu0) / wall,
         "sim_cpu_s_per_1k": (cpu1 - cpu0) / tokens * 1000 if tokens else float("nan"),
@@ -119,8 +128,19 @@ def _client(host: str, port: int, args: argparse.Namespace, sim_pid: int, out: m
     out.put(asyncio.run(_drive(host, port, args, sim_pid)))
 
 
+def _sim_config(ns: argparse.Namespace):  # noqa: ANN202 - SimConfig, imported lazily
+    from llmload.sim import SimConfig, preset_params
+
+    if not ns.preset:
+        return SimConfig(port=0, ttft_ms=ns.ttft_ms, itl_ms=ns.itl_ms)
+    overrides = {"time_scale": ns.time_scale}
+    if ns.max_num_seqs:
+        overrides["max_num_seqs"] = ns.max_num_seqs
+    return SimConfig(port=0, preset=ns.preset, engine=preset_params(ns.preset, **overrides))
+
+
 def main(argv: list[str] | None = None) -> int:
-    from llmload.sim import SimConfig, start_sim_process
+    from llmload.sim import start_sim_process
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--streams", type=int, nargs="+", default=[50, 200, 500])
@@ -129,14 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-tokens", type=int, default=200)
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--warmup", type=float, default=2.0)
+    p.add_argument("--preset", default="", help="use the engine model with this preset (default: fixed latency)")
+    p.add_argument("--time-scale", type=float, default=0.05, help="engine model: step duration factor")
+    p.add_argument("--max-num-seqs", type=int, default=0, help="engine model: batch cap (default: the preset's)")
     ns = p.parse_args(argv)
-    print(f"sim: ttft {ns.ttft_ms:g} ms, itl {ns.itl_ms:g} ms, {ns.max_tokens} tokens/request; {os.cpu_count()} CPUs")
+    print(f"sim: {_sim_config(ns).describe()}; {ns.max_tokens} tokens/request; {os.cpu_count()} CPUs")
     print(f"{'streams':>7} {'offered/s':>10} {'tokens/s':>10} {'sim cores':>9} {'sim CPU s/1k tok':>16} "
           f"{'TTFT p50 ms':>11} {'ITL p50 ms':>10} {'client cores':>12} {'errors':>6}")  # fmt: skip
     ctx = mp.get_context("spawn")
     for n in ns.streams:
         ns.streams = n
-        with start_sim_process(SimConfig(port=0, ttft_ms=ns.ttft_ms, itl_ms=ns.itl_ms)) as sim:
+        with start_sim_process(_sim_config(ns)) as sim:
             q: mp.Queue = ctx.Queue()
             client = ctx.Process(target=_client, args=(sim.host, sim.port, ns, sim.pid, q))
             client.start()

@@ -74,24 +74,29 @@ def _help() -> int:
 
 
 def demo(args: list[str]) -> int:
-    """Simulator + 60 s headless load with the default mix + summary; stops what it started."""
+    """Simulator (engine model, preset healthy) + 60 s headless load with the default mix + summary."""
     import argparse
 
-    from llmload.sim import SimConfig, start_sim_process
+    from llmload.sim import PRESETS, SimConfig, start_sim_process
 
     p = argparse.ArgumentParser(prog="llmload demo", description=demo.__doc__)
     p.add_argument("--port", type=int, default=0, help="simulator port (default: a free port)")
     p.add_argument("--run-time", default="60s", help="load duration (default: %(default)s)")
     p.add_argument("--users", type=int, default=20, help="concurrent users (default: %(default)s)")
     p.add_argument("--profile", default="default", help="workload profile (default: %(default)s)")
+    p.add_argument(
+        "--preset", default="healthy", choices=tuple(PRESETS), help="simulator preset (default: %(default)s)"
+    )
     p.add_argument("--summary-json", default="runs/demo-summary.json", help="where to write the summary JSON")
     ns = p.parse_args(args)
     if ns.summary_json and (parent := os.path.dirname(ns.summary_json)):
         os.makedirs(parent, exist_ok=True)
+    config = SimConfig(port=ns.port, preset=ns.preset)
     sys.stdout.write(f"llmload demo: starting the embedded simulator, then {ns.users} users for {ns.run_time}\n")
     sys.stdout.flush()
-    with start_sim_process(SimConfig(port=ns.port)) as sim:
-        sys.stdout.write(f"llmload demo: simulator at {sim.url} (pid {sim.pid})\n")
+    with start_sim_process(config) as sim:
+        sys.stdout.write(f"llmload demo: simulator at {sim.url} (pid {sim.pid}; {config.describe()})\n")
+        sys.stdout.write(f"llmload demo: its Prometheus metrics (vLLM names, simulated GPU) at {sim.url}/metrics\n")
         sys.stdout.flush()
         cmd = [
             sys.executable, "-m", "llmload", "run", "--headless", "--only-summary",

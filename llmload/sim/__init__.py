@@ -1,9 +1,15 @@
-"""The embedded LLM serving simulator: an OpenAI-compatible streaming server with a latency model.
+"""The embedded LLM serving simulator: an OpenAI-compatible streaming server with an engine model.
 
-Layers: :mod:`.config` (frozen settings, CLI flags), :mod:`.model` (when each token is
-due), :mod:`.engine` (one timer driving every live request), :mod:`.api` (OpenAI wire
-format), :mod:`.http11` (lean HTTP/1.1 codec), :mod:`.server` (connections, routing),
-:mod:`.runner` (event loop, signals, threads), :mod:`.process` (as a child process).
+Two modes (:mod:`.config`): fixed latency (:mod:`.model` says when each token is due,
+:mod:`.engine` drives every live request with one timer) and the engine model of a
+continuous-batching server (``docs/simulator.md``): :mod:`.params` (every knob),
+:mod:`.presets` (named bottlenecks), :mod:`.scheduler` (batching, chunked prefill,
+preemption), :mod:`.kvcache` (paged or contiguous blocks), :mod:`.cost` (step time and
+bytes), :mod:`.batching` (the engine in real time, one timer per step), :mod:`.gpu`
+(the simulated GPU), :mod:`.metrics` (vLLM's /metrics). Serving: :mod:`.api` (OpenAI
+wire format), :mod:`.sinks` (response writers), :mod:`.http11` (lean HTTP/1.1 codec),
+:mod:`.server` (connections, routing), :mod:`.runner` (event loop, signals, threads),
+:mod:`.process` (as a child process).
 
 Entry points::
 
@@ -15,10 +21,14 @@ Entry points::
 from __future__ import annotations
 
 from llmload.sim.config import SimConfig, add_arguments, config_from_args, config_to_args
+from llmload.sim.params import EngineParams
+from llmload.sim.presets import PRESETS, preset_params
 from llmload.sim.process import SimProcess, SimStartError, start_sim_process
 from llmload.sim.server import SimServer, run_in_thread, serve
 
 __all__ = [
+    "PRESETS",
+    "EngineParams",
     "SimConfig",
     "SimProcess",
     "SimServer",
@@ -26,6 +36,7 @@ __all__ = [
     "add_arguments",
     "config_from_args",
     "config_to_args",
+    "preset_params",
     "run_in_thread",
     "serve",
     "start_sim_process",

@@ -62,12 +62,13 @@ _ids = itertools.count(1)
 
 
 class ApiError(Exception):
-    """A request the API refuses; answered with ``status`` and the OpenAI error body."""
+    """A request the API refuses; answered with ``status`` and the OpenAI error body (``type_``: its type)."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, type_: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.type_ = type_
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,34 @@
 """The simulator's configuration: one frozen object built once from the command line.
 
-Defaults describe a 7B model on one data-centre GPU at concurrency 1: time to first
-token 180 ms, then one token every 35 ms.
+Two modes (``--mode``):
+
+* ``fixed``: every request gets its first token ``--ttft-ms`` after it arrived, then
+  one token every ``--itl-ms``, whatever the load (defaults 180 ms / 35 ms). For
+  measuring a client's own timing error.
+* ``engine``: a continuous-batching engine model (scheduler, step cost, KV cache,
+  simulated GPU; :mod:`llmload.sim.params`, ``docs/simulator.md``), configured by
+  ``--preset`` (default ``healthy``) and the engine flags.
+
+Without ``--mode`` the mode follows the flags: ``engine`` when ``--preset`` or any
+engine flag is given, else ``fixed`` (so ``llmload sim --ttft-ms 50 --itl-ms 5`` keeps
+its exact timing). ``--ttft-ms``/``--itl-ms`` with the engine model, or engine flags
+with ``--mode fixed``, are refused. In Python, ``SimConfig(preset="kv-pressure")`` or
+``SimConfig(mode="engine", engine=EngineParams(...))`` select the engine model.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from llmload.errors import ConfigError
+from llmload.sim.params import FIELD_NAMES, EngineParams
+from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 
 __all__ = ["SimConfig", "add_arguments", "config_from_args", "config_to_args"]
+
+_FIXED_TTFT_MS, _FIXED_ITL_MS = 180.0, 35.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,31 +37,54 @@ class SimConfig:
 
     ``port`` 0 binds a free port (the bound URL is reported by ``serve``'s ``ready``
     callback). ``default_max_tokens`` is used when a request names no token limit.
-    ``seed`` seeds the simulator's own RNG (which words a response starts with).
-    ``stamp_chunks`` adds the server's send time to every streamed content chunk (see
-    :mod:`llmload.sim.api`); for measuring a client's timing error, off by default.
+    ``seed`` seeds the simulator's own RNG (which words a response starts with, the
+    simulated GPU's UUID). ``stamp_chunks`` adds the server's send time to every
+    streamed content chunk (see :mod:`llmload.sim.api`); off by default.
+    ``mode`` ``"fixed"`` uses ``ttft_ms``/``itl_ms``; ``"engine"`` uses ``engine``
+    (default: the parameters of ``preset``, itself defaulting to ``healthy``); ``""``
+    picks ``engine`` when ``preset`` or ``engine`` is set, else ``fixed``.
+    ``gpu_metrics_port``: also serve the simulated GPU's gauges on this port (0 = a free
+    one) instead of on the main ``/metrics``; ``None`` = on the main ``/metrics``.
     """
 
     host: str = "127.0.0.1"
     port: int = 8000
-    ttft_ms: float = 180.0
-    itl_ms: float = 35.0
+    ttft_ms: float = _FIXED_TTFT_MS
+    itl_ms: float = _FIXED_ITL_MS
     model: str = "llmload-sim"
     seed: int = 0
     default_max_tokens: int = 256
     stamp_chunks: bool = False
+    mode: str = ""
+    preset: str = ""
+    engine: EngineParams | None = None
+    gpu_metrics_port: int | None = None
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0:
             raise ConfigError(f"sim: --ttft-ms must be >= 0, got {self.ttft_ms:g}")
         if self.itl_ms < 0:
             raise ConfigError(f"sim: --itl-ms must be >= 0, got {self.itl_ms:g}")
-        if not 0 <= self.port <= 65535:
-            raise ConfigError(f"sim: --port must be in 0..65535, got {self.port}")
+        for name, port in (("--port", self.port), ("--gpu-metrics-port", self.gpu_metrics_port)):
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"sim: {name} must be in 0..65535, got {port}")
         if self.default_max_tokens < 1:
             raise ConfigError(f"sim: --default-max-tokens must be >= 1, got {self.default_max_tokens}")
         if not self.model:
             raise ConfigError("sim: --model must not be empty")
+        mode = self.mode or ("engine" if self.preset or self.engine is not None else "fixed")
+        if mode not in ("fixed", "engine"):
+            raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
+        object.__setattr__(self, "mode", mode)
+        if mode == "fixed":
+            if self.preset or self.engine is not None:
+                raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
+            if self.gpu_metrics_port is not None:
+                raise ConfigError("sim: --gpu-metrics-port needs the engine model (--mode engine or --preset)")
+            return
+        object.__setattr__(self, "preset", self.preset or DEFAULT_PRESET)
+        if self.engine is None:
+            object.__setattr__(self, "engine", preset_params(self.preset))
 
     @property
     def ttft_s(self) -> float:
@@ -54,17 +94,72 @@ class SimConfig:
     def itl_s(self) -> float:
         return self.itl_ms / 1000.0
 
+    def describe(self) -> str:
+        """One line saying what this simulator does."""
+        if self.mode == "fixed":
+            return f"fixed latency: ttft {self.ttft_ms:g} ms, itl {self.itl_ms:g} ms"
+        e = self.engine
+        assert e is not None
+        return (
+            f"engine model, preset {self.preset}: max-num-seqs {e.max_num_seqs}, {e.num_kv_blocks} KV blocks "
+            f"x {e.block_size} tokens, chunked prefill {'on' if e.chunked_prefill else 'off'}, "
+            f"{e.batching} batching, time scale {e.time_scale:g}"
+        )
+
+
+# Engine flags: field -> (metavar/type, help). Booleans get --x / --no-x.
+_ENGINE_FLAGS: dict[str, tuple[Any, str]] = {
+    "max_num_seqs": (int, "most sequences in the running batch"),
+    "max_batched_tokens": (int, "most tokens per step (the prefill chunk when chunked prefill is on)"),
+    "chunked_prefill": (bool, "split prefills into chunks that share steps with decodes"),
+    "batching": (str, "continuous, or static (a batch is released only when all its requests finished)"),
+    "max_waiting": (int, "bound of the admission queue, 0 = unbounded; beyond it: HTTP 429"),
+    "max_model_len": (int, "longest prompt + max_tokens accepted (beyond it: HTTP 400)"),
+    "prefill_tps": (float, "prefill throughput, prompt tokens per second"),
+    "step_base_ms": (float, "GPU time of every step: one read of the weights"),
+    "host_overhead_ms": (float, "CPU time of every step (GPU idle): scheduling, sampling, detokenizing"),
+    "per_seq_ms": (float, "decode cost per sequence in the batch"),
+    "per_kv_token_us": (float, "decode cost per KV-cache token read (context of every decoding sequence)"),
+    "time_scale": (float, "multiply every step duration by this (e.g. 0.1 runs 10x faster)"),
+    "block_size": (int, "tokens per KV-cache block"),
+    "kv_blocks": (int, "KV-cache blocks, 0 = what fits in --gpu-memory-utilization of the GPU"),
+    "gpu_memory_utilization": (float, "fraction of GPU memory for weights + KV cache (sizes the pool)"),
+    "kv_fragmentation": (bool, "each sequence needs contiguous blocks (fails though free blocks exist)"),
+    "weights_gib": (float, "model weights in GiB (memory, and bytes read per step)"),
+    "kv_kib_per_token": (float, "KV-cache bytes per token in KiB"),
+    "reserved_gib": (float, "GPU memory for activations and the CUDA context, GiB"),
+    "gpu_name": (str, "simulated GPU's name (label modelName)"),
+    "gpu_memory_gib": (float, "simulated GPU's memory in GiB"),
+    "gpu_bandwidth_gbs": (float, "simulated GPU's peak memory bandwidth in GB/s"),
+    "gpu_power_idle_w": (float, "simulated GPU's power when idle, W"),
+    "gpu_power_max_w": (float, "simulated GPU's power when fully busy, W"),
+}
+_ALIASES = {"max_batched_tokens": ["--max-num-batched-tokens"]}
+assert set(_ENGINE_FLAGS) == set(FIELD_NAMES)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the simulator's flags (``--port``, ``--ttft-ms``, ...) to ``parser``."""
+    """Add the simulator's flags (``--port``, ``--ttft-ms``, ``--preset``, ...) to ``parser``."""
     d = SimConfig()
     g = parser.add_argument_group("simulator")
     g.add_argument("--host", default=d.host, help=f"address to bind (default {d.host})")
     g.add_argument("--port", type=int, default=d.port, help=f"port to bind, 0 = any free port (default {d.port})")
     g.add_argument(
-        "--ttft-ms", type=float, default=d.ttft_ms, help=f"time to first token in ms (default {d.ttft_ms:g})"
+        "--mode",
+        choices=("fixed", "engine"),
+        default=None,
+        help="fixed latency, or the engine model (default: engine when --preset or an engine flag is given)",
     )
-    g.add_argument("--itl-ms", type=float, default=d.itl_ms, help=f"time between tokens in ms (default {d.itl_ms:g})")
+    g.add_argument(
+        "--ttft-ms", type=float, default=None, help=f"fixed mode: time to first token in ms (default {d.ttft_ms:g})"
+    )
+    g.add_argument(
+        "--itl-ms", type=float, default=None, help=f"fixed mode: time between tokens in ms (default {d.itl_ms:g})"
+    )
     g.add_argument("--model", default=d.model, help=f"model name served by /v1/models (default {d.model})")
     g.add_argument("--seed", type=int, default=d.seed, help=f"seed of the simulator's RNG (default {d.seed})")
     g.add_argument(
@@ -80,22 +175,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='add "llmload_sent_ns" (time.perf_counter_ns() just before the write, CLOCK_MONOTONIC) '
         "to every streamed content chunk, to measure a client's timing error (default off)",
     )
+    e = parser.add_argument_group("engine model (docs/simulator.md)")
+    e.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default=None,
+        help=f"engine configuration to start from (default {DEFAULT_PRESET}): "
+        + "; ".join(f"{p.name}: {p.summary}" for p in PRESETS.values()),
+    )
+    e.add_argument(
+        "--gpu-metrics-port",
+        type=int,
+        default=None,
+        help="serve the simulated GPU's gauges on this port's /metrics (0 = a free port) instead of the main one",
+    )
+    base = EngineParams()
+    for name, (kind, help_) in _ENGINE_FLAGS.items():
+        default = getattr(base, name)
+        text = f"{help_} (healthy: {default if not isinstance(default, bool) else ('on' if default else 'off')})"
+        flags = [_flag(name), *_ALIASES.get(name, [])]
+        if kind is bool:
+            e.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:
+            e.add_argument(*flags, dest=name, type=kind, default=None, help=text)
 
 
 def config_from_args(ns: argparse.Namespace) -> SimConfig:
     """Build a :class:`SimConfig` from flags added by :func:`add_arguments`.
 
-    Raises :class:`~llmload.errors.ConfigError` (one-line message) for invalid values.
+    Raises :class:`~llmload.errors.ConfigError` (one-line message) for invalid values
+    or flags that do not belong to the chosen mode.
     """
+    overrides = {name: v for name in FIELD_NAMES if (v := getattr(ns, name, None)) is not None}
+    mode = ns.mode or ("engine" if ns.preset or overrides else "fixed")
+    common: dict[str, Any] = {
+        "host": ns.host,
+        "port": ns.port,
+        "model": ns.model,
+        "seed": ns.seed,
+        "default_max_tokens": ns.default_max_tokens,
+        "stamp_chunks": ns.stamp_chunks,
+    }
+    if mode == "fixed":
+        if ns.preset or overrides or ns.gpu_metrics_port is not None:
+            given = ["--preset"] * bool(ns.preset) + [_flag(n) for n in overrides]
+            given += ["--gpu-metrics-port"] * (ns.gpu_metrics_port is not None)
+            raise ConfigError(f"sim: {', '.join(given)} belong to the engine model, not to --mode fixed")
+        return SimConfig(
+            **common,
+            ttft_ms=_FIXED_TTFT_MS if ns.ttft_ms is None else ns.ttft_ms,
+            itl_ms=_FIXED_ITL_MS if ns.itl_ms is None else ns.itl_ms,
+            mode="fixed",
+        )
+    if ns.ttft_ms is not None or ns.itl_ms is not None:
+        raise ConfigError(
+            "sim: --ttft-ms/--itl-ms set the fixed-latency mode; the engine model derives its timing from the "
+            "step costs (drop them, or use --mode fixed)"
+        )
+    preset = ns.preset or DEFAULT_PRESET
     return SimConfig(
-        host=ns.host,
-        port=ns.port,
-        ttft_ms=ns.ttft_ms,
-        itl_ms=ns.itl_ms,
-        model=ns.model,
-        seed=ns.seed,
-        default_max_tokens=ns.default_max_tokens,
-        stamp_chunks=ns.stamp_chunks,
+        **common,
+        mode="engine",
+        preset=preset,
+        engine=preset_params(preset, **overrides),
+        gpu_metrics_port=ns.gpu_metrics_port,
     )
 
 
@@ -104,12 +247,25 @@ def config_to_args(config: SimConfig) -> list[str]:
     args = [
         "--host", config.host,
         "--port", str(config.port),
-        "--ttft-ms", repr(config.ttft_ms),
-        "--itl-ms", repr(config.itl_ms),
         "--model", config.model,
         "--seed", str(config.seed),
         "--default-max-tokens", str(config.default_max_tokens),
     ]  # fmt: skip
     if config.stamp_chunks:
         args.append("--stamp-chunks")
+    if config.mode == "fixed":
+        return [*args, "--ttft-ms", repr(config.ttft_ms), "--itl-ms", repr(config.itl_ms)]
+    assert config.engine is not None
+    args += ["--mode", "engine", "--preset", config.preset]
+    if config.gpu_metrics_port is not None:
+        args += ["--gpu-metrics-port", str(config.gpu_metrics_port)]
+    base = preset_params(config.preset)
+    for f in fields(EngineParams):
+        value = getattr(config.engine, f.name)
+        if value == getattr(base, f.name):
+            continue
+        if isinstance(value, bool):
+            args.append(_flag(f.name) if value else "--no-" + _flag(f.name)[2:])
+        else:
+            args += [_flag(f.name), value if isinstance(value, str) else repr(value)]
     return args

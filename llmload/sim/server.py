@@ -1,17 +1,20 @@
-"""The simulator's HTTP layer: connections, routing and response writers.
+"""The simulator's HTTP layer: connections, routing, ``/metrics``.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/stream``
-(wire format in :mod:`llmload.sim.api`), ``GET /v1/models``, ``GET /health``. Unknown
-paths answer 404, a wrong method 405, bad JSON or fields 400, always with the OpenAI
-error body ``{"error": {"message", "type", "code"}}``.
+(wire format in :mod:`llmload.sim.api`), ``GET /v1/models``, ``GET /health``,
+``GET /metrics`` (Prometheus text: the engine's ``vllm:*`` series, see
+:mod:`.metrics`, and the simulated GPU's ``llmload_gpu_*`` gauges, see :mod:`.gpu`,
+unless ``gpu_metrics_port`` serves those on a port of their own). Unknown paths
+answer 404, a wrong method 405, bad JSON or fields 400, a full admission queue 429,
+always with the OpenAI error body ``{"error": {"message", "type", "code"}}``.
 
 Each connection is an :class:`asyncio.Protocol` (no per-connection task, no stream
-objects) with ``TCP_NODELAY``. A generation request writes its headers (and, for
-chat, the role chunk) at once and hands a writer (a *sink*) to the engine, which
-calls it as tokens come due; each call goes straight to the socket. One SSE event
-per HTTP chunk, no compression, keep-alive per HTTP/1.1 (see :mod:`.http11`).
-With ``stamp_chunks`` on, SSE responses get a :class:`_StampedSseSink`, which stamps
-each content chunk with its send time; when off, nothing on the token path changes.
+objects) with ``TCP_NODELAY``. A generation request gets a writer (a *sink*,
+:mod:`.sinks`) that the engine calls as tokens come due; each call goes straight to
+the socket. One SSE event per HTTP chunk, no compression, keep-alive per HTTP/1.1
+(see :mod:`.http11`). The fixed-latency engine's responses start at once (headers
+and, for chat, the role chunk); the engine model's start with their first token, so
+that a request failing before it is answered 500.
 """
 
 from __future__ import annotations
@@ -21,20 +24,24 @@ import random
 import socket
 import time
 from collections.abc import Callable
-from time import perf_counter_ns
 from typing import Any
 
 from llmload.sim import http11
-from llmload.sim.api import DONE_EVENT, WORDS, ApiError, Encoder, GenRequest, parse_request
+from llmload.sim.api import WORDS, ApiError, Encoder, GenRequest, parse_request
+from llmload.sim.batching import BatchingEngine
 from llmload.sim.config import SimConfig
-from llmload.sim.engine import FixedLatencyEngine, Sequence
+from llmload.sim.engine import FixedLatencyEngine
+from llmload.sim.gpu import SimulatedGpu, gpu_uuid
+from llmload.sim.metrics import EngineStats, render_engine_metrics
 from llmload.sim.model import FixedLatencyModel
 from llmload.sim.runner import ServerThread, serve_until_signal
+from llmload.sim.sinks import BufferedSink, RawSink, Sink, SseSink, StampedSseSink
 
 __all__ = ["SimServer", "run_in_thread", "serve"]
 
 _GENERATE = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/stream": "stream"}
 _SSE = "text/event-stream; charset=utf-8"
+_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _CHUNK = http11.chunk
 
 
@@ -45,32 +52,69 @@ class SimServer:
         self.config = config
         self.url = ""
         self.port = 0
-        self.engine: FixedLatencyEngine | None = None
+        self.gpu_url = ""  # the GPU gauges' own /metrics when gpu_metrics_port is set
+        self.engine: FixedLatencyEngine | BatchingEngine | None = None
+        self.gpu: SimulatedGpu | None = None
         self.connections: set[_Connection] = set()
         self._rng = random.Random(config.seed)
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.engine = FixedLatencyEngine(FixedLatencyModel(self.config.ttft_s, self.config.itl_s), loop)
-        self._server = await loop.create_server(
-            lambda: _Connection(self), self.config.host, self.config.port, backlog=4096, reuse_address=True
+        loop = self._loop = asyncio.get_running_loop()
+        cfg, stats = self.config, EngineStats()
+        if cfg.engine is None:
+            self.engine = FixedLatencyEngine(FixedLatencyModel(cfg.ttft_s, cfg.itl_s), loop, stats)
+        else:
+            self.gpu = SimulatedGpu(cfg.engine, uuid_=gpu_uuid(cfg.seed), hostname=socket.gethostname(), t0=loop.time())
+            self.engine = BatchingEngine(cfg.engine, loop, stats, self.gpu)
+        server = await loop.create_server(
+            lambda: _Connection(self), cfg.host, cfg.port, backlog=4096, reuse_address=True
         )
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._servers.append(server)
+        self.port = server.sockets[0].getsockname()[1]
+        self.url = self._url(self.port)
+        if cfg.gpu_metrics_port is not None:
+            gpu_server = await loop.create_server(
+                lambda: _Connection(self, gpu_only=True), cfg.host, cfg.gpu_metrics_port, reuse_address=True
+            )
+            self._servers.append(gpu_server)
+            self.gpu_url = self._url(gpu_server.sockets[0].getsockname()[1])
+
+    def _url(self, port: int) -> str:
         host = self.config.host if ":" not in self.config.host else f"[{self.config.host}]"
-        self.url = f"http://{host}:{self.port}"
+        return f"http://{host}:{port}"
 
     async def stop(self) -> None:
         """Stop listening and drop every connection (streams in flight are cut)."""
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for conn in list(self.connections):
             conn.abort()
         if self.engine is not None:
             self.engine.close()
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers = []
+
+    def metrics_text(self, engine: bool = True, gpu: bool = True) -> bytes:
+        """The Prometheus exposition of the engine's and/or the simulated GPU's series."""
+        lines: list[str] = []
+        if engine and self.engine is not None:
+            p = self.config.engine
+            info = None
+            if p is not None:
+                info = {
+                    "block_size": str(p.block_size),
+                    "num_gpu_blocks": str(p.num_kv_blocks),
+                    "gpu_memory_utilization": repr(p.gpu_memory_utilization),
+                    "enable_prefix_caching": "False",
+                    "cache_dtype": "auto",
+                }
+            lines += render_engine_metrics(self.engine.stats, self.engine.gauges(), self.config.model, info)
+        if gpu and self.gpu is not None and self._loop is not None:
+            lines += self.gpu.render(self._loop.time())
+        return ("\n".join(lines) + "\n").encode()
 
     def new_encoder(self, req: GenRequest) -> Encoder:
         return Encoder(req, int(time.time()), self._rng.randrange(len(WORDS)))
@@ -93,12 +137,13 @@ def run_in_thread(config: SimConfig) -> ServerThread:
 class _Connection(asyncio.Protocol):
     """One client connection: parses requests, answers them one at a time, in order."""
 
-    def __init__(self, app: SimServer) -> None:
+    def __init__(self, app: SimServer, gpu_only: bool = False) -> None:
         self.app = app
+        self.gpu_only = gpu_only  # the GPU gauges' own port: GET /metrics only
         self.parser = http11.RequestParser()
         self.transport: asyncio.Transport | None = None
         self.busy = False  # a response is being generated
-        self.seq: Sequence | None = None
+        self.seq: Any = None  # the engine's handle of the request being generated
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -159,19 +204,27 @@ class _Connection(asyncio.Protocol):
         if not keep_alive:
             self.transport.close()
 
-    def _error(self, status: int, message: str, keep_alive: bool) -> None:
-        self._reply(status, http11.error_body(status, message), keep_alive)
+    def _error(self, status: int, message: str, keep_alive: bool, type_: str | None = None) -> None:
+        self._reply(status, http11.error_body(status, message, type_), keep_alive)
 
     def dispatch(self, req: http11.Request) -> None:
         app, ka = self.app, req.keep_alive
-        endpoint = _GENERATE.get(req.path)
+        endpoint = None if self.gpu_only else _GENERATE.get(req.path)
         if endpoint is None:
-            if req.path not in ("/health", "/v1/models"):
+            routes = ("/metrics",) if self.gpu_only else ("/health", "/v1/models", "/metrics")
+            if req.path not in routes:
                 self._error(404, f"no route for {req.method} {req.path}", ka)
             elif req.method != "GET":
                 self._error(405, f"use GET for {req.path}", ka)
             elif req.path == "/health":
                 self._reply(200, {"status": "ok"}, ka)
+            elif req.path == "/metrics":
+                on_own_port = app.gpu_url != ""
+                body = app.metrics_text(engine=not self.gpu_only, gpu=self.gpu_only or not on_own_port)
+                assert self.transport is not None
+                self.transport.write(http11.head(200, _PROMETHEUS, length=len(body), keep_alive=ka) + body)
+                if not ka:
+                    self.transport.close()
             else:
                 card = {"id": app.config.model, "object": "model", "created": 0, "owned_by": "llmload-sim"}
                 self._reply(200, {"object": "list", "data": [card]}, ka)
@@ -187,114 +240,25 @@ class _Connection(asyncio.Protocol):
         self._generate(gen, ka)
 
     def _generate(self, gen: GenRequest, keep_alive: bool) -> None:
-        assert self.transport is not None
-        assert self.app.engine is not None
-        enc = self.app.new_encoder(gen)
-        sink: _Sink
+        app = self.app
+        assert app.engine is not None
+        enc = app.new_encoder(gen)
+        sink: Sink
         if not gen.stream:
-            sink = _BufferedSink(self, enc, keep_alive)
+            sink = BufferedSink(self, enc, keep_alive)
         elif gen.endpoint == "stream":
-            self.transport.write(http11.head(200, "text/plain; charset=utf-8", keep_alive=keep_alive))
-            sink = _RawSink(self, enc, keep_alive)
+            sink = RawSink(self, enc, keep_alive, http11.head(200, "text/plain; charset=utf-8", keep_alive=keep_alive))
         else:
-            first = http11.head(200, _SSE, keep_alive=keep_alive)
+            head = http11.head(200, _SSE, keep_alive=keep_alive)
             if gen.endpoint == "chat":
-                first += _CHUNK(enc.role_event())
-            self.transport.write(first)
-            sink = (_StampedSseSink if self.app.config.stamp_chunks else _SseSink)(self, enc, keep_alive)
+                head += _CHUNK(enc.role_event())
+            sink = (StampedSseSink if app.config.stamp_chunks else SseSink)(self, enc, keep_alive, head)
+        try:
+            seq = app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens)
+        except ApiError as e:  # refused before anything was written
+            self._error(e.status, e.message, keep_alive, e.type_)
+            return
+        if isinstance(app.engine, FixedLatencyEngine):
+            sink.flush_head()
         self.busy = True
-        self.seq = self.app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens)
-
-
-class _Sink:
-    """Base of the response writers the engine calls (see :class:`~.engine.TokenSink`)."""
-
-    __slots__ = ("conn", "emitted", "enc", "keep_alive", "write")
-
-    def __init__(self, conn: _Connection, enc: Encoder, keep_alive: bool) -> None:
-        assert conn.transport is not None
-        self.conn = conn
-        self.enc = enc
-        self.keep_alive = keep_alive
-        self.write = conn.transport.write
-        self.emitted = 0
-
-    def emit(self, n: int, finished: bool) -> None:
-        raise NotImplementedError
-
-
-class _SseSink(_Sink):
-    __slots__ = ()
-
-    def emit(self, n: int, finished: bool) -> None:
-        enc, i = self.enc, self.emitted
-        self.emitted = end = i + n
-        if not finished:
-            if n == 1:
-                self.write(_CHUNK(enc.token_event(i, False)))
-            else:
-                self.write(b"".join([_CHUNK(enc.token_event(j, False)) for j in range(i, end)]))
-            return
-        parts = [_CHUNK(enc.token_event(j, j == end - 1)) for j in range(i, end)]
-        if enc.req.include_usage:
-            parts.append(_CHUNK(enc.usage_event(end)))
-        parts.append(_CHUNK(DONE_EVENT))
-        parts.append(http11.LAST_CHUNK)
-        self.write(b"".join(parts))
-        self.conn.finish(self.keep_alive)
-
-
-class _StampedSseSink(_Sink):
-    """:class:`_SseSink` whose content chunks carry ``llmload_sent_ns`` (``--stamp-chunks``)."""
-
-    __slots__ = ()
-
-    def emit(self, n: int, finished: bool) -> None:
-        enc, i = self.enc, self.emitted
-        self.emitted = end = i + n
-        if not finished:
-            if n == 1:
-                self.write(_CHUNK(enc.stamped_token_event(i, False, perf_counter_ns())))
-            else:
-                t = perf_counter_ns()
-                self.write(b"".join([_CHUNK(enc.stamped_token_event(j, False, t)) for j in range(i, end)]))
-            return
-        t = perf_counter_ns()
-        parts = [_CHUNK(enc.stamped_token_event(j, j == end - 1, t)) for j in range(i, end)]
-        if enc.req.include_usage:
-            parts.append(_CHUNK(enc.usage_event(end)))
-        parts.append(_CHUNK(DONE_EVENT))
-        parts.append(http11.LAST_CHUNK)
-        self.write(b"".join(parts))
-        self.conn.finish(self.keep_alive)
-
-
-class _RawSink(_Sink):
-    __slots__ = ()
-
-    def emit(self, n: int, finished: bool) -> None:
-        word, i = self.enc.word, self.emitted
-        self.emitted = end = i + n
-        data = b"".join([_CHUNK(word(j)) for j in range(i, end)])
-        if finished:
-            self.write(data + http11.LAST_CHUNK)
-            self.conn.finish(self.keep_alive)
-        else:
-            self.write(data)
-
-
-class _BufferedSink(_Sink):
-    __slots__ = ()
-
-    def emit(self, n: int, finished: bool) -> None:
-        self.emitted += n
-        if not finished:
-            return
-        enc = self.enc
-        if enc.req.endpoint == "stream":
-            body = enc.text(self.emitted).encode()
-            ctype = "text/plain; charset=utf-8"
-        else:
-            body, ctype = enc.full_body(self.emitted), "application/json"
-        self.write(http11.head(200, ctype, length=len(body), keep_alive=self.keep_alive) + body)
-        self.conn.finish(self.keep_alive)
+        self.seq = seq
