@@ -29,7 +29,7 @@ from llmload.adapters import get_adapter_class
 from llmload.adapters.base import Framing, RequestSpec
 from llmload.config import RunConfig
 from llmload.discovery import discover_model
-from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot, WorkerGauges
+from llmload.metrics.aggregation import SUSTAINED_REPORTS, Aggregator, ReportWire, Snapshot, WorkerGauges
 from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
@@ -244,6 +244,7 @@ class Runtime:
             self.environment.runner.quit()
             return
         self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
+        self.monitor.sample()  # start-up work before the test is not the test's CPU
         self._open_dump()
         self.aggregator.start_run()
         self.users_max = 0
@@ -304,7 +305,8 @@ class Runtime:
         warnings = []
         if saturated:
             warnings.append(
-                "the load generator was saturated (CPU >= 85 % of a core or event-loop lag >= 50 ms in "
+                "the load generator was saturated (CPU >= 85 % of a core or event-loop lag >= 50 ms, "
+                f"{SUSTAINED_REPORTS} reports in a row, in "
                 f"{', '.join(saturated)}): latencies measure the client, not the server; add workers (--processes N)"
             )
         if extra.get("workers_lost"):

@@ -31,6 +31,7 @@ __all__ = [
     "CPU_SATURATED",
     "LAG_SATURATED_S",
     "LOST_AFTER_S",
+    "SUSTAINED_REPORTS",
     "WINDOW_S",
     "Aggregator",
     "ReportWire",
@@ -45,6 +46,10 @@ LOST_AFTER_S = 15.0
 CPU_SATURATED = 0.85
 #: A gevent loop that wakes this late delays every timestamp taken by that worker.
 LAG_SATURATED_S = 0.05
+#: A run is flagged as client-bound when a process was saturated in this many reports in a
+#: row (a one-off spike, e.g. while hundreds of users spawn, is not a verdict); the live
+#: flag (exporter, web UI) is per report.
+SUSTAINED_REPORTS = 2
 
 
 @dataclass(slots=True)
@@ -88,7 +93,8 @@ class WorkerState:
     last_report: float  # time.monotonic()
     reports: int = 0
     lost: bool = False
-    saturated_ever: bool = False  # during this run
+    saturated_streak: int = 0  # consecutive saturated reports
+    saturated_ever: bool = False  # during this run, for SUSTAINED_REPORTS reports in a row
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +146,7 @@ class Aggregator:
         self._window.clear()
         self._run_started = self._clock()
         for w in self.workers.values():
-            w.saturated_ever = False
+            w.saturated_ever, w.saturated_streak = False, 0
 
     def merge_report(self, worker_id: str, report: ReportWire) -> None:
         now = self._clock()
@@ -155,7 +161,8 @@ class Aggregator:
             w = self.workers[worker_id] = WorkerState(worker_id, gauges, now)
         w.gauges, w.last_report, w.lost = gauges, now, False
         w.reports += 1
-        w.saturated_ever = w.saturated_ever or gauges.saturated
+        w.saturated_streak = w.saturated_streak + 1 if gauges.saturated else 0
+        w.saturated_ever = w.saturated_ever or w.saturated_streak >= SUSTAINED_REPORTS
         if report.get("final"):
             w.gauges = WorkerGauges()  # it stopped: nothing in flight any more
 
