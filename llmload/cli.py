@@ -2,8 +2,8 @@
 
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
-``--worker``, the web UI, ``locust.conf``) works unchanged. Pass ``-f`` to use your own
-locustfile instead.
+``--worker``, the web UI, ``locust.conf``) works unchanged. With ``--ladder`` it uses the
+locustfile with the concurrency-ladder shape. Pass ``-f`` to use your own locustfile instead.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ commands:
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+LADDER_LOCUSTFILE = Path(__file__).with_name("locustfile_ladder.py")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +50,8 @@ def run(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         return _help()
     if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
-        args = ["-f", str(PACKAGED_LOCUSTFILE), *args]
+        ladder = any(a == "--ladder" or a.startswith("--ladder=") for a in args) or os.environ.get("LLMLOAD_LADDER")
+        args = ["-f", str(LADDER_LOCUSTFILE if ladder else PACKAGED_LOCUSTFILE), *args]
     sys.argv = ["llmload run", *args]
     from locust.main import main as locust_main
 

@@ -17,6 +17,7 @@ import orjson
 
 from llmload.adapters.base import AdapterConfig
 from llmload.errors import ConfigError
+from llmload.shapes.ladder import LadderPlan, parse_ladder
 
 __all__ = ["RunConfig", "parse_duration"]
 
@@ -36,6 +37,41 @@ def parse_duration(value: str | float | int | None, flag: str) -> float | None:
     if not math.isfinite(seconds) or seconds < 0:
         raise ConfigError(f"{flag} {value!r}: must be a duration >= 0 such as 30s, 2m or 1h30m")
     return seconds or None
+
+
+def _ladder(get: Any) -> LadderPlan | None:
+    text = get("ladder", "") or ""
+    if not text:
+        return None
+    baseline = _number(get("baseline_requests", 0), int, "--baseline-requests") or 0
+    if baseline < 0:
+        raise ConfigError(f"--baseline-requests {baseline}: must be >= 0")
+    return LadderPlan(
+        levels=parse_ladder(str(text)),
+        step_s=parse_duration(get("step_time", "5m"), "--step-time") or 0.0,
+        warmup_s=parse_duration(get("step_warmup", "30s"), "--step-warmup") or 0.0,
+        stop_on_breach=bool(get("stop_on_breach", False)),
+        baseline_requests=baseline,
+    )
+
+
+def _degradation(get: Any) -> float:
+    d = _number(get("degradation", 0.5), float, "--degradation")
+    if d is None or not 0 < d <= 10:
+        raise ConfigError(f"--degradation {d}: must be > 0 (0.5 = 50 % worse than the baseline)")
+    return float(d)
+
+
+def _plan_dict(plan: LadderPlan | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    return {
+        "levels": list(plan.levels),
+        "step_s": plan.step_s,
+        "warmup_s": plan.warmup_s,
+        "stop_on_breach": plan.stop_on_breach,
+        "baseline_requests": plan.baseline_requests,
+    }
 
 
 def _number(value: Any, kind: type, flag: str) -> Any:
@@ -91,6 +127,8 @@ class RunConfig:
     summary_json: str
     records_jsonl: str
     model_auto: bool  # --model not given: ask the server's /v1/models
+    ladder: LadderPlan | None = None
+    degradation: float = 0.5
     api_key: str = field(default="", repr=False)
 
     def public_dict(self) -> dict[str, Any]:
@@ -109,6 +147,8 @@ class RunConfig:
             "endpoint_path": self.adapter.path,
             "stream_format": self.adapter.stream_format,
             "api_key_set": bool(self.api_key),
+            "ladder": _plan_dict(self.ladder),
+            "degradation": self.degradation,
         }
 
     @classmethod
@@ -168,4 +208,6 @@ class RunConfig:
             records_jsonl=get("records_jsonl", "") or "",
             model_auto=not model,
             api_key=get("api_key", "") or os.environ.get("OPENAI_API_KEY", ""),
+            ladder=_ladder(get),
+            degradation=_degradation(get),
         )

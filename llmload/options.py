@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["add_arguments"]
 
 #: Defaults a locustfile may override through ``llmload.plugin.activate(events, api=...)``.
-DEFAULTS: dict[str, Any] = {"api": "openai-chat", "profile": "default"}
+DEFAULTS: dict[str, Any] = {"api": "openai-chat", "profile": "default", "ladder": ""}
 
 
 def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
@@ -51,6 +51,47 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         include_in_web_ui=False,
         help="Workload profile, same as --profile (which is Locust's own flag). A master hands it to its "
         "workers (Locust does not forward --profile)",
+    )
+    g.add_argument(
+        "--ladder",
+        default=d["ladder"],
+        env_var="LLMLOAD_LADDER",
+        help="Concurrency ladder: user counts held one step each, e.g. 1,5,10,20,30,50 (runs the ladder "
+        "shape instead of -u/-r/-t)",
+    )
+    g.add_argument(
+        "--step-time",
+        default="5m",
+        env_var="LLMLOAD_STEP_TIME",
+        help="How long each ladder step holds its user count. Default: %(default)s",
+    )
+    g.add_argument(
+        "--step-warmup",
+        default="30s",
+        env_var="LLMLOAD_STEP_WARMUP",
+        help="The start of each step that is not measured (spawning, queues filling). Default: %(default)s",
+    )
+    g.add_argument(
+        "--stop-on-breach",
+        action="store_true",
+        default=False,
+        env_var="LLMLOAD_STOP_ON_BREACH",
+        help="End the ladder at the first step that breaks the safe-concurrency limits",
+    )
+    g.add_argument(
+        "--baseline-requests",
+        type=int,
+        default=0,
+        env_var="LLMLOAD_BASELINE_REQUESTS",
+        help="Before the ladder, send this many requests one at a time as the single-request baseline "
+        "(default 0: the first step is the baseline)",
+    )
+    g.add_argument(
+        "--degradation",
+        type=float,
+        default=0.5,
+        env_var="LLMLOAD_DEGRADATION",
+        help="Safe while TTFT and TPOT p50 stay within (1 + this) x the baseline. Default: %(default)s",
     )
     g.add_argument(
         "--summary-json",

@@ -14,6 +14,7 @@ test_start                   re-reads flags (web UI form, workers), starts a new
 spawning_complete            tracks the largest user count
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
+llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.steps`)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json``;
                              then closes the Prometheus listener (:mod:`llmload.exporter`)
 ===========================  ================================================================
@@ -36,6 +37,7 @@ from llmload.errors import ConfigError
 from llmload.exporter import install_exporter
 from llmload.options import add_arguments
 from llmload.runtime import Runtime
+from llmload.steps import MESSAGE as STEP_MESSAGE
 from llmload.webui import install_web_ui
 
 __all__ = ["activate", "install"]
@@ -67,6 +69,8 @@ def install(environment: Any) -> Runtime:
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))
+    if runtime.is_worker:
+        environment.runner.register_message(STEP_MESSAGE, lambda msg, **_: runtime.on_step_message(msg))
     runtime.start()
     install_web_ui(environment, runtime)  # the LLM tabs; nothing without a web UI
     return runtime

@@ -35,7 +35,9 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.report.console import render_summary
-from llmload.report.summary import build_summary
+from llmload.report.summary import build_steps, build_summary
+from llmload.steps import MESSAGE as STEP_MESSAGE
+from llmload.steps import StepTracker
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import WorkloadSampler, load_profile
 
@@ -66,6 +68,8 @@ class Runtime:
         self._pump: gevent.Greenlet | None = None
         self.last_summary: dict[str, Any] | None = None
         self.dump: RecordDump | None = None
+        self.steps = StepTracker(broadcast=self._broadcast_step)
+        self.steps.baseline_count = self._baseline_ok
         self.watchdog: Watchdog
         self._configure(first=True)
 
@@ -102,6 +106,7 @@ class Runtime:
         if opts is not None and not self.is_worker:
             opts.workload = config.profile  # Locust does not forward --profile to workers; this travels
         self.config = config
+        self.ladder = config.ladder
         self.profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.adapter = get_adapter_class(config.api)(config.adapter)
@@ -181,7 +186,7 @@ class Runtime:
             cpu_ratio=cpu,
             loop_lag_s=lag,
         )
-        return {"m": self.recorder.drain(), "g": gauges.to_wire(), "final": final}
+        return {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(), "final": final}
 
     def on_report_to_master(self, data: dict[str, Any]) -> None:
         data["llmload"] = self.report(final=self.environment.runner.state == STATE_STOPPED)
@@ -216,6 +221,21 @@ class Runtime:
                 gevent.sleep(LOCAL_REPORT_INTERVAL_S)
                 self._merge_local()
 
+    # -- the ladder's steps -------------------------------------------------------------
+    def _broadcast_step(self, msg: dict[str, Any]) -> None:
+        if self.is_master:
+            self.environment.runner.send_message(STEP_MESSAGE, msg)
+
+    def on_step_message(self, msg: Any) -> None:
+        """Worker: the master changed step."""
+        self.steps.on_message(msg.data)
+
+    def _baseline_ok(self) -> int:
+        from llmload.shapes.ladder import BASELINE_STEP
+
+        m = self.aggregator.steps.get(BASELINE_STEP)
+        return m.overall().counters["ok"] if m is not None else 0
+
     def _check_workers(self) -> None:
         runner = self.environment.runner
         present = {c.id for c in runner.clients.all if c.state != "missing"}
@@ -247,6 +267,7 @@ class Runtime:
         self.monitor.sample()  # start-up work before the test is not the test's CPU
         self._open_dump()
         self.aggregator.start_run()
+        self.steps.reset()
         self.users_max = 0
         self._t0_ns, self._t1_ns = time.perf_counter_ns(), 0
         self._started_wall = time.time()
@@ -268,6 +289,7 @@ class Runtime:
         if self.is_worker or not self._summary_pending:
             return
         self._t1_ns = time.perf_counter_ns()
+        self.steps.close()
         if self.is_master:  # the workers' last reports are still on their way
             self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
         else:
@@ -312,6 +334,9 @@ class Runtime:
         if extra.get("workers_lost"):
             warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(extra['workers_lost'])}")
         extra["warnings"] = warnings
+        weights = {c.name: c.weight for c in self.profile.classes}
+        if self.steps.windows:
+            extra["steps"] = build_steps(self.steps.windows, snap.steps, weights)
         return build_summary(
             snap.run,
             duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,

@@ -3,11 +3,13 @@
 Each report is a :class:`ReportWire` dict of primitives that a worker (or, when Locust
 runs standalone, the process itself) sends every ``report_to_master`` interval:
 
-``{"m": MetricSet wire delta, "g": WorkerGauges as a dict, "final": bool}``
+``{"m": MetricSet wire delta, "s": {step: MetricSet wire delta}, "g": WorkerGauges as a dict,
+"final": bool}``
 
 :class:`Aggregator` folds them in by addition into three views:
 
 * ``run`` — this test run (reset at each test start): the summary and the web UI;
+* ``steps`` — this run's statistics per load step (steady windows only), for the ladder;
 * ``total`` — everything since the process started, never reset: the Prometheus
   exporter's counters and histograms, which must never go backwards (a worker leaving or
   a new test started from the web UI changes nothing already counted);
@@ -82,6 +84,7 @@ class WorkerGauges:
 
 class ReportWire(TypedDict, total=False):
     m: dict[str, Any]
+    s: dict[str, Any]
     g: dict[str, Any]
     final: bool
 
@@ -104,6 +107,7 @@ class Snapshot:
     run: MetricSet
     total: MetricSet
     window: MetricSet
+    steps: dict[int, MetricSet]
     window_s: float  # test time the window covers: rates = window counts / window_s
     workers: tuple[WorkerState, ...]
     users: int
@@ -134,6 +138,7 @@ class Aggregator:
     def __init__(self, clock=time.monotonic) -> None:
         self._clock = clock
         self.run = MetricSet()
+        self.steps: dict[int, MetricSet] = {}
         self.total = MetricSet()
         self._window: deque[tuple[float, MetricSet]] = deque()
         self.workers: dict[str, WorkerState] = {}
@@ -143,6 +148,7 @@ class Aggregator:
     def start_run(self) -> None:
         """A new test: the run view restarts; totals and known workers stay."""
         self.run = MetricSet()
+        self.steps = {}
         self._window.clear()
         self._run_started = self._clock()
         for w in self.workers.values():
@@ -155,6 +161,11 @@ class Aggregator:
             self.run.merge(delta)
             self.total.merge(delta)
             self._window.append((now, delta))
+        for key, wire in (report.get("s") or {}).items():
+            step = self.steps.get(int(key))
+            if step is None:
+                step = self.steps[int(key)] = MetricSet()
+            step.merge(MetricSet.from_wire(wire))
         gauges = WorkerGauges.from_wire(report.get("g") or {})
         w = self.workers.get(worker_id)
         if w is None:
@@ -201,6 +212,7 @@ class Aggregator:
             run=self.run.copy() if run else MetricSet(),
             total=self.total.copy(),
             window=merged,
+            steps={i: m.copy() for i, m in self.steps.items()} if run else {},
             window_s=span,
             workers=tuple(WorkerState(**{f: getattr(w, f) for f in w.__slots__}) for w in self.workers.values()),
             users=self.users,

@@ -38,6 +38,8 @@ class RequestRecord:
         output_tokens_from_usage: whether ``output_tokens`` came from ``usage``.
         max_tokens: tokens asked for.
         finish_reason: as sent by the server, or ``None``.
+        step: index of the load step (concurrency ladder) whose *steady* window the
+            request started in, or ``None`` (no ladder, or started during a ramp/warm-up).
     """
 
     __slots__ = (
@@ -58,6 +60,7 @@ class RequestRecord:
         "start_ns",
         "start_wall_ns",
         "status",
+        "step",
     )
 
     def __init__(self, class_name: str, input_tokens: int, max_tokens: int) -> None:
@@ -78,6 +81,7 @@ class RequestRecord:
         self.output_tokens = 0
         self.output_tokens_from_usage = False
         self.finish_reason: str | None = None
+        self.step: int | None = None
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare)."""

@@ -9,7 +9,9 @@ workers send to the master.
 :class:`Recorder` is the one listener that turns each finished
 :class:`~llmload.metrics.record.RequestRecord` into statistics. It keeps a *pending* set
 (since the last :meth:`Recorder.drain`) and a *drained* cumulative set, so the same
-process can both ship deltas and read its own totals.
+process can both ship deltas and read its own totals. Records that started in the steady
+window of a load step also go into that step's own :class:`MetricSet`
+(:meth:`Recorder.drain_steps`), so ramps and warm-ups never blur a step's figures.
 """
 
 from __future__ import annotations
@@ -154,10 +156,21 @@ class Recorder:
     def __init__(self) -> None:
         self._pending = MetricSet()
         self._drained = MetricSet()
+        self._pending_steps: dict[int, MetricSet] = {}
 
     def add(self, rec: RequestRecord) -> None:
         """Listener for finished requests (called once per request, never per token)."""
         self._pending.add(rec)
+        if rec.step is not None:
+            step = self._pending_steps.get(rec.step)
+            if step is None:
+                step = self._pending_steps[rec.step] = MetricSet()
+            step.add(rec)
+
+    def drain_steps(self) -> dict[str, Any]:
+        """Wire form of the per-step statistics since the last call: ``{str(step): MetricSet wire}``."""
+        pending, self._pending_steps = self._pending_steps, {}
+        return {str(i): m.to_wire() for i, m in pending.items()}
 
     def drain(self) -> dict[str, Any]:
         """Wire form of everything recorded since the last drain; folds it into the totals."""
@@ -174,3 +187,4 @@ class Recorder:
     def reset(self) -> None:
         self._pending = MetricSet()
         self._drained = MetricSet()
+        self._pending_steps = {}

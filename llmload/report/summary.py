@@ -24,7 +24,7 @@ from llmload.metrics.definitions import METRICS
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.recorder import ClassStats, MetricSet
 
-__all__ = ["SCHEMA", "build_summary", "latency_ms"]
+__all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms"]
 
 SCHEMA = "llmload.summary/1"
 _QUANTILES = (0.5, 0.9, 0.99)
@@ -95,3 +95,21 @@ def build_summary(
     if extra:
         summary.update(extra)
     return summary
+
+
+def build_steps(windows: list[Any], steps: dict[int, MetricSet], weights: dict[str, float]) -> list[dict[str, Any]]:
+    """One entry per ladder step: its window and its steady-window statistics.
+
+    ``windows`` are :class:`~llmload.shapes.ladder.StepWindow` objects; the statistics of
+    a step cover requests that *started* in its steady window, and rates are per second of
+    that window.
+    """
+    out = []
+    for w in windows:
+        entry = w.to_dict()
+        m = steps.get(w.index) or MetricSet()
+        duration = entry["steady_s"]
+        entry["overall"] = _stats(m.overall(), duration)
+        entry["classes"] = {n: _stats(m.classes.get(n) or ClassStats(), duration) for n in weights}
+        out.append(entry)
+    return out

@@ -77,6 +77,7 @@ class LLMUser(FastHttpUser):
         sample = self._sampler.next()
         spec = runtime.adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
+        rec.step = runtime.steps.steady_step
         flight = runtime.watchdog.register(rec)
         reader: BodyReader | None = None
         clean = False
