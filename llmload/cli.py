@@ -1,4 +1,5 @@
-"""``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``.
+"""``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``,
+``gpu-sidecar`` (GPU metrics for Prometheus).
 
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
@@ -21,6 +22,8 @@ commands:
   run     run a load test (Locust with llmload's users and flags); see `llmload run --help`
   sim     start the embedded simulated LLM server; see `llmload sim --help`
   demo    start the simulator, run a short headless load against it, print the summary
+  gpu-sidecar
+          serve this host's GPU metrics for Prometheus (NVML); see `llmload gpu-sidecar --help`
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -41,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         return sim_main(rest)
     if command == "demo":
         return demo(rest)
+    if command == "gpu-sidecar":
+        from llmload.gpu.__main__ import main as gpu_main
+
+        return gpu_main(rest)
     sys.stderr.write(f"llmload: error: unknown command {command!r}\n{USAGE}")
     return 2
 
