@@ -27,6 +27,7 @@ from locust.runners import STATE_STOPPED, MasterRunner, WorkerRunner
 
 from llmload.adapters import get_adapter_class
 from llmload.adapters.base import Framing, RequestSpec
+from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
 from llmload.discovery import discover_model
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Aggregator, ReportWire, Snapshot, WorkerGauges
@@ -49,6 +50,7 @@ _WORKER_STRIDE = 1009  # user index = local * stride + worker index: unique for 
 FINAL_REPORT_WAIT_S = 4.0
 LOCAL_ID = "local"
 LOCAL_REPORT_INTERVAL_S = 1.0
+BASELINE_MIN_OK = 5
 
 
 class Runtime:
@@ -67,6 +69,7 @@ class Runtime:
         self._summary_greenlet: gevent.Greenlet | None = None
         self._pump: gevent.Greenlet | None = None
         self.last_summary: dict[str, Any] | None = None
+        self.collection: Collection | None = None  # engine / GPU metrics of the current run (not on workers)
         self.dump: RecordDump | None = None
         self.steps = StepTracker(broadcast=self._broadcast_step)
         self.steps.baseline_count = self._baseline_ok
@@ -236,6 +239,28 @@ class Runtime:
         m = self.aggregator.steps.get(BASELINE_STEP)
         return m.overall().counters["ok"] if m is not None else 0
 
+    def live_baseline(self) -> dict[str, float] | None:
+        """TTFT/TPOT p50/p99 (s) of the baseline step once it has enough requests, else None.
+
+        The baseline step is the single-request pre-run (-1) when there is one, else the
+        ladder's first step. "Enough" is :data:`BASELINE_MIN_OK` successful requests.
+        """
+        if not self.steps.windows:
+            return None
+        index = self.steps.windows[0].index
+        m = self.aggregator.steps.get(index)
+        if m is None:
+            return None
+        o = m.overall()
+        if o.counters["ok"] < BASELINE_MIN_OK:
+            return None
+        out = {}
+        for metric in ("ttft", "tpot"):
+            h = o.hist[metric]
+            if h.count:
+                out[f"{metric}_p50"], out[f"{metric}_p99"] = h.percentiles((0.5, 0.99))
+        return out or None
+
     def _check_workers(self) -> None:
         runner = self.environment.runner
         present = {c.id for c in runner.clients.all if c.state != "missing"}
@@ -271,6 +296,9 @@ class Runtime:
         self.users_max = 0
         self._t0_ns, self._t1_ns = time.perf_counter_ns(), 0
         self._started_wall = time.time()
+        if self.collection is not None:
+            self.collection.stop(final=False)
+        self.collection = None if self.is_worker else start_collection(self.config.collect, self._started_wall)
         self._summary_pending = True
 
     def _open_dump(self) -> None:
@@ -289,6 +317,8 @@ class Runtime:
         if self.is_worker or not self._summary_pending:
             return
         self._t1_ns = time.perf_counter_ns()
+        if self.collection is not None:
+            self.collection.stop()  # the last reading closes the run's window
         self.steps.close()
         if self.is_master:  # the workers' last reports are still on their way
             self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
@@ -304,6 +334,8 @@ class Runtime:
         if self.dump is not None:
             self.dump.close()
             self.dump = None
+        if self.collection is not None:
+            self.collection.stop(final=False)
         self.watchdog.stop()
         self.monitor.stop()
         if self._pump is not None:
@@ -337,6 +369,8 @@ class Runtime:
         weights = {c.name: c.weight for c in self.profile.classes}
         if self.steps.windows:
             extra["steps"] = build_steps(self.steps.windows, snap.steps, weights)
+        if self.collection is not None:
+            extra.update(self.collection.summary_extra())  # "server", "gpu", "timeseries"
         return build_summary(
             snap.run,
             duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
@@ -349,6 +383,8 @@ class Runtime:
         if not self._summary_pending:
             return
         self._summary_pending = False
+        if self.collection is not None:
+            self.collection.write_timeseries()
         summary = self.summary()
         self.last_summary = summary
         render_summary(summary, sys.stdout)

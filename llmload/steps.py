@@ -59,6 +59,12 @@ class StepTracker:
         self._state = (index, steady)
         self._apply({"i": index, "steady": steady})
 
+    def current(self) -> tuple[int, int, bool] | None:
+        """(index, users, steady) of the running step, or None."""
+        if self._state is None or not self.windows:
+            return None
+        return self._state[0], self.windows[-1].users, self._state[1]
+
     def close(self) -> None:
         """The ladder ended: close the last window; no step is running any more."""
         if self.windows and self.windows[-1].ended_at is None:

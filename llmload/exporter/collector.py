@@ -31,6 +31,12 @@ llmload_worker_cpu_ratio               gauge    worker
 llmload_worker_loop_lag_seconds        gauge    worker
 llmload_client_saturated               gauge    — (0/1)
 llmload_info                           info     version, api, model, profile
+llmload_ladder_step                    gauge    — (index of the running step, -1 = baseline;
+                                                only while a ladder runs)
+llmload_ladder_step_users              gauge    — (the step's user count)
+llmload_ladder_step_steady             gauge    — (1 in the step's measured window)
+llmload_baseline_ttft_seconds          gauge    quantile (0.5, 0.99; once the baseline is measured)
+llmload_baseline_tpot_seconds          gauge    quantile
 =====================================  =======  ==========================================
 
 Histogram buckets are exact sums of the fine histograms (:mod:`llmload.exporter.buckets`).
@@ -94,11 +100,16 @@ class ExportContext:
     model: str
     profile: str
     classes: tuple[str, ...] = ()  # exported at 0 before their first request
+    step: tuple[int, int, bool] | None = None  # running ladder step: (index, users, steady)
+    baseline: dict[str, float] | None = None  # {"ttft_p50": s, "ttft_p99": s, "tpot_p50": s, "tpot_p99": s}
 
     @classmethod
     def from_runtime(cls, runtime: Any) -> ExportContext:
         cfg = runtime.config
-        return cls(cfg.api, cfg.adapter.model, runtime.profile.name, runtime.profile.class_names)
+        return cls(
+            cfg.api, cfg.adapter.model, runtime.profile.name, runtime.profile.class_names,
+            step=runtime.steps.current(), baseline=runtime.live_baseline(),
+        )  # fmt: skip
 
 
 class LlmloadCollector(Collector):
@@ -197,6 +208,25 @@ def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[s
         "1 when a worker is short of CPU or its event loop lags: latencies then measure the client",
         value=int(snap.client_saturated),
     )
+    if ctx.step is not None:
+        index, users, steady = ctx.step
+        yield GaugeMetricFamily("llmload_ladder_step", "Running ladder step (-1 = single-request baseline)", value=index)
+        yield GaugeMetricFamily("llmload_ladder_step_users", "User count of the running ladder step", value=users)
+        yield GaugeMetricFamily(
+            "llmload_ladder_step_steady", "1 while the step's steady (measured) window runs", value=int(steady)
+        )
+    if ctx.baseline:
+        for metric in ("ttft", "tpot"):
+            g = GaugeMetricFamily(
+                f"llmload_baseline_{metric}_seconds",
+                f"Single-request baseline {metric.upper()} (the ladder's baseline step), for alert thresholds",
+                labels=("quantile",),
+            )
+            for q, suffix in (("0.5", "p50"), ("0.99", "p99")):
+                value = ctx.baseline.get(f"{metric}_{suffix}")
+                if value is not None:
+                    g.add_metric((q,), value)
+            yield g
     info = InfoMetricFamily("llmload", "llmload version and what it is loading")
     info.add_metric((), {"version": VERSION, "api": ctx.api, "model": ctx.model, "profile": ctx.profile})
     yield info

@@ -234,3 +234,28 @@ def test_empty_aggregator_exports_zero_series_for_the_profile():
     assert all(v == 0 for v in series(samples, "llmload_ttft_seconds_bucket").values())
     assert samples[("llmload_workers", frozenset())] == 0
     assert samples[("llmload_client_saturated", frozenset())] == 0
+
+
+def test_ladder_step_and_baseline_gauges():
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
+    from llmload.metrics.aggregation import Aggregator
+
+    ctx = ExportContext(
+        "openai-chat", "m", "default", ("short",), step=(2, 10, True),
+        baseline={"ttft_p50": 0.18, "ttft_p99": 0.25, "tpot_p50": 0.035, "tpot_p99": 0.04},
+    )  # fmt: skip
+    text = generate_latest(new_registry(LlmloadCollector(Aggregator().snapshot, lambda: ctx))).decode()
+    values = {
+        (s.name, s.labels.get("quantile")): s.value for f in text_string_to_metric_families(text) for s in f.samples
+    }
+    assert values[("llmload_ladder_step", None)] == 2
+    assert values[("llmload_ladder_step_users", None)] == 10
+    assert values[("llmload_ladder_step_steady", None)] == 1
+    assert values[("llmload_baseline_ttft_seconds", "0.5")] == 0.18
+    assert values[("llmload_baseline_tpot_seconds", "0.99")] == 0.04
+    plain = ExportContext("openai-chat", "m", "default", ("short",))
+    text = generate_latest(new_registry(LlmloadCollector(Aggregator().snapshot, lambda: plain))).decode()
+    assert "llmload_ladder_step" not in text and "llmload_baseline" not in text  # absent, not 0
