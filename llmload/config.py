@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from llmload.adapters.base import AdapterConfig
+from llmload.collect.config import CollectConfig
 from llmload.errors import ConfigError
 from llmload.shapes.ladder import LadderPlan, parse_ladder
 
@@ -130,6 +131,7 @@ class RunConfig:
     ladder: LadderPlan | None = None
     degradation: float = 0.5
     api_key: str = field(default="", repr=False)
+    collect: CollectConfig = field(default_factory=CollectConfig)  # engine / GPU metrics polled during the run
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -149,6 +151,7 @@ class RunConfig:
             "api_key_set": bool(self.api_key),
             "ladder": _plan_dict(self.ladder),
             "degradation": self.degradation,
+            "collect": self.collect.public_dict(),
         }
 
     @classmethod
@@ -210,4 +213,5 @@ class RunConfig:
             api_key=get("api_key", "") or os.environ.get("OPENAI_API_KEY", ""),
             ladder=_ladder(get),
             degradation=_degradation(get),
+            collect=CollectConfig.from_options(opts, summary_json=get("summary_json", "") or ""),
         )

@@ -233,3 +233,66 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         include_in_web_ui=False,
         help="Turn the Prometheus exporter off: no listener and no /metrics route",
     )
+    # Engine and GPU metrics polled during the run (llmload.collect): master or standalone only.
+    g.add_argument(
+        "--engine-metrics",
+        action="append",
+        default=None,
+        metavar="URL",
+        env_var="LLMLOAD_ENGINE_METRICS",
+        include_in_web_ui=False,
+        help="Poll this engine /metrics during the run (vLLM, SGLang, TGI, llama.cpp; auto-detected), e.g. "
+        "http://vllm:8000/metrics. Repeat the flag or give a comma-separated list for several. Summary: "
+        '"server"; unreachable endpoints are reported, never fatal',
+    )
+    g.add_argument(
+        "--gpu-metrics",
+        action="append",
+        default=None,
+        metavar="URL",
+        env_var="LLMLOAD_GPU_METRICS",
+        include_in_web_ui=False,
+        help="Poll this GPU exporter during the run: llmload gpu-sidecar (:9401), dcgm-exporter (:9400), "
+        'nvidia_gpu_exporter or the simulator. Repeatable or comma-separated. Summary: "gpu"',
+    )
+    g.add_argument(
+        "--collect-interval",
+        default="2s",
+        env_var="LLMLOAD_COLLECT_INTERVAL",
+        include_in_web_ui=False,
+        help="How often engine and GPU metrics are polled. Default: %(default)s",
+    )
+    g.add_argument(
+        "--prometheus-url",
+        default="",
+        metavar="URL",
+        env_var="LLMLOAD_PROMETHEUS_URL",
+        include_in_web_ui=False,
+        help="Read the same engine and GPU signals from this Prometheus server (instant queries every "
+        "--collect-interval) instead of polling the endpoints, e.g. http://prometheus:9090",
+    )
+    g.add_argument(
+        "--prometheus-selector",
+        default="",
+        metavar="MATCHERS",
+        env_var="LLMLOAD_PROMETHEUS_SELECTOR",
+        include_in_web_ui=False,
+        help='With --prometheus-url: label matchers narrowing the engine series, e.g. \'job="vllm",namespace="llm"\'',
+    )
+    g.add_argument(
+        "--prometheus-gpu-selector",
+        default="",
+        metavar="MATCHERS",
+        env_var="LLMLOAD_PROMETHEUS_GPU_SELECTOR",
+        include_in_web_ui=False,
+        help="With --prometheus-url: label matchers narrowing the GPU series, e.g. 'Hostname=\"gpu-node-7\"'",
+    )
+    g.add_argument(
+        "--timeseries-json",
+        default="",
+        metavar="PATH",
+        env_var="LLMLOAD_TIMESERIES_JSON",
+        include_in_web_ui=False,
+        help="Write the polled engine/GPU series here (schema llmload.timeseries/1). Default: beside "
+        "--summary-json as <stem>.timeseries.json; the summary records the path",
+    )
