@@ -1,5 +1,6 @@
 """``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``,
-``gpu-sidecar`` (GPU metrics for Prometheus).
+``gpu-sidecar`` (GPU metrics for Prometheus), ``report`` (a run's HTML/Markdown/JSON report),
+``compare`` (two runs before/after).
 
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
@@ -24,6 +25,8 @@ commands:
   demo    start the simulator, run a short headless load against it, print the summary
   gpu-sidecar
           serve this host's GPU metrics for Prometheus (NVML); see `llmload gpu-sidecar --help`
+  report  write report.html, report.md and report.json for a run directory; see `llmload report --help`
+  compare compare two runs before/after, per ladder step; see `llmload compare --help`
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -48,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.gpu.__main__ import main as gpu_main
 
         return gpu_main(rest)
+    if command in ("report", "compare"):
+        from llmload.report import commands
+
+        return commands.report_main(rest) if command == "report" else commands.compare_main(rest)
     sys.stderr.write(f"llmload: error: unknown command {command!r}\n{USAGE}")
     return 2
 

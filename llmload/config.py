@@ -132,6 +132,7 @@ class RunConfig:
     degradation: float = 0.5
     api_key: str = field(default="", repr=False)
     collect: CollectConfig = field(default_factory=CollectConfig)  # engine / GPU metrics polled during the run
+    runs_dir: str = "runs"  # where the run directory goes; "" = none (--no-run-dir)
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -214,4 +215,5 @@ class RunConfig:
             ladder=_ladder(get),
             degradation=_degradation(get),
             collect=CollectConfig.from_options(opts, summary_json=get("summary_json", "") or ""),
+            runs_dir="" if get("no_run_dir", False) else str(get("runs_dir", "runs") or ""),
         )

@@ -101,6 +101,23 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         help="Write the run summary (schema llmload.summary/1) to this path when the test stops",
     )
     g.add_argument(
+        "--runs-dir",
+        default="runs",
+        metavar="DIR",
+        env_var="LLMLOAD_RUNS_DIR",
+        include_in_web_ui=False,
+        help="Save each run in DIR/<UTC timestamp>-<profile>/ (summary, config, verdict, findings, engine/GPU "
+        "series); `llmload report` turns it into report.html. Default: %(default)s",
+    )
+    g.add_argument(
+        "--no-run-dir",
+        action="store_true",
+        default=False,
+        env_var="LLMLOAD_NO_RUN_DIR",
+        include_in_web_ui=False,
+        help="Do not save the run directory",
+    )
+    g.add_argument(
         "--records-jsonl",
         default="",
         env_var="LLMLOAD_RECORDS_JSONL",

@@ -27,6 +27,7 @@ from locust.runners import STATE_STOPPED, MasterRunner, WorkerRunner
 
 from llmload.adapters import get_adapter_class
 from llmload.adapters.base import Framing, RequestSpec
+from llmload.analysis import analyze, make_judge, series_from_timeseries
 from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
 from llmload.discovery import discover_model
@@ -37,6 +38,7 @@ from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.report.console import render_summary
 from llmload.report.summary import build_steps, build_summary
+from llmload.rundir import save_run
 from llmload.steps import MESSAGE as STEP_MESSAGE
 from llmload.steps import StepTracker
 from llmload.users.deadlines import Deadlines, Watchdog
@@ -110,6 +112,7 @@ class Runtime:
             opts.workload = config.profile  # Locust does not forward --profile to workers; this travels
         self.config = config
         self.ladder = config.ladder
+        self.steps.judge = make_judge(lambda: self.aggregator.steps, config.degradation)  # --stop-on-breach
         self.profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.adapter = get_adapter_class(config.api)(config.adapter)
@@ -371,13 +374,16 @@ class Runtime:
             extra["steps"] = build_steps(self.steps.windows, snap.steps, weights)
         if self.collection is not None:
             extra.update(self.collection.summary_extra())  # "server", "gpu", "timeseries"
-        return build_summary(
+        summary = build_summary(
             snap.run,
             duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
             users_max=self.users_max,
             weights={c.name: c.weight for c in self.profile.classes},
             extra=extra,
         )
+        # llmload.analysis: per-step figures and signals, baseline, verdict, findings (schema llmload.summary/2)
+        server, gpu = series_from_timeseries(self.collection.timeseries()) if self.collection is not None else ({}, {})
+        return analyze(summary, degradation=self.config.degradation, server=server, gpu=gpu, step_metrics=snap.steps)
 
     def write_summary(self) -> None:
         if not self._summary_pending:
@@ -396,6 +402,9 @@ class Runtime:
                     f.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
             except OSError as e:
                 log.error("llmload: cannot write --summary-json %s: %s", path, e)
+        if self.config.runs_dir:  # runs/<timestamp>-<profile>/: never fails the run (one error line)
+            series = self.collection.timeseries if self.collection is not None else None
+            save_run(summary, self.config.runs_dir, sys.stdout, series=series, host=self.environment.host)
 
 
 class RequestFailed(Exception):

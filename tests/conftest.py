@@ -8,6 +8,7 @@ under test run as child processes.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import locust  # noqa: F401  (must come first: gevent monkey-patching)
 
@@ -15,3 +16,5 @@ import locust  # noqa: F401  (must come first: gevent monkey-patching)
 # the exporter's fixed port 9646, so test sessions never collide on it; the exporter's own
 # tests turn it back on for their runs.
 os.environ.setdefault("LLMLOAD_NO_EXPORTER", "true")
+# Nor do they write run directories into the checkout's runs/ (a test's own --runs-dir wins).
+os.environ.setdefault("LLMLOAD_RUNS_DIR", tempfile.mkdtemp(prefix="llmload-test-runs-"))

@@ -32,7 +32,7 @@ from llmload.collect.engines import ENGINES, EngineReading, detect_engine, read_
 from llmload.collect.exposition import Samples, parse_exposition, samples_from_query
 from llmload.collect.gpus import GpuReading, read_gpus
 from llmload.collect.histogram import BucketHistogram
-from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
+from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries, window_summary
 from llmload.collect.signals import GPU_SIGNALS, SERVER_SIGNALS, Signal
 from llmload.collect.timeline import Timeline
 
@@ -58,4 +58,5 @@ __all__ = [
     "server_summary",
     "start_collection",
     "timeseries",
+    "window_summary",
 ]

@@ -26,7 +26,7 @@ import orjson
 from llmload.collect.config import CollectConfig, public_url
 from llmload.collect.engines import read_engine
 from llmload.collect.gpus import GpuReading, read_gpus
-from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
+from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries, window_summary
 from llmload.collect.sources import FetchError, PrometheusSource, ScrapeSource, http_request
 from llmload.collect.status import UNREACHABLE, EndpointStatus
 from llmload.collect.timeline import Timeline
@@ -102,8 +102,12 @@ class Collection:
 
     # -- one poll --------------------------------------------------------------------------
     def _read(self, source: ScrapeSource | PrometheusSource, timeout: float) -> Any:
+        """(engine reading or None, GPU readings) of one source, or the :class:`FetchError`."""
         try:
-            return source.read(timeout, self._request)
+            samples = source.read(timeout, self._request)
+            engine = read_engine(samples) if "engine" in source.roles else None
+            gpus = read_gpus(samples) if "gpu" in source.roles else {}
+            return engine, gpus
         except FetchError as e:
             return e
         except Exception as e:  # a parser or server surprise must not end the run
@@ -139,15 +143,14 @@ class Collection:
                 continue
             if status.answered(t):
                 log.info("llmload: %s at %s answer again", self._what(source), status.url)
+            reading, found = result
             if "engine" in source.roles:
-                reading = read_engine(result)
                 engines[source.url] = reading
                 if reading is not None:
                     status.engine = reading.engine
                 else:
                     self._warn_empty(source, "engine", status)
             if "gpu" in source.roles:
-                found = read_gpus(result)
                 status.gpus = max(status.gpus, len(found))
                 for key, r in found.items():
                     gpus.setdefault(key, r)  # one GPU served by two endpoints counts once
@@ -185,6 +188,10 @@ class Collection:
         if self.series_path is not None:
             out["timeseries"] = {"path": cfg.timeseries_ref, "schema": TIMESERIES_SCHEMA, "polls": len(self.timeline)}
         return out
+
+    def window_summary(self, t_from: float, t_to: float) -> dict[str, Any]:
+        """Engine and GPU signals between two wall-clock times (e.g. a ladder step's steady window)."""
+        return window_summary(self.timeline, t_from, t_to)
 
     def timeseries(self) -> dict[str, Any]:
         cfg = self.config

@@ -25,7 +25,7 @@ from llmload.collect.exposition import Samples
 from llmload.collect.histogram import BucketHistogram, read_histogram
 from llmload.collect.signals import server_signal
 
-__all__ = ["ENGINES", "ENGINE_PREFIXES", "Engine", "EngineReading", "detect_engine", "read_engine"]
+__all__ = ["ENGINES", "ENGINE_NAMES", "ENGINE_PREFIXES", "Engine", "EngineReading", "detect_engine", "read_engine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +134,8 @@ LLAMACPP = Engine(
 
 ENGINES: tuple[Engine, ...] = (VLLM, SGLANG, TGI, LLAMACPP)
 ENGINE_PREFIXES: tuple[str, ...] = tuple(e.prefix for e in ENGINES)
+#: Every sample name read from an engine page, as written there.
+ENGINE_NAMES: frozenset[str] = frozenset(n for e in ENGINES for n in e.metric_names())
 _BY_NAME = {e.name: e for e in ENGINES}
 
 

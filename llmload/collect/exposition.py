@@ -8,17 +8,20 @@ never writes it, Prometheus stores what was exposed), so ``vllm:num_preemptions_
 and TGI's ``tgi_request_count`` are found as ``vllm:num_preemptions`` and
 ``tgi_request_count``. NaN and infinite values are left out.
 
-:func:`parse_exposition` keeps only the lines whose metric name starts with one of the
-given prefixes before handing them to ``prometheus_client.parser``: an engine's
-``/metrics`` is mostly process, GC and HTTP series the collector never reads, and the
-parse runs on the load generator's event loop. A text the parser rejects is parsed line
-by line, skipping the lines it cannot read.
+:func:`parse_exposition` runs on the load generator's event loop, so it is built for
+speed: it keeps only the samples whose name the readers know (an engine's page is mostly
+histograms and process series it never reads) and reads each kept line with one regular
+expression, sending only the lines that do not match it to ``prometheus_client``'s
+parser. On the recorded vLLM page that is 0.7 ms instead of 5.7 ms with
+``prometheus_client`` alone (``benchmarks/collect_cost.py``); the tests check that both
+read every recorded page the same.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -78,45 +81,59 @@ class Samples:
         return bool(self._rows)
 
 
-def _keep(text: str, prefixes: tuple[str, ...]) -> str:
-    kept = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            if line.startswith("# TYPE "):
-                parts = line.split(" ", 3)
-                if len(parts) >= 3 and parts[2].startswith(prefixes):
-                    kept.append(line)
-        elif line.startswith(prefixes):
-            kept.append(line)
-    kept.append("")
-    return "\n".join(kept)
+_LINE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+_ESCAPES = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+_ESCAPED = re.compile(r"\\[\\\"n]")
 
 
-def _families(text: str) -> Iterator[tuple[str, dict[str, str], float]]:
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            yield s.name, s.labels, s.value
+def _name(line: str) -> str:
+    """The metric name a sample line starts with (up to ``{`` or the first blank)."""
+    for i, ch in enumerate(line):
+        if ch in "{ \t":
+            return line[:i]
+    return line
 
 
-def parse_exposition(text: str, prefixes: tuple[str, ...] | None = None) -> Samples:
+def _by_reference_parser(line: str) -> list[tuple[str, dict[str, str], float]]:
+    """One line that the fast path could not read, through ``prometheus_client``'s parser."""
+    try:
+        return [(s.name, s.labels, s.value) for f in text_string_to_metric_families(line + "\n") for s in f.samples]
+    except (ValueError, TypeError, IndexError):
+        return []
+
+
+def parse_exposition(text: str, names: Collection[str] | None = None) -> Samples:
     """A Prometheus text exposition (format 0.0.4) -> :class:`Samples`.
 
-    ``prefixes``: keep only series whose name starts with one of them (None: all).
+    ``names``: keep only samples with these names, as written in the text (None: all).
+    Sample lines are read with a regular expression (``name{labels} value [timestamp]``);
+    a line it does not match goes to ``prometheus_client``'s parser, and a line neither
+    reads is skipped.
     """
-    if prefixes is not None:
-        text = _keep(text, prefixes)
-    try:
-        return Samples(list(_families(text)))
-    except (ValueError, TypeError, IndexError):
-        pass
     rows = []
-    for line in text.splitlines():  # one bad line must not lose the others
-        if not line or line.startswith("#"):
+    for line in text.split("\n"):
+        if not line or line[0] == "#":
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            if names is None or _name(line) in names:
+                rows.extend(_by_reference_parser(line))
+            continue
+        name = m.group(1)
+        if names is not None and name not in names:
             continue
         try:
-            rows.extend(_families(line + "\n"))
-        except (ValueError, TypeError, IndexError):
+            value = float(m.group(3))
+        except ValueError:
+            rows.extend(_by_reference_parser(line))
             continue
+        raw = m.group(2)
+        labels = {}
+        if raw:
+            for key, v in _LABEL.findall(raw):
+                labels[key] = _ESCAPED.sub(lambda e: _ESCAPES[e.group(0)], v) if "\\" in v else v
+        rows.append((name, labels, value))
     return Samples(rows)
 
 

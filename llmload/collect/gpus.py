@@ -27,7 +27,16 @@ from llmload.collect.exposition import Samples
 from llmload.collect.signals import gpu_signal
 from llmload.gpu import names as gpu_names
 
-__all__ = ["GPU_PREFIXES", "VOCABULARIES", "GpuReading", "Vocabulary", "combine", "read_gpus"]
+__all__ = [
+    "GPU_NAMES",
+    "GPU_PREFIXES",
+    "VOCABULARIES",
+    "GpuReading",
+    "Vocabulary",
+    "combine",
+    "metric_names",
+    "read_gpus",
+]
 
 _MIB = float(1 << 20)
 
@@ -105,10 +114,13 @@ GPU_PREFIXES: tuple[str, ...] = tuple(v.prefix for v in VOCABULARIES)
 
 
 def metric_names() -> list[str]:
-    """Every GPU name read, for a Prometheus query."""
+    """Every GPU sample name read (for the line filter and a Prometheus query)."""
     names = [s.name for v in VOCABULARIES for sources in v.signals.values() for s in sources]
     names += [s.name for v in VOCABULARIES for s in v.extra.values()]
     return list(dict.fromkeys(names))
+
+
+GPU_NAMES: frozenset[str] = frozenset(metric_names())
 
 
 @dataclass(slots=True)

@@ -40,7 +40,7 @@ from llmload.collect.stats import counter_stats, gauge_stats, histogram_stats_ms
 from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Column, Timeline
 
-__all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries"]
+__all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries", "window_summary"]
 
 TIMESERIES_SCHEMA = "llmload.timeseries/1"
 
@@ -84,9 +84,42 @@ def _server_signals(tl: Timeline, url: str | None = None) -> dict[str, Any]:
             stats = histogram_stats_ms(tl.histogram(sig.name, url))
             if stats is not None:
                 out[f"{sig.name}_ms"] = stats
+            elif not any(e.histograms for e in tl.endpoints.values()):  # a window: the exact mean only
+                mean = _window_mean_ms(tl, sig.name, url)
+                if mean is not None:
+                    out[f"{sig.name}_ms"] = {"mean": mean}
     rate, _ = _hit_rate(tl, url)
     if rate is not None:
         out["prefix_cache_hit_rate"] = rate
+    return out
+
+
+def _window_mean_ms(tl: Timeline, name: str, url: str | None) -> float | None:
+    total = count = 0.0
+    for u, e in tl.endpoints.items():
+        if url in (None, u) and name in e.step_counts:
+            for s, c in zip(e.step_sums[name].column(), e.step_counts[name].column(), strict=True):
+                if c is not None:
+                    total, count = total + (s or 0.0), count + c
+    return round(total / count * 1000.0, 3) if count else None
+
+
+def window_summary(tl: Timeline, t_from: float, t_to: float) -> dict[str, Any]:
+    """Engine and GPU signals over the polls between wall times ``t_from`` and ``t_to``
+    (a ladder step's steady window): ``{"server": {signal: ...}, "gpu": {signal: GAUGE}}``.
+
+    Gauges as in the run summary; counters' increase and rate over the window's intervals;
+    engine histograms only as their exact mean (``{"mean"}`` in ms: buckets are not kept
+    per poll). Parts without any reading are left out.
+    """
+    w = tl.window(t_from, t_to)
+    out: dict[str, Any] = {}
+    server = _server_signals(w)
+    if server:
+        out["server"] = server
+    gpu = {s.name: {"unit": s.unit, **st} for s in GPU_SIGNALS if (st := gauge_stats(w.gpu(s.name))) is not None}
+    if gpu:
+        out["gpu"] = gpu
     return out
 
 
@@ -125,10 +158,10 @@ def gpu_summary(tl: Timeline, statuses: list[EndpointStatus], interval_s: float)
             dev["coarse"] = sorted(d.coarse)
         if d.lost_at is not None:
             dev["lost_at"] = round(d.lost_at, 3)
-            dev["lost_at_s"] = rounded(d.lost_at - tl.t0)
+            dev["lost_at_s"] = round(d.lost_at - tl.t0, 3)
         dev["signals"] = {}
         for sig in GPU_SIGNALS:
-            stats = gauge_stats(d.values.get(sig.name, ()))
+            stats = gauge_stats(d.column(sig.name, len(tl)))
             if stats is not None:
                 dev["signals"][sig.name] = {"unit": sig.unit, **stats}
         devices.append(dev)
@@ -176,7 +209,7 @@ def timeseries(tl: Timeline, interval_s: float, server: bool, gpu: bool) -> dict
         "started_at": round(tl.t0, 3),
         "interval_s": interval_s,
         "t": [round(t, 3) for t in tl.t],
-        "t_s": [rounded(t - tl.t0) for t in tl.t],
+        "t_s": [round(t - tl.t0, 3) for t in tl.t],
     }
     if server:
         part: dict[str, Any] = {"signals": _server_series(tl, None)}
@@ -197,7 +230,7 @@ def timeseries(tl: Timeline, interval_s: float, server: bool, gpu: bool) -> dict
             "devices": {
                 key: {
                     "info": {**d.info, "exporter": d.vocabulary},
-                    "signals": {name: _col(col + [None] * (n - len(col))) for name, col in d.values.items()},
+                    "signals": {name: _col(d.column(name, n)) for name in d.values},
                 }
                 for key, d in sorted(tl.devices.items())
             },

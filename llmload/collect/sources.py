@@ -6,8 +6,8 @@ the users — with a short timeout, ``Accept-Encoding: gzip``, no proxy (the loa
 goes direct too), and at most :data:`MAX_BYTES` read. Every failure becomes a
 :class:`FetchError` with a kind (:mod:`~llmload.collect.status`) and a one-line message.
 
-* :class:`ScrapeSource` — GET the URL, keep the series of its roles (``engine``: the
-  engine prefixes; ``gpu``: the GPU exporters' prefixes), parse.
+* :class:`ScrapeSource` — GET the URL, parse the samples its roles read (``engine``: the
+  engines' names; ``gpu``: the GPU exporters' names).
 * :class:`PrometheusSource` — ``POST <url>/api/v1/query`` with an instant query per role,
   ``{__name__=~"<every name read>",<selector>}``: the raw series, which then go through
   the same readers as a scrape, so counters and histograms are handled alike.
@@ -15,6 +15,7 @@ goes direct too), and at most :data:`MAX_BYTES` read. Every failure becomes a
 
 from __future__ import annotations
 
+import base64
 import gzip
 import http.client
 import urllib.error
@@ -48,11 +49,32 @@ class FetchError(Exception):
         self.kind = kind
 
 
+def _credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without ``user:password@``, and the Basic ``Authorization`` value they make."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url, None
+    user = urllib.parse.unquote(parts.username)
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc)), f"Basic {token}"
+
+
 def http_request(url: str, timeout: float, body: bytes | None = None) -> bytes:
-    """GET (or POST a form ``body``) ``url``; the answer's body, decompressed."""
+    """GET (or POST a form ``body``) ``url``; the answer's body, decompressed.
+
+    ``user:password@`` in the URL is sent as HTTP Basic authentication.
+    """
     headers = dict(_HEADERS)
     if body is not None:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
+    url, auth = _credentials(url)
+    if auth is not None:
+        headers["Authorization"] = auth
     req = urllib.request.Request(url, data=body, headers=headers)
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
@@ -91,12 +113,12 @@ def _error_detail(e: urllib.error.HTTPError) -> str:
     return f": {error}" if error else ""
 
 
-def _prefixes(roles: frozenset[str]) -> tuple[str, ...]:
-    out: tuple[str, ...] = ()
+def _names(roles: frozenset[str]) -> frozenset[str]:
+    out: frozenset[str] = frozenset()
     if "engine" in roles:
-        out += engines.ENGINE_PREFIXES
+        out |= engines.ENGINE_NAMES
     if "gpu" in roles:
-        out += gpus.GPU_PREFIXES
+        out |= gpus.GPU_NAMES
     return out
 
 
@@ -114,7 +136,7 @@ class ScrapeSource:
         head = text.lstrip()[:64].lower()
         if head.startswith(("<!doctype", "<html", "{")):
             raise FetchError(BAD_ANSWER, "not a Prometheus metrics page (HTML or JSON)")
-        return parse_exposition(text, _prefixes(self.roles))
+        return parse_exposition(text, _names(self.roles))
 
 
 def _query(names: list[str], selector: str) -> str:

@@ -25,7 +25,8 @@ _QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
 
 def rounded(x: float | None, digits: int = 6) -> float | None:
-    """``x`` to ``digits`` significant digits; None (and NaN, inf) stay None."""
+    """``x`` to ``digits`` significant digits, but never rounded left of the point (byte counts stay
+    exact); None, NaN and inf give None."""
     if x is None or not math.isfinite(x):
         return None
     if x == 0:

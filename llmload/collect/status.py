@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llmload.collect.stats import rounded
-
 __all__ = ["UNREACHABLE", "EndpointStatus"]
 
 UNREACHABLE = "unreachable"
@@ -81,7 +79,7 @@ class EndpointStatus:
 
     def to_dict(self, role: str, t0: float) -> dict[str, Any]:
         """The summary's view of this endpoint in ``role``; times as wall clock and seconds into the test."""
-        rel = lambda t: None if t is None else rounded(t - t0)  # noqa: E731
+        rel = lambda t: None if t is None else round(t - t0, 3)  # noqa: E731
         wall = lambda t: None if t is None else round(t, 3)  # noqa: E731
         out: dict[str, Any] = {"url": self.url, "source": self.source, "status": self.status(role)}
         if role == "engine":

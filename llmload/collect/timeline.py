@@ -6,14 +6,18 @@ from (:mod:`~llmload.collect.report`). Pure: no clock, no I/O.
 
 Times are wall-clock seconds (``time.time()``, to align with client records and other
 tools); ``t0`` is the test start, so ``t - t0`` is the time into the test. Every column
-has one entry per poll, ``None`` where its source gave nothing (down, or the series
-absent). Engine histograms are not stored per poll: a :class:`HistogramTrack` per
-endpoint keeps what the run added, and each poll's increment is kept as ``(sum, count)``
-for the per-interval mean.
+has one value per poll, missing where its source gave nothing (down, or the series
+absent): readers get ``None`` there. Columns are ``array('d')`` with NaN for missing,
+8 bytes a value: a day of polls every 2 s of one engine and 8 GPUs holds ~35 MB.
+Engine histograms are not stored per poll: a :class:`HistogramTrack` per endpoint keeps
+what the run added, and each poll's increment is kept as its sum and count, for the
+per-interval mean.
 """
 
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
 
 from llmload.collect.engines import EngineReading
@@ -22,19 +26,45 @@ from llmload.collect.histogram import BucketHistogram, HistogramTrack
 from llmload.collect.signals import server_signal
 from llmload.collect.stats import counter_steps
 
-__all__ = ["DeviceTrack", "EndpointTrack", "Timeline"]
+__all__ = ["Column", "DeviceTrack", "EndpointTrack", "Series", "Timeline"]
 
 Column = list[float | None]
+_NAN = math.nan
 
 
-def _put(columns: dict[str, Column], name: str, i: int, value: float | None) -> None:
-    col = columns.setdefault(name, [])
-    col.extend([None] * (i - len(col)))
-    col.append(value)
+class Series:
+    """One column: a value per poll, NaN where there was none."""
 
+    __slots__ = ("_a",)
 
-def _padded(col: Column, n: int) -> Column:
-    return col + [None] * (n - len(col)) if len(col) < n else col
+    def __init__(self, values: array | None = None) -> None:
+        self._a = values if values is not None else array("d")
+
+    def put(self, i: int, value: float | None) -> None:
+        """Set poll ``i`` (the polls since the last value set are missing)."""
+        a = self._a
+        if len(a) < i:
+            a.extend([_NAN] * (i - len(a)))
+        a.append(_NAN if value is None else value)
+
+    def column(self, n: int | None = None) -> Column:
+        """The values as a list of ``n`` polls (padded), ``None`` where missing."""
+        out: Column = [None if v != v else v for v in self._a]
+        if n is not None and len(out) < n:
+            out.extend([None] * (n - len(out)))
+        return out
+
+    def cut(self, lo: int, hi: int, skip_first: bool = False) -> Series:
+        """Polls ``lo`` to ``hi`` (padded); ``skip_first``: the first one missing."""
+        a = self._a[lo:hi]
+        if len(a) < hi - lo:
+            a.extend([_NAN] * (hi - lo - len(a)))
+        if skip_first and a:
+            a[0] = _NAN
+        return Series(a)
+
+    def any(self) -> bool:
+        return any(v == v for v in self._a)
 
 
 @dataclass
@@ -42,22 +72,22 @@ class EndpointTrack:
     """One engine endpoint through the run."""
 
     engine: str | None = None
-    gauges: dict[str, Column] = field(default_factory=dict)
-    counters: dict[str, Column] = field(default_factory=dict)
+    gauges: dict[str, Series] = field(default_factory=dict)
+    counters: dict[str, Series] = field(default_factory=dict)
     histograms: dict[str, HistogramTrack] = field(default_factory=dict)
-    steps: dict[str, list[tuple[float, float] | None]] = field(default_factory=dict)  # per poll (sum, count)
+    step_sums: dict[str, Series] = field(default_factory=dict)  # per poll: what the histogram added
+    step_counts: dict[str, Series] = field(default_factory=dict)
 
     def add(self, i: int, r: EngineReading) -> None:
         self.engine = self.engine or r.engine
         for name, v in r.gauges.items():
-            _put(self.gauges, name, i, v)
+            self.gauges.setdefault(name, Series()).put(i, v)
         for name, v in r.counters.items():
-            _put(self.counters, name, i, v)
+            self.counters.setdefault(name, Series()).put(i, v)
         for name, h in r.histograms.items():
             step = self.histograms.setdefault(name, HistogramTrack()).add(h)
-            col = self.steps.setdefault(name, [])
-            col.extend([None] * (i - len(col)))
-            col.append(None if step is None else (step.sum, step.count))
+            self.step_sums.setdefault(name, Series()).put(i, None if step is None else step.sum)
+            self.step_counts.setdefault(name, Series()).put(i, None if step is None else step.count)
 
 
 @dataclass
@@ -67,7 +97,7 @@ class DeviceTrack:
     key: str
     vocabulary: str
     info: dict[str, str]
-    values: dict[str, Column] = field(default_factory=dict)
+    values: dict[str, Series] = field(default_factory=dict)
     coarse: set[str] = field(default_factory=set)
     lost_at: float | None = None
 
@@ -75,9 +105,13 @@ class DeviceTrack:
         self.info.update(r.info)
         self.coarse |= r.coarse
         for name, v in r.values.items():
-            _put(self.values, name, i, v)
+            self.values.setdefault(name, Series()).put(i, v)
         if r.lost and self.lost_at is None:
             self.lost_at = t
+
+    def column(self, name: str, n: int) -> Column:
+        series = self.values.get(name)
+        return series.column(n) if series is not None else [None] * n
 
 
 class Timeline:
@@ -106,6 +140,34 @@ class Timeline:
                 track = self.devices[key] = DeviceTrack(key, reading.vocabulary, dict(reading.info))
             track.add(i, t, reading)
 
+    def window(self, t_from: float, t_to: float) -> Timeline:
+        """The polls taken between wall times ``t_from`` and ``t_to`` (inclusive), as a timeline.
+
+        Counter increments and histogram means then cover only intervals between two polls
+        of the window. Histogram buckets are not kept per poll, so a window has no
+        percentiles: :meth:`histogram` answers None on it, :meth:`interval_mean` still works.
+        """
+        keep = [i for i, t in enumerate(self.t) if t_from <= t <= t_to]
+        out = Timeline(self.t0)
+        if not keep:
+            return out
+        lo, hi = keep[0], keep[-1] + 1
+        out.t = self.t[lo:hi]
+        for url, e in self.endpoints.items():
+            w = EndpointTrack(e.engine)
+            w.gauges = {k: v.cut(lo, hi) for k, v in e.gauges.items()}
+            w.counters = {k: v.cut(lo, hi) for k, v in e.counters.items()}
+            # the first poll's step began before the window
+            w.step_sums = {k: v.cut(lo, hi, skip_first=True) for k, v in e.step_sums.items()}
+            w.step_counts = {k: v.cut(lo, hi, skip_first=True) for k, v in e.step_counts.items()}
+            out.endpoints[url] = w
+        for key, d in self.devices.items():
+            w = DeviceTrack(key, d.vocabulary, dict(d.info), coarse=set(d.coarse), lost_at=d.lost_at)
+            w.values = {k: v.cut(lo, hi) for k, v in d.values.items()}
+            if any(v.any() for v in w.values.values()):
+                out.devices[key] = w
+        return out
+
     @property
     def span_s(self) -> float:
         return self.t[-1] - self.t[0] if len(self.t) > 1 else 0.0
@@ -114,7 +176,7 @@ class Timeline:
     def gauge(self, name: str, url: str | None = None) -> Column:
         """The gauge at each poll: one endpoint's, or all endpoints' combined by the signal's agg."""
         n = len(self.t)
-        cols = [_padded(e.gauges[name], n) for u, e in self.endpoints.items() if name in e.gauges and url in (None, u)]
+        cols = [e.gauges[name].column(n) for u, e in self.endpoints.items() if name in e.gauges and url in (None, u)]
         mean = server_signal(name).agg == "mean"
         out: Column = []
         for row in zip(*cols, strict=True) if cols else ():
@@ -130,7 +192,7 @@ class Timeline:
         for u, e in self.endpoints.items():
             if name not in e.counters or url not in (None, u):
                 continue
-            incs, rates = counter_steps(self.t, _padded(e.counters[name], n))
+            incs, rates = counter_steps(self.t, e.counters[name].column(n))
             for i in range(n):
                 if incs[i] is not None:
                     inc_total[i] = (inc_total[i] or 0.0) + incs[i]  # type: ignore[operator]
@@ -156,12 +218,14 @@ class Timeline:
         n = len(self.t)
         sums, counts = [0.0] * n, [0.0] * n
         for u, e in self.endpoints.items():
-            if name not in e.steps or url not in (None, u):
+            if name not in e.step_counts or url not in (None, u):
                 continue
-            for i, step in enumerate(e.steps[name]):
-                if step is not None:
-                    sums[i] += step[0]
-                    counts[i] += step[1]
+            step_sums, step_counts = e.step_sums[name].column(n), e.step_counts[name].column(n)
+            for i in range(n):
+                c = step_counts[i]
+                if c is not None:
+                    sums[i] += step_sums[i] or 0.0
+                    counts[i] += c
         return [s / c if c > 0 else None for s, c in zip(sums, counts, strict=True)]
 
     def signals(self, url: str | None = None) -> set[str]:
@@ -169,12 +233,12 @@ class Timeline:
         out: set[str] = set()
         for u, e in self.endpoints.items():
             if url in (None, u):
-                out |= set(e.gauges) | set(e.counters) | set(e.histograms)
+                out |= set(e.gauges) | set(e.counters) | set(e.histograms) | set(e.step_counts)
         return out
 
     # -- GPU signals -----------------------------------------------------------------------
     def gpu(self, name: str) -> Column:
         """All GPUs' ``name`` at each poll, combined (:func:`~llmload.collect.gpus.combine`)."""
         n = len(self.t)
-        cols = {k: _padded(d.values[name], n) for k, d in self.devices.items() if name in d.values}
+        cols = {k: d.values[name].column(n) for k, d in self.devices.items() if name in d.values}
         return [combine({k: c[i] for k, c in cols.items() if c[i] is not None}, name) for i in range(n)]

@@ -1,8 +1,8 @@
-"""The run summary (schema ``llmload.summary/1``): pure data built from merged statistics.
+"""The run summary (schema ``llmload.summary/2``): pure data built from merged statistics.
 
 Contract keys (extra keys may be added, these never change meaning)::
 
-    {"schema": "llmload.summary/1", "duration_s": float, "users_max": int,
+    {"schema": "llmload.summary/2", "duration_s": float, "users_max": int,
      "overall": STATS, "classes": {name: STATS + {"weight": w}}, "errors_by_kind": {kind: n}}
 
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
@@ -26,7 +26,7 @@ from llmload.metrics.recorder import ClassStats, MetricSet
 
 __all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms"]
 
-SCHEMA = "llmload.summary/1"
+SCHEMA = "llmload.summary/2"
 _QUANTILES = (0.5, 0.9, 0.99)
 
 

@@ -1,0 +1,261 @@
+"""Safe concurrency: the largest ladder step that holds the baseline's latencies.
+
+With ``d`` = ``--degradation`` (default 0.5) and the baseline ``B`` (:mod:`.baseline`),
+each ladder step is judged in order against::
+
+    TTFT p50 <= (1 + d) · B.TTFT p50      TPOT p50 <= (1 + d) · B.TPOT p50      error rate < 1 %
+
+The first step that breaks one of them is the **breach**; the **safe** level is the step
+before it (steps above a breach are not judged: a later recovery is noise, not capacity).
+When a step breaks several limits at once, the breach names the one exceeded by the
+largest factor ``value / limit`` (the others are listed under ``also``). The baseline's own
+step is judged on its error rate only. A step with fewer than
+:data:`~llmload.analysis.baseline.MIN_REQUESTS` finished requests ends the judgement
+(status ``insufficient_data``, the safe level so far kept).
+
+The same judgement is repeated:
+
+* on p99 (``TTFT p99``/``TPOT p99`` against ``(1 + d)`` times the baseline's p99): ``p99``;
+* per request class, each against its own baseline figures: ``per_class``;
+* twice on 95 % intervals of each ratio ``step p50 / baseline p50``: with ``h_s``, ``h_b``
+  the log half-widths of the two p50s' intervals (:func:`~llmload.analysis.steps.median_ci`),
+  ``h = sqrt(h_s² + h_b²)``, the *pessimistic* pass judges ``p50 · e^h`` and the
+  *optimistic* one ``p50 · e^-h`` against the same limits. Their safe levels are the
+  confidence band ``[low, high]`` (error rates are taken as measured in both; a step
+  without an interval counts as exact).
+
+**Recommended gateway concurrency limit**: the concurrency of the safe step, or of the
+band's low end when that is lower (a wide band: the safe level may be luck); with no step
+safe even pessimistically, the baseline's. Concurrency is the step's users, or its mean
+in-flight requests rounded up when users kept fewer than 80 % of themselves busy (think
+time). Statuses: ``ok`` (no step breached: the service holds at least the top step),
+``breach``, ``insufficient_data``, ``no_baseline``, ``no_ladder``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from llmload.analysis.baseline import MIN_REQUESTS, Baseline
+from llmload.analysis.steps import Perf, StepView
+
+__all__ = ["ERROR_RATE_LIMIT", "Pass", "concurrency_of", "judge_pass", "judge_steps", "no_verdict"]
+
+#: A step is unsafe from this share of failed requests.
+ERROR_RATE_LIMIT = 0.01
+#: In-flight below this share of the users means think time: the limit counts requests, not users.
+BUSY_SHARE = 0.8
+P50 = ("ttft_p50", "tpot_p50")
+P99 = ("ttft_p99", "tpot_p99")
+
+PerfOf = Callable[[StepView], "Perf | None"]
+ValueOf = Callable[[StepView, str], "float | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """One judgement over the ladder: the last safe step, the breach, or why it stopped early."""
+
+    safe: StepView | None
+    breach: dict[str, Any] | None
+    stopped: str | None = None
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def judge_pass(
+    steps: list[StepView],
+    baseline: StepView,
+    limits: dict[str, float | None],
+    value: ValueOf,
+    perf_of: PerfOf = lambda s: s.perf,
+) -> Pass:
+    """Judge the ladder steps (index >= 0) in order: ``value(step, metric) > limits[metric]`` or errors >= 1 %."""
+    safe: StepView | None = None
+    base_perf = perf_of(baseline)
+    for s in (s for s in steps if s.index is not None and s.index >= 0):
+        p = perf_of(s)
+        if p is None or p.finished < MIN_REQUESTS:
+            n = p.finished if p is not None else 0
+            return Pass(safe, None, f"the step of {s.users} users finished only {n} requests (at least {MIN_REQUESTS} needed)")
+        over: list[tuple[str, float, float]] = []
+        if p.error_rate is not None and p.error_rate >= ERROR_RATE_LIMIT:
+            over.append(("error_rate", p.error_rate, ERROR_RATE_LIMIT))
+        if s.index != baseline.index:
+            for metric, limit in limits.items():
+                v = value(s, metric)
+                if limit is not None and v is not None and v > limit:
+                    over.append((metric, v, limit))
+        if over:
+            over.sort(key=lambda x: x[1] / x[2] if x[2] else math.inf, reverse=True)
+            metric, v, limit = over[0]
+            base = 0.0 if metric == "error_rate" else (base_perf.value(metric) if base_perf else None)
+            breach = {
+                "step": s.index,
+                "users": s.users,
+                "metric": metric,
+                "value": _r(v, 4),
+                "limit": _r(limit, 4),
+                "baseline": _r(base, 4),
+                "ratio": _r(v / base, 3) if base else None,
+                "also": [m for m, _, _ in over[1:]],
+            }
+            return Pass(safe, breach)
+        safe = s
+    return Pass(safe, None)
+
+
+def _limits(perf: Perf, metrics: tuple[str, ...], factor: float) -> dict[str, float | None]:
+    return {m: (v * factor if (v := perf.value(m)) is not None else None) for m in metrics}
+
+
+def concurrency_of(step: StepView) -> int:
+    """The step's concurrency for a gateway limit: its users, or its in-flight mean rounded up when users idled."""
+    f = step.perf.in_flight
+    if f is not None and f < BUSY_SHARE * step.users:
+        return max(1, math.ceil(f))
+    return step.users
+
+
+def _log_half_width(s: StepView, metric: str) -> float:
+    """Half the width of ``s``'s p50 interval on a log scale (0 without one)."""
+    ci = s.interval(metric)
+    if ci is None or ci[0] <= 0 or ci[1] <= 0:
+        return 0.0
+    return (math.log(ci[1]) - math.log(ci[0])) / 2.0
+
+
+def _band(steps: list[StepView], base: StepView, limits: dict[str, float | None]) -> tuple[Pass, Pass]:
+    """(pessimistic, optimistic) passes: each step's p50 moved to the edge of the 95 % interval of its ratio to the baseline.
+
+    ``h = sqrt(h_step² + h_base²)`` (log half-widths add in quadrature: independent
+    samples); pessimistic value ``p50 · e^h``, optimistic ``p50 · e^-h``, same limits.
+    """
+    out = []
+    for sign in (1.0, -1.0):
+
+        def value(s: StepView, m: str, sign: float = sign) -> float | None:
+            v = s.perf.value(m)
+            name = m.split("_")[0]
+            h = math.hypot(_log_half_width(s, name), _log_half_width(base, name))
+            return v * math.exp(sign * h) if v is not None else None
+
+        out.append(judge_pass(steps, base, limits, value))
+    return out[0], out[1]
+
+
+def _summary_of(p: Pass, limits: dict[str, float | None]) -> dict[str, Any]:
+    status = "breach" if p.breach else ("insufficient_data" if p.stopped else "ok")
+    out = {
+        "status": status,
+        "limits": {f"{m}_ms": _r(v) for m, v in limits.items()} | {"error_rate": ERROR_RATE_LIMIT},
+        "safe_step": p.safe.index if p.safe else None,
+        "safe_users": p.safe.users if p.safe else None,
+        "breach": p.breach,
+    }
+    if p.stopped:
+        out["note"] = p.stopped
+    return out
+
+
+def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in baseline.step.classes:
+        base = baseline.class_perf(name)
+        if base is None or base.ttft_p50 is None:
+            n = baseline.step.classes[name].ok
+            out[name] = {"status": "no_baseline", "safe_step": None, "safe_users": None, "breach": None,
+                         "note": f"{n} successful requests of this class in the baseline (at least {MIN_REQUESTS} needed)"}  # fmt: skip
+            continue
+        limits = _limits(base, P50, factor)
+        p = judge_pass(steps, baseline.step, limits, lambda s, m, n=name: s.classes[n].value(m) if n in s.classes else None,
+                       lambda s, n=name: s.classes.get(n))  # fmt: skip
+        out[name] = _summary_of(p, limits)
+    return out
+
+
+def _recommend(safe: StepView | None, low: Pass, baseline: StepView) -> tuple[int | None, str]:
+    if safe is None:
+        return None, "no step is safe: no concurrency limit can be recommended"
+    if low.safe is not None and low.safe.users < safe.users:
+        return concurrency_of(low.safe), (
+            f"the confidence band is wide (safe for certain only up to {low.safe.users} users): "
+            f"the limit is set at its low end"
+        )
+    if low.safe is None:
+        return concurrency_of(baseline), "no step above the baseline is safe for certain: the limit is the baseline's"
+    return concurrency_of(safe), "the safe step's concurrency"
+
+
+def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> dict[str, Any]:
+    """A verdict that could not be reached (``no_ladder``, ``no_baseline``, ``insufficient_data``)."""
+    return {
+        "status": status,
+        "note": note,
+        "degradation": degradation,
+        "limits": None,
+        "safe_step": None,
+        "safe_users": None,
+        "top_users": top_users,
+        "breach": None,
+        "p99": None,
+        "confidence": {"band_users": [None, None], "note": note},
+        "recommended_limit": None,
+        "per_class": {},
+    }
+
+
+def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -> dict[str, Any]:
+    """The verdict dict (module docstring; schema in docs/summary-schema.md)."""
+    factor = 1.0 + degradation
+    ladder = [s for s in steps if s.index is not None and s.index >= 0]
+    base = baseline.step
+    limits = _limits(base.perf, P50, factor)
+    main = judge_pass(steps, base, limits, lambda s, m: s.perf.value(m))
+    limits99 = _limits(base.perf, P99, factor)
+    p99 = judge_pass(steps, base, limits99, lambda s, m: s.perf.value(m))
+    low, high = _band(steps, base, limits)
+    recommended, why = _recommend(main.safe, low, base)
+    top = ladder[-1].users if ladder else base.users
+    if main.breach:
+        status, note = "breach", ""
+    elif main.stopped:
+        status, note = "insufficient_data", main.stopped + ": lengthen --step-time"
+    else:
+        status = "ok"
+        note = f"no step broke the limits: the service holds at least {top} users; extend --ladder to find its limit"
+    with_ci = sum(1 for s in ladder if s.ci)
+    method = (
+        "95% intervals of each step's p50 / baseline p50 (order statistics of each step's own samples, ranks "
+        "n/2 ± 0.98·√n; log half-widths added in quadrature): low = the safe level with every ratio at the top of its "
+        "interval, high = at the bottom"
+    )
+    if not with_ci:
+        method = "no per-step confidence intervals in this summary: the band is the verdict itself"
+    return {
+        "status": status,
+        "note": note,
+        "degradation": degradation,
+        "limits": {"ttft_p50_ms": _r(limits["ttft_p50"]), "tpot_p50_ms": _r(limits["tpot_p50"]), "error_rate": ERROR_RATE_LIMIT},
+        "safe_step": main.safe.index if main.safe else None,
+        "safe_users": main.safe.users if main.safe else None,
+        "top_users": top,
+        "steps_judged": len(ladder),
+        "breach": main.breach,
+        "p99": _summary_of(p99, limits99),
+        "confidence": {
+            "band_users": [low.safe.users if low.safe else None, high.safe.users if high.safe else None],
+            "band_steps": [low.safe.index if low.safe else None, high.safe.index if high.safe else None],
+            "method": method,
+            "note": f"safe between {low.safe.users if low.safe else 'none'} and {high.safe.users if high.safe else 'none'} users "
+            "given the sampling spread of each step's p50",
+        },
+        "recommended_limit": recommended,
+        "recommended_note": why,
+        "per_class": _per_class(steps, baseline, factor),
+    }

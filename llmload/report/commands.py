@@ -1,0 +1,141 @@
+"""The ``llmload report`` and ``llmload compare`` commands (the CLI edge: these may print).
+
+``llmload report RUN [--out DIR] [--format html,md,json]`` writes ``report.html``,
+``report.md`` and ``report.json`` for a run directory (or a summary JSON file) into the
+run directory or ``DIR``. ``llmload compare RUN_A RUN_B [--markdown | --json] [--out FILE]``
+prints the before/after table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from llmload.report import compare, html, markdown
+from llmload.report.data import build_report
+from llmload.rundir import Run, RunDirError, load_run
+
+__all__ = ["FORMATS", "analysed", "compare_main", "report_main", "write_report"]
+
+#: format -> (file name, writer of (report data, text stream))
+FORMATS = {
+    "html": ("report.html", html.write_html),
+    "md": ("report.md", markdown.write_markdown),
+    "json": ("report.json", lambda r, out: out.write(orjson.dumps(r, option=orjson.OPT_INDENT_2).decode() + "\n")),
+}
+
+
+def analysed(run: Run) -> Run:
+    """``run`` itself, or, when its summary predates the analysis (no ``verdict`` key), a copy analysed now."""
+    if "verdict" in run.summary:
+        return run
+    from llmload.analysis import analyze, series_from_timeseries
+
+    summary = copy.deepcopy(run.summary)
+    server, gpu = series_from_timeseries(run.timeseries)
+    degradation = (summary.get("config") or {}).get("degradation") or 0.5
+    try:
+        analyze(summary, degradation=degradation, server=server, gpu=gpu)
+    except Exception as e:  # an old or hand-made summary the analysis cannot read: report what is there
+        note = f"this summary has no analysis and it could not be run now ({type(e).__name__}: {e})"
+        return replace(run, summary={**run.summary, "warnings": [*(run.summary.get("warnings") or []), note]})
+    note = "this summary had no verdict: the analysis ran in llmload report (without per-step confidence intervals)"
+    summary["warnings"] = [*(summary.get("warnings") or []), note]
+    return replace(run, summary=summary)
+
+
+def write_report(run: Run, out_dir: str | Path | None = None, formats: tuple[str, ...] = tuple(FORMATS)) -> list[Path]:
+    """Write the report files of ``run`` into ``out_dir`` (default: the run's directory); their paths.
+
+    A summary without the analysis (from before it existed) is analysed first (:func:`analysed`).
+    """
+    report = build_report(analysed(run))
+    target = Path(out_dir) if out_dir else run.path
+    target.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        name, writer = FORMATS[fmt]
+        buf = io.StringIO()
+        writer(report, buf)
+        path = target / name
+        path.write_text(buf.getvalue(), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _load(path: str, prog: str) -> Run | None:
+    try:
+        return load_run(path)
+    except RunDirError as e:
+        sys.stderr.write(f"{prog}: error: {e}\n")
+        return None
+
+
+def _formats(text: str, parser: argparse.ArgumentParser) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
+    bad = [f for f in chosen if f not in FORMATS]
+    if bad or not chosen:
+        parser.error(f"--format {text!r}: choose from {', '.join(FORMATS)} (comma-separated)")
+    return chosen
+
+
+def report_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="llmload report",
+        description="Write report.html (self-contained, charts as inline SVG), report.md (phenomenon -> root cause "
+        "-> change -> effect record) and report.json for a run.",
+    )
+    p.add_argument("run", metavar="RUN_DIR", help="a run directory (runs/<timestamp>-<profile>) or a summary JSON file")
+    p.add_argument("--out", metavar="DIR", default="", help="where to write the files (default: the run directory)")
+    p.add_argument("--format", default="html,md,json", help="which files, comma-separated (default: %(default)s)")
+    ns = p.parse_args(argv)
+    formats = _formats(ns.format, p)
+    run = _load(ns.run, "llmload report")
+    if run is None:
+        return 2
+    try:
+        paths = write_report(run, ns.out or None, formats)
+    except OSError as e:
+        sys.stderr.write(f"llmload report: error: cannot write the report: {e}\n")
+        return 1
+    for path in paths:
+        sys.stdout.write(f"{path}\n")
+    return 0
+
+
+def compare_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="llmload compare",
+        description="Before/after: TTFT and TPOT p50/p99, output tok/s and error rate of two runs, per ladder step "
+        "(matched by users) and overall, with deltas.",
+    )
+    p.add_argument("run_a", metavar="RUN_A", help="the run before (directory or summary JSON)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run after (directory or summary JSON)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--markdown", action="store_true", help="print a Markdown table instead of the console table")
+    out.add_argument("--json", action="store_true", help="print the comparison as JSON (llmload.compare/1)")
+    p.add_argument("--out", metavar="FILE", default="", help="write to FILE instead of standard output")
+    ns = p.parse_args(argv)
+    a, b = _load(ns.run_a, "llmload compare"), _load(ns.run_b, "llmload compare")
+    if a is None or b is None:
+        return 2
+    result = compare.compare_runs(a, b)
+    writer: Any = compare.write_json if ns.json else compare.write_markdown if ns.markdown else compare.write_console
+    if not ns.out:
+        writer(result, sys.stdout)
+        return 0
+    try:
+        with open(ns.out, "w", encoding="utf-8") as f:
+            writer(result, f)
+    except OSError as e:
+        sys.stderr.write(f"llmload compare: error: cannot write {ns.out}: {e}\n")
+        return 1
+    sys.stdout.write(f"{ns.out}\n")
+    return 0

@@ -1,0 +1,173 @@
+"""Before / after: two runs side by side, per ladder step (matched by users) and overall.
+
+:func:`compare_runs` returns the comparison as data (``llmload.compare/1``)::
+
+    {"schema": "llmload.compare/1",
+     "a": {"name", "started_at", "safe_users", "recommended_limit", "binding"},  "b": {...},
+     "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
+               "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
+
+Metrics: TTFT p50/p99, TPOT p50/p99 (ms), output tok/s, error rate. ``pct`` is
+``(b - a) / a`` (the error rate's ``delta`` is shown in percentage points); ``change`` reads it in the metric's direction (lower latency and error
+rate, higher tok/s are better) with :data:`SAME_WITHIN` as "same". A step present in one
+run only gets a row with the other side null. The writers take the comparison and a
+text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+import orjson
+
+from llmload.report import fmt
+from llmload.report.data import row
+
+__all__ = ["COMPARE_SCHEMA", "METRICS", "SAME_WITHIN", "compare_runs", "write_console", "write_json", "write_markdown"]
+
+COMPARE_SCHEMA = "llmload.compare/1"
+#: Relative changes within this are reported as "same" (run-to-run noise).
+SAME_WITHIN = 0.05
+#: (row key, label, unit, higher is better)
+METRICS = (
+    ("ttft_p50", "TTFT p50", "ms", False),
+    ("ttft_p99", "TTFT p99", "ms", False),
+    ("tpot_p50", "TPOT p50", "ms", False),
+    ("tpot_p99", "TPOT p99", "ms", False),
+    ("tok_s", "output tok/s", "tok/s", True),
+    ("error_rate", "error rate", "ratio", False),
+)
+
+
+def _side(run: Any) -> dict[str, Any]:
+    s = run.summary
+    v = s.get("verdict") or {}
+    return {
+        "name": run.name,
+        "started_at": s.get("started_at"),
+        "safe_users": v.get("safe_users"),
+        "recommended_limit": v.get("recommended_limit"),
+        "binding": (v.get("breach") or {}).get("metric"),
+    }
+
+
+def _steps_by_users(summary: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Ladder steps keyed by users (the last step of a given size wins; the pre-run is left out)."""
+    return {st["users"]: st for st in summary.get("steps") or [] if (st.get("index") or 0) >= 0 and "users" in st}
+
+
+def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[float | None, float | None, str | None]:
+    if a is None or b is None:
+        return None, None, None
+    delta = b - a
+    if a == 0:
+        pct = None
+        same = delta == 0
+    else:
+        pct = delta / abs(a)
+        same = abs(pct) <= SAME_WITHIN
+    if same:
+        return delta, pct, "same"
+    return delta, pct, "better" if (delta > 0) == higher_better else "worse"
+
+
+def _rows(scope: str, users: int | None, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+    ra, rb = row(scope, a) if a else {}, row(scope, b) if b else {}
+    out = []
+    for key, label, unit, higher in METRICS:
+        va, vb = ra.get(key), rb.get(key)
+        delta, pct, change = _change(va, vb, higher)
+        r = {"scope": scope, "users": users, "metric": label, "unit": unit, "a": va, "b": vb}
+        r.update(delta=None if delta is None else round(delta, 6), pct=None if pct is None else round(pct, 6), change=change)
+        out.append(r)
+    return out
+
+
+def compare_runs(a: Any, b: Any) -> dict[str, Any]:
+    """Compare runs ``a`` (before) and ``b`` (after), :class:`~llmload.rundir.Run` objects."""
+    sa, sb = _steps_by_users(a.summary), _steps_by_users(b.summary)
+    rows = _rows("overall", None, a.summary.get("overall"), b.summary.get("overall"))
+    for users in sorted(set(sa) | set(sb)):
+        ra, rb = sa.get(users), sb.get(users)
+        rows += _rows(fmt.users(users), users, ra and ra.get("overall"), rb and rb.get("overall"))
+    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "rows": rows}
+
+
+def _value(v: float | None, unit: str) -> str:
+    if unit == "ratio":
+        return fmt.pct(v, 2)
+    return fmt.ms(v, unit=False) if unit == "ms" else fmt.num(v)
+
+
+def _delta(r: dict[str, Any]) -> str:
+    if r["delta"] is None:
+        return fmt.DASH
+    if r["unit"] == "ratio":  # percentage points
+        return f"{r['delta'] * 100:+.2f} pp" if r["delta"] else "0"
+    return fmt.signed(r["delta"])
+
+
+def _cells(r: dict[str, Any]) -> list[str]:
+    unit = f" ({r['unit']})" if r["unit"] == "ms" else ""
+    return [
+        f"{r['metric']}{unit}",
+        _value(r["a"], r["unit"]),
+        _value(r["b"], r["unit"]),
+        _delta(r),
+        fmt.signed_pct(r["pct"]),
+        r["change"] or "",
+    ]
+
+
+def _headline(c: dict[str, Any]) -> list[str]:
+    a, b = c["a"], c["b"]
+    out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
+    if a["safe_users"] is not None or b["safe_users"] is not None:
+        out.append(
+            f"safe concurrency: {fmt.num(a['safe_users'])} -> {fmt.num(b['safe_users'])} users; "
+            f"recommended limit {fmt.num(a['recommended_limit'])} -> {fmt.num(b['recommended_limit'])}; "
+            f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}"
+        )
+    return out
+
+
+_HEAD = ["metric", "A", "B", "delta", "delta %", "change"]
+
+
+def write_console(c: dict[str, Any], out: TextIO) -> None:
+    """A plain-text table, one block per scope (overall, then each step)."""
+    out.write("llmload compare\n" + "\n".join(_headline(c)) + "\n")
+    body = [(r["scope"], _cells(r)) for r in c["rows"]]
+    widths = [max(len(h), *(len(cells[i]) for _, cells in body)) for i, h in enumerate(_HEAD)]
+    scope_w = max(len("scope"), *(len(s) for s, _ in body))
+
+    def line(scope: str, cells: list[str]) -> str:
+        parts = [cells[0].ljust(widths[0])] + [cells[i].rjust(widths[i]) for i in range(1, 5)] + [cells[5]]
+        return (scope.ljust(scope_w) + "  " + "  ".join(parts)).rstrip()
+
+    header = line("scope", _HEAD)
+    out.write("\n" + header + "\n" + "-" * len(header) + "\n")
+    last = None
+    for scope, cells in body:
+        if last is not None and scope != last:
+            out.write("\n")
+        out.write(line(scope if scope != last else "", cells) + "\n")
+        last = scope
+    out.write(f"\ndelta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by users\n")
+
+
+def write_markdown(c: dict[str, Any], out: TextIO) -> None:
+    """A Markdown table (scope column first), ready to paste into the report's effect section."""
+    lines = ["## Before / after", ""] + [f"- {h}" for h in _headline(c)] + [""]
+    lines += ["| scope | " + " | ".join(_HEAD) + " |", "|---|---|" + "---:|" * 4 + "---|"]
+    last = None
+    for r in c["rows"]:
+        cells = [r["scope"] if r["scope"] != last else "", *_cells(r)]
+        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        last = r["scope"]
+    lines += ["", f"delta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by users."]
+    out.write("\n".join(lines) + "\n")
+
+
+def write_json(c: dict[str, Any], out: TextIO) -> None:
+    out.write(orjson.dumps(c, option=orjson.OPT_INDENT_2).decode() + "\n")

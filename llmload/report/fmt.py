@@ -1,0 +1,106 @@
+"""Number formatting shared by the report writers: one look for a value everywhere.
+
+Every function takes ``None`` (no data) and returns ``"-"`` for it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["DASH", "breach_sentence", "breach_value", "metric_name", "ms", "num", "pct", "signed", "signed_pct", "users", "value"]
+
+DASH = "-"
+
+
+def _ok(v: float | None) -> bool:
+    return v is not None and not (isinstance(v, float) and not math.isfinite(v))
+
+
+def num(v: float | None, digits: int = 3) -> str:
+    """About ``digits`` significant figures, thousands separated: 0.0123, 1.23, 123, 12,345."""
+    if not _ok(v):
+        return DASH
+    if isinstance(v, int):
+        return f"{v:,}"
+    a = abs(float(v))  # type: ignore[arg-type]
+    if a == 0:
+        return "0"
+    if a >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = digits - 1 - math.floor(math.log10(a))
+    return f"{v:,.{max(0, decimals)}f}"
+
+
+def ms(v: float | None, unit: bool = True) -> str:
+    """Milliseconds: ``51.8 ms``; from 10 s on in seconds (``12.4 s``)."""
+    if not _ok(v):
+        return DASH
+    if abs(v) >= 10_000:  # type: ignore[operator]
+        return f"{num(v / 1000)} s" if unit else num(v / 1000)  # type: ignore[operator]
+    return f"{num(v)} ms" if unit else num(v)
+
+
+def pct(ratio: float | None, digits: int = 1) -> str:
+    """A 0..1 ratio as a percentage: ``0.123`` -> ``12.3 %``."""
+    if not _ok(ratio):
+        return DASH
+    return f"{ratio * 100:.{digits}f} %"  # type: ignore[operator]
+
+
+def signed(v: float | None) -> str:
+    if not _ok(v):
+        return DASH
+    return ("+" if v > 0 else "") + num(v)  # type: ignore[operator]
+
+
+def signed_pct(ratio: float | None) -> str:
+    """A relative change: ``0.25`` -> ``+25.0 %``."""
+    if not _ok(ratio):
+        return DASH
+    return ("+" if ratio > 0 else "") + pct(ratio)  # type: ignore[operator]
+
+
+def value(v: Any) -> str:
+    """Any evidence value: a number as :func:`num`, a flag as yes/no, text as is."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)) or v is None:
+        return num(v)
+    return str(v)
+
+
+def users(n: int | None) -> str:
+    if n is None:
+        return DASH
+    return f"{n} user" if n == 1 else f"{n} users"
+
+
+_METRIC_NAMES = {
+    "ttft_p50": "TTFT p50",
+    "tpot_p50": "TPOT p50",
+    "ttft_p99": "TTFT p99",
+    "tpot_p99": "TPOT p99",
+    "error_rate": "error rate",
+}
+
+
+def metric_name(metric: str | None) -> str:
+    """A verdict metric key as people write it: ``ttft_p50`` -> ``TTFT p50``."""
+    return _METRIC_NAMES.get(metric or "", metric or DASH)
+
+
+def breach_value(breach: dict[str, Any], key: str = "value") -> str:
+    v = breach.get(key)
+    return pct(v, 2) if breach.get("metric") == "error_rate" else ms(v)
+
+
+def breach_sentence(breach: dict[str, Any]) -> str:
+    """``TTFT p50 broke the limit at 8 users: 1,238 ms > 77.7 ms (baseline 51.8 ms).``"""
+    text = (
+        f"{metric_name(breach.get('metric'))} broke the limit at {users(breach.get('users'))}: "
+        f"{breach_value(breach)} > {breach_value(breach, 'limit')}"
+    )
+    if breach.get("baseline") is not None:
+        text += f" (baseline {breach_value(breach, 'baseline')})"
+    return text + "."

@@ -1,0 +1,242 @@
+"""The HTML report: one self-contained page (inline CSS, inline SVG charts, no script, no URLs).
+
+Sections, in reading order: the verdict (safe concurrency, recommended limit, the metric
+that broke first, baseline, confidence), the diagnosis (findings with their evidence and
+what to change), latency and throughput vs concurrency, the ladder steps, engine and GPU
+signals over time, the request classes, and the run's details. Sections without data say
+what would fill them. :func:`write_html` takes report data from
+:func:`~llmload.report.data.build_report` and a text stream.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, TextIO
+
+from llmload.report import fmt
+from llmload.report.charts import ladder_charts, timeline_charts
+from llmload.report.svg import Chart, render_chart
+from llmload.report.theme import CSS
+
+__all__ = ["render_html", "write_html"]
+
+
+def _e(v: Any) -> str:
+    return escape(str(v), quote=True)
+
+def _card(key: str, value: str, detail: str = "") -> str:
+    d = f'<div class="d">{_e(detail)}</div>' if detail else ""
+    return f'<div class="card"><div class="k">{_e(key)}</div><div class="v">{_e(value)}</div>{d}</div>'
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    v, base, run = r.get("verdict"), r.get("baseline") or {}, r["run"]
+    if not r.get("steps"):
+        head = f"Plain run: {fmt.users(run.get('users_max'))} for {fmt.num(run.get('duration_s'))} s"
+        sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
+        return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
+    if not v:
+        head, sub, cls = "No verdict", "The summary has ladder steps but no verdict (analysis did not run).", "none"
+    elif v.get("status") == "ok":
+        head = f"Safe concurrency: {fmt.users(v.get('safe_users'))} (the top step)"
+        sub = f"No limit was broken up to {fmt.users(v.get('top_users'))}; the service may hold more: extend --ladder."
+        cls = "ok"
+    elif v.get("status") == "breach":
+        head = f"Safe concurrency: {fmt.users(v.get('safe_users'))}" if v.get("safe_users") else "No safe step"
+        breach = v.get("breach") or {}
+        also = ", ".join(fmt.metric_name(m) for m in breach.get("also") or [])
+        sub, cls = fmt.breach_sentence(breach) + (f" Also over its limit: {also}." if also else ""), "breach"
+    else:
+        head = {"no_baseline": "No baseline", "insufficient_data": "Not enough data"}.get(v.get("status"), str(v.get("status")))
+        sub = v.get("note") or (v.get("confidence") or {}).get("note") or "The ladder did not give enough requests to judge."
+        cls = "none"
+    cards = []
+    if v:
+        band = (v.get("confidence") or {}).get("band_users") or []
+        band_text = f"band {band[0]}–{band[1]} users" if len(band) == 2 and None not in band else ""
+        cards.append(_card("Safe concurrency", fmt.users(v.get("safe_users")), band_text))
+        cards.append(_card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency"))
+        breach = v.get("breach") or {}
+        cards.append(_card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none", f"at {fmt.users(breach.get('users'))}" if breach else ""))
+        p99 = v.get("p99") or {}
+        if p99:
+            cards.append(_card("Safe on p99", fmt.users(p99.get("safe_users")), f"first over: {fmt.metric_name(p99['breach'].get('metric'))}" if p99.get("breach") else "no p99 breach"))
+    if base:
+        src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.users(base.get('users'))}"
+        cards.append(_card("Baseline TTFT p50", fmt.ms((base.get("ttft_ms") or {}).get("p50")), src))
+        cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), f"limit +{(v or {}).get('degradation', 0.5) * 100:g} %"))
+    notes = []
+    if v and v.get("status") in ("ok", "breach"):
+        confidence = (v.get("confidence") or {}).get("note")
+        notes += [f"Confidence: {confidence}." if confidence else "", f"Recommended limit: {v['recommended_note']}." if v.get("recommended_note") else ""]
+    extra = "".join(f'<p class="note">{_e(n)}</p>' for n in notes if n)
+    return (
+        f'<section class="verdict {cls}"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p>'
+        f'<div class="cards">{"".join(cards)}</div>{extra}</section>'
+    )
+
+
+def _findings(r: dict[str, Any]) -> str:
+    findings = r.get("findings") or []
+    if not findings:
+        note = (
+            "No finding: nothing points at a bottleneck."
+            if r.get("verdict")
+            else "No diagnosis in this summary (it needs a ladder run; engine and GPU metrics make it specific)."
+        )
+        return f'<section><h2>Diagnosis</h2><p class="note">{_e(note)}</p></section>'
+    items = []
+    for i, f in enumerate(findings, 1):
+        conf = str(f.get("confidence") or "low")
+        users = f.get("users") or next((s.get("users") for s in r.get("steps") or [] if s.get("index") == f.get("step")), None)
+        step = f" · from {fmt.users(users)}" if f.get("step") is not None and users is not None else ""
+        texts = "".join(f"<li>{_e(t)}</li>" for t in f.get("evidence_text") or [])
+        chips = "".join(f'<span class="chip"><b>{_e(k)}</b>{_e(fmt.value(v))}</span>' for k, v in (f.get("evidence") or {}).items() if v is not None)
+        change = f'<p class="change"><strong>What to change:</strong> {_e(f["change"])}</p>' if f.get("change") else ""
+        items.append(
+            f'<article class="finding"><div class="head"><span class="rank">{i}.</span><h3>{_e(f.get("title") or f.get("id"))}</h3>'
+            f'<span class="tag {_e(conf)}">{_e(conf)} confidence</span><span class="layer">{_e(f.get("layer") or "")}{_e(step)}</span></div>'
+            f'{f"<ul>{texts}</ul>" if texts else ""}{f"<div class=chips>{chips}</div>" if chips else ""}{change}</article>'
+        )
+    return f'<section><h2>Diagnosis</h2><p class="note">Most likely bottleneck first; the numbers are the evidence that fired each rule.</p>{"".join(items)}</section>'
+
+
+def _figures(figures: list[tuple[str, Chart]]) -> str:
+    return '<div class="charts">' + "".join(f"<figure><figcaption>{_e(c)}</figcaption>{render_chart(ch, standalone=False)}</figure>" for c, ch in figures) + "</div>"
+
+
+_LAT_COLS = (("TTFT p50", "ttft_p50"), ("TTFT p99", "ttft_p99"), ("TPOT p50", "tpot_p50"), ("TPOT p99", "tpot_p99"))
+
+
+def _lat_cells(row: dict[str, Any], limits: dict[str, Any] | None = None) -> str:
+    out = []
+    for _, key in _LAT_COLS:
+        limit = (limits or {}).get(f"{key}_ms")
+        bad = limit is not None and row.get(key) is not None and row[key] > limit
+        out.append(f'<td{" class=bad" if bad else ""}>{_e(fmt.ms(row.get(key), unit=False))}</td>')
+    return "".join(out)
+
+
+def _steps(r: dict[str, Any]) -> str:
+    steps = r.get("steps") or []
+    if not steps:
+        return ""
+    limits = (r.get("verdict") or {}).get("limits") or {}
+    sig_cols = [("server", "waiting", "waiting"), ("server", "running", "running"), ("server", "kv_cache_usage", "KV %"),
+                ("gpu", "utilization", "GPU %"), ("gpu", "memory_bandwidth_utilization", "BW %")]  # fmt: skip
+    sig_cols = [c for c in sig_cols if any(c[1] in (s.get(c[0]) or {}) for s in steps)]
+    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS)
+    head += "<th>tok/s</th><th>req/s</th><th>requests</th><th>errors</th>" + "".join(f"<th>{_e(h)}</th>" for *_, h in sig_cols)
+    rows = []
+    for s in steps:
+        tag = f'<span class="tag {s["status"]}">{s["status"]}</span>' if s.get("status") not in (None, "ok") else ""
+        err_bad = limits.get("error_rate") is not None and (s.get("error_rate") or 0) >= limits["error_rate"]
+        cells = [f"<td>{_e(fmt.users(s.get('users')))}{tag}</td>", _lat_cells(s, limits)]
+        cells.append(f"<td>{_e(fmt.num(s.get('tok_s')))}</td><td>{_e(fmt.num(s.get('req_s')))}</td><td>{s.get('requests', 0)}</td>")
+        cells.append(f'<td{" class=bad" if err_bad else ""}>{_e(fmt.pct(s.get("error_rate")))}</td>')
+        for part, name, _ in sig_cols:
+            v = (s.get(part) or {}).get(name)
+            cells.append(f"<td>{_e(fmt.pct(v, 0) if name in ('kv_cache_usage', 'utilization', 'memory_bandwidth_utilization') else fmt.num(v))}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    note = "Steady windows only (requests that started after the step's warm-up); latencies in ms; red: over the limit."
+    if sig_cols:
+        note += " Engine / GPU columns: means over the steady window."
+    return (
+        f'<section><h2>Ladder steps</h2><p class="note">{_e(note)}</p><div class="tablewrap"><table><thead><tr><th>step</th>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table></div></section>'
+    )
+
+
+def _classes(r: dict[str, Any]) -> str:
+    classes, overall = r.get("classes") or [], r.get("overall") or {}
+    judged = any(c.get("safe_users") is not None or c.get("breach") for c in classes)
+    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS) + "<th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
+    head += "<th>safe users</th>" if judged else ""
+    rows = []
+    for c in [*classes, {**overall, "name": "overall", "_total": True}]:
+        cells = [f"<td>{_e(c.get('name'))}</td>", _lat_cells(c)]
+        cells.append(f"<td>{_e(fmt.num(c.get('tok_s')))}</td><td>{_e(fmt.num(c.get('req_s')))}</td><td>{c.get('requests', 0)}</td>")
+        cells.append(f"<td>{_e(fmt.pct(c.get('share'), 0) if not c.get('_total') else '100 %')}</td><td>{_e(fmt.pct(c.get('error_rate')))}</td>")
+        if judged:
+            cells.append(f"<td>{_e(fmt.num(c.get('safe_users')) if not c.get('_total') else fmt.num((r.get('verdict') or {}).get('safe_users')))}</td>")
+        rows.append(f'<tr{" class=total" if c.get("_total") else ""}>{"".join(cells)}</tr>')
+    note = "Whole run (ramps and warm-ups included); latencies in ms." + (" Safe users: the per-class verdict." if judged else "")
+    return (
+        f'<section><h2>Request classes</h2><p class="note">{_e(note)}</p><div class="tablewrap"><table><thead><tr><th>class</th>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table></div></section>'
+    )
+
+
+def _timeline(r: dict[str, Any]) -> str:
+    figures = timeline_charts(r)
+    if not figures:
+        note = "No engine or GPU metrics were collected. Add --engine-metrics URL and --gpu-metrics URL (or --prometheus-url) to see queues, KV cache and GPU use over the run."
+        return f'<section><h2>Server and GPU over time</h2><p class="note">{_e(note)}</p></section>'
+    note = "Engine and GPU signals as polled during the run; vertical lines: ladder steps." if (r.get("series") or {}).get("steps") else "Engine and GPU signals as polled during the run."
+    return f'<section><h2>Server and GPU over time</h2><p class="note">{_e(note)}</p>{_figures(figures)}</section>'
+
+
+def _details(r: dict[str, Any]) -> str:
+    run = r["run"]
+    ladder = run.get("ladder") or {}
+    items = {
+        "run": run.get("name"),
+        "started": run.get("started_at"),
+        "host": run.get("host"),
+        "api / model": f"{run.get('api')} / {run.get('model')}",
+        "workload": f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile"),
+        "ladder": (
+            f"{', '.join(str(x) for x in ladder.get('levels') or [])} users; {fmt.num(ladder.get('step_s'))} s per step, "
+            f"{fmt.num(ladder.get('warmup_s'))} s warm-up"
+            if ladder
+            else None
+        ),
+        "degradation limit": f"+{run['degradation'] * 100:g} % of the baseline" if run.get("degradation") is not None else None,
+        "max tokens cap": run.get("max_tokens_cap"),
+        "seed": run.get("seed"),
+        "workers": run.get("workers"),
+        "errors by kind": ", ".join(f"{k} {v}" for k, v in (r.get("errors_by_kind") or {}).items()) or None,
+        "summary schema": run.get("summary_schema"),
+    }
+    rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items.items() if v not in (None, ""))
+    return f'<section><h2>Run details</h2><dl class="kv">{rows}</dl></section>'
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The whole page as a string."""
+    run = report["run"]
+    meta = [run.get("name"), run.get("started_at"), f"{fmt.num(run.get('duration_s'))} s"]
+    meta += [f"up to {fmt.users(run.get('users_max'))}", run.get("host")]
+    title = f"{run['model']} · {run['api']}" if run.get("model") and run.get("api") else run.get("name")
+    meta_html = "".join(f"<span>{_e(m)}</span>" for m in meta if m)
+    warnings = "".join(f"<p>⚠ {_e(w)}</p>" for w in report.get("warnings") or [])
+    figures = ladder_charts(report)
+    ladder = (
+        '<section><h2>Latency and throughput vs concurrency</h2><p class="note">One point per ladder step (steady window). '
+        f"Dashed lines: the baseline and the limit; shaded: the safe levels.</p>{_figures(figures)}</section>"
+        if figures
+        else ""
+    )
+    body = [
+        f'<header><div class="brand">llmload report</div><h1>{_e(title)}</h1><p class="meta">{meta_html}</p></header>',
+        f'<div class="warnings">{warnings}</div>' if warnings else "",
+        _verdict(report),
+        _findings(report) if report.get("steps") or report.get("findings") else "",
+        ladder,
+        _steps(report),
+        _timeline(report),
+        _classes(report),
+        _details(report),
+        f"<footer>Generated by <code>llmload report</code> · {_e(report.get('schema'))} · data in report.json</footer>",
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>llmload report · {_e(run.get('name'))}</title><style>{CSS}</style></head>"
+        f"<body><main>{''.join(b for b in body if b)}</main></body></html>\n"
+    )
+
+
+def write_html(report: dict[str, Any], out: TextIO) -> None:
+    """Write the page for ``report`` (from :func:`~llmload.report.data.build_report`) to ``out``."""
+    out.write(render_html(report))

@@ -1,0 +1,166 @@
+"""The Markdown record of a run: phenomenon -> root cause -> change -> effect.
+
+The seeds' tuning log, pre-filled from the report data: the phenomenon from the verdict
+and the ladder steps, the root cause from the top finding (the other findings listed as
+alternatives), the change it suggests, and an effect section with placeholders for the
+user to fill after re-running the same ladder with the change (``llmload compare``
+fills it). :func:`write_markdown` takes report data from
+:func:`~llmload.report.data.build_report` and a text stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from llmload.report import fmt
+
+__all__ = ["PLACEHOLDER", "write_markdown"]
+
+#: Marks what the user fills in.
+PLACEHOLDER = "_(to fill)_"
+
+
+def _cell(v: Any) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def _phenomenon(r: dict[str, Any]) -> list[str]:
+    v, base, steps = r.get("verdict"), r.get("baseline") or {}, r.get("steps") or []
+    out = ["## 1. Phenomenon", ""]
+    if not steps:
+        o = r.get("overall") or {}
+        out.append(
+            f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s; "
+            f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
+            f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
+        )
+        out += ["", f"What was observed: {PLACEHOLDER}", ""]
+        return out
+    if v and v.get("status") == "breach":
+        out.append(f"- **Safe concurrency: {fmt.users(v.get('safe_users'))}** (recommended gateway limit {fmt.users(v.get('recommended_limit'))}).")
+        out.append(f"- {fmt.breach_sentence(v.get('breach') or {})}")
+    elif v and v.get("status") == "ok":
+        out.append(f"- **No limit broken up to {fmt.users(v.get('top_users'))}** (the top step): safe concurrency is at least that.")
+    elif v:
+        why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
+        out.append(f"- No verdict ({v.get('status')}): {why}.")
+    band = ((v or {}).get("confidence") or {}).get("band_users") or []
+    if len(band) == 2 and None not in band:
+        lo, hi = band
+        note = (v.get("confidence") or {}).get("note")
+        out.append(f"- Confidence band: {lo}–{hi} users" + (f" ({note})." if note else "."))
+    if base:
+        out.append(
+            f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.users(base.get('users'))}): "
+            f"TTFT p50 {fmt.ms((base.get('ttft_ms') or {}).get('p50'))}, TPOT p50 {fmt.ms((base.get('tpot_ms') or {}).get('p50'))}; "
+            f"limits +{(v or {}).get('degradation', 0.5) * 100:g} %."
+        )
+    out.append("")
+    rows = [
+        [
+            fmt.users(s.get("users")) + (f" ({s['status']})" if s.get("status") not in (None, "ok") else ""),
+            fmt.ms(s.get("ttft_p50"), False), fmt.ms(s.get("ttft_p99"), False),
+            fmt.ms(s.get("tpot_p50"), False), fmt.ms(s.get("tpot_p99"), False),
+            fmt.num(s.get("tok_s")), fmt.pct(s.get("error_rate")),
+        ]  # fmt: skip
+        for s in steps
+    ]
+    out += _table(["step", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "out tok/s", "errors"], rows)
+    return [*out, ""]
+
+
+def _root_cause(r: dict[str, Any]) -> list[str]:
+    findings = r.get("findings") or []
+    out = ["## 2. Root cause", ""]
+    if not findings:
+        out += [f"No diagnosis finding in this run. Suspected cause: {PLACEHOLDER}", ""]
+        return out
+    top = findings[0]
+    out.append(f"**{top.get('title') or top.get('id')}** — layer: {top.get('layer') or '-'}, confidence: {top.get('confidence') or '-'}.")
+    out.append("")
+    out += [f"- {t}" for t in top.get("evidence_text") or []]
+    ev = top.get("evidence") or {}
+    if ev:
+        out.append("- Evidence: " + ", ".join(f"`{k}` = {fmt.value(x)}" for k, x in ev.items() if x is not None))
+    if len(findings) > 1:
+        out += ["", "Other candidates:", ""]
+        out += [f"- {f.get('title') or f.get('id')} ({f.get('confidence') or '-'} confidence, {f.get('layer') or '-'})" for f in findings[1:]]
+    out += ["", f"Confirmed by: {PLACEHOLDER}", ""]
+    return out
+
+
+def _change(r: dict[str, Any]) -> list[str]:
+    findings = r.get("findings") or []
+    out = ["## 3. Change", ""]
+    if findings and findings[0].get("change"):
+        out += [f"Suggested: {findings[0]['change']}", ""]
+    out += [
+        f"- What was changed (flag, value, version): {PLACEHOLDER}",
+        f"- Where and when: {PLACEHOLDER}",
+        "",
+    ]
+    return out
+
+
+def _reference(r: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """What the effect is measured on: the breach step, else the top step, else the whole run."""
+    steps = [s for s in r.get("steps") or [] if (s.get("index") or 0) >= 0]
+    if not steps:
+        return "whole run", r.get("overall") or {}
+    breach = ((r.get("verdict") or {}).get("breach")) or {}
+    step = next((s for s in steps if s.get("index") == breach.get("step")), steps[-1])
+    return f"at {fmt.users(step.get('users'))}", step
+
+
+def _effect(r: dict[str, Any]) -> list[str]:
+    name = r["run"].get("name") or "RUN_BEFORE"
+    ladder = bool(r.get("steps"))
+    where, ref = _reference(r)
+    out = [
+        "## 4. Effect",
+        "",
+        f"Re-run the same {'ladder' if ladder else 'load'} with the change, then fill this in "
+        f"(`llmload compare runs/{name} runs/<after> --markdown` prints the full before/after table).",
+        "",
+    ]
+    rows = []
+    if ladder:
+        rows.append(["safe concurrency (users)", fmt.num((r.get("verdict") or {}).get("safe_users")), PLACEHOLDER, PLACEHOLDER])
+    rows += [
+        [f"TTFT p50 (ms, {where})", fmt.ms(ref.get("ttft_p50"), False), PLACEHOLDER, PLACEHOLDER],
+        [f"TPOT p50 (ms, {where})", fmt.ms(ref.get("tpot_p50"), False), PLACEHOLDER, PLACEHOLDER],
+        [f"output tok/s ({where})", fmt.num(ref.get("tok_s")), PLACEHOLDER, PLACEHOLDER],
+        [f"error rate ({where})", fmt.pct(ref.get("error_rate"), 2), PLACEHOLDER, PLACEHOLDER],
+    ]
+    out += _table(["metric", "before", "after", "change"], rows)
+    out += ["", f"Conclusion: {PLACEHOLDER}", ""]
+    return out
+
+
+def write_markdown(report: dict[str, Any], out: TextIO) -> None:
+    """Write the record for ``report`` to ``out``."""
+    run = report["run"]
+    lines = [f"# Performance record: {run.get('name')}", ""]
+    facts = [
+        ("started", run.get("started_at")),
+        ("target", run.get("host")),
+        ("api / model", f"{run.get('api')} / {run.get('model')}"),
+        ("workload", f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile")),
+        ("ladder", ", ".join(str(x) for x in (run.get("ladder") or {}).get("levels") or []) or None),
+        ("seed", run.get("seed")),
+    ]
+    lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
+    lines += [f"- warning: {w}" for w in report.get("warnings") or []]
+    lines.append("")
+    breach = (report.get("verdict") or {}).get("breach") or {}
+    if breach:
+        lines += [f"Binding metric: **{fmt.metric_name(breach.get('metric'))}**.", ""]
+    for part in (_phenomenon, _root_cause, _change, _effect):
+        lines += part(report)
+    out.write("\n".join(lines).rstrip() + "\n")

@@ -1,0 +1,218 @@
+"""The run directory: every run's results in one place, ``runs/<UTC timestamp>-<profile>/``.
+
+The process that summarises (standalone or ``--master``) writes it when the summary is
+written (``--runs-dir DIR``, default ``runs``; ``--no-run-dir`` turns it off)::
+
+    runs/20261130T104512Z-default/
+      summary.json      the whole summary (schema llmload.summary/2): the contract, everything below is in it
+      config.json       the public run configuration, the workload profile, the target host (no secrets)
+      verdict.json      {"baseline", "verdict"}: the safe-concurrency judgement
+      findings.json     the diagnosis findings, most likely bottleneck first ([] when none)
+      timeseries.json   engine / GPU series (schema llmload.timeseries/1), only when metrics were collected
+
+``llmload report RUN_DIR`` adds ``report.html``, ``report.md`` and ``report.json``.
+:func:`load_run` reads a run back from its directory or from a summary JSON file.
+
+Secrets never reach these files: the summary's config is already public, and every
+mapping written here is scrubbed of keys that name a credential (:data:`SECRET_KEYS`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from llmload.errors import LlmloadError
+
+__all__ = [
+    "SECRET_KEYS",
+    "Run",
+    "RunDirError",
+    "create_run_dir",
+    "load_run",
+    "run_dir_name",
+    "save_run",
+    "scrub",
+    "write_run_dir",
+]
+
+log = logging.getLogger("llmload")
+
+#: Keys dropped from anything written to a run directory, whatever their depth.
+SECRET_KEYS = frozenset({"api_key", "apikey", "authorization", "password", "secret", "token", "bearer"})
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class RunDirError(LlmloadError):
+    """A run directory (or summary file) that cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A run read back: its directory, its name, the summary, and (when present) series and config."""
+
+    path: Path  # the run directory (or the directory holding the summary file)
+    name: str  # the directory's name, or the summary file's stem
+    summary: dict[str, Any]
+    timeseries: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+
+
+def scrub(value: Any) -> Any:
+    """``value`` without mapping keys in :data:`SECRET_KEYS` (at any depth)."""
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items() if str(k).lower() not in SECRET_KEYS}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
+
+
+def run_dir_name(started_at: float, profile: str | None = None) -> str:
+    """``20261130T104512Z`` or ``20261130T104512Z-<profile>`` (a profile path gives its stem)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started_at))
+    if not profile:
+        return stamp
+    stem = Path(profile).name
+    stem = stem[: -len(".toml")] if stem.endswith(".toml") else stem
+    slug = _SLUG.sub("-", stem).strip("-.")[:40]
+    return f"{stamp}-{slug}" if slug else stamp
+
+
+def create_run_dir(root: str | os.PathLike[str], started_at: float, profile: str | None = None) -> Path:
+    """Create and return a new directory under ``root``; ``-2``, ``-3``, ... when the name is taken."""
+    base = Path(root) / run_dir_name(started_at, profile)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"{base}: too many runs with this name")
+
+
+def _dump(path: Path, value: Any, indent: bool = True) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0))
+    os.replace(tmp, path)
+
+
+def _started(summary: dict[str, Any]) -> float:
+    text = summary.get("started_at")
+    if isinstance(text, str):
+        try:
+            return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
+        except ValueError:
+            pass
+    return time.time()
+
+
+def write_run_dir(
+    root: str | os.PathLike[str],
+    summary: dict[str, Any],
+    *,
+    timeseries: dict[str, Any] | None = None,
+    host: str | None = None,
+) -> Path:
+    """Write a new run directory under ``root`` (layout in the module docstring); raises OSError."""
+    config = summary.get("config") or {}
+    path = create_run_dir(root, _started(summary), config.get("profile"))
+    summary = scrub(summary)
+    if timeseries is not None:
+        summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}
+        if "schema" in timeseries:
+            summary["timeseries"]["schema"] = timeseries["schema"]
+        _dump(path / "timeseries.json", scrub(timeseries), indent=False)
+    else:
+        summary.pop("timeseries", None)  # a path relative to --summary-json means nothing here
+    _dump(path / "summary.json", summary)
+    _dump(
+        path / "config.json",
+        {
+            "schema": "llmload.config/1",
+            "started_at": summary.get("started_at"),
+            "host": _public_host(host),
+            "config": summary.get("config"),
+            "profile": summary.get("profile"),
+        },
+    )
+    _dump(path / "verdict.json", {"baseline": summary.get("baseline"), "verdict": summary.get("verdict")})
+    _dump(path / "findings.json", summary.get("findings") or [])
+    return path
+
+
+def _public_host(host: str | None) -> str | None:
+    if not host:
+        return None
+    from llmload.collect.config import public_url
+
+    return public_url(host)
+
+
+def save_run(
+    summary: dict[str, Any],
+    runs_dir: str,
+    out: TextIO,
+    *,
+    series: Callable[[], dict[str, Any] | None] | None = None,
+    host: str | None = None,
+) -> Path | None:
+    """:func:`write_run_dir` (the time series from ``series()``), then one line naming the directory on ``out``.
+
+    Never raises: a failure is one error line in the log, and the summary already printed
+    or written elsewhere is not lost.
+    """
+    if not runs_dir:
+        return None
+    try:
+        path = write_run_dir(runs_dir, summary, timeseries=series() if series else None, host=host)
+    except Exception as e:  # disk full, permissions, a bad value: never lose the run's end over this
+        log.error("llmload: cannot write the run directory under %s: %s", runs_dir, e)
+        return None
+    out.write(f"llmload: run saved in {path} (llmload report {path} writes report.html)\n")
+    return path
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except OSError as e:
+        raise RunDirError(f"{path}: cannot read ({e.strerror or e})") from None
+    except orjson.JSONDecodeError as e:
+        raise RunDirError(f"{path}: not valid JSON ({e})") from None
+
+
+def load_run(path: str | os.PathLike[str]) -> Run:
+    """A run from its directory, or from a summary JSON file (its series found through ``timeseries.path``)."""
+    p = Path(path)
+    if p.is_dir():
+        summary_path = p / "summary.json"
+        if not summary_path.exists():
+            raise RunDirError(f"{p}: no summary.json here; give a run directory (runs/<timestamp>-<profile>) or a summary file")
+        base = p
+    elif p.exists():
+        summary_path, base = p, p.parent
+    else:
+        raise RunDirError(f"{p}: no such run directory or summary file")
+    summary = _read_json(summary_path)
+    if not isinstance(summary, dict) or "overall" not in summary:
+        raise RunDirError(f"{summary_path}: not an llmload summary (no 'overall' key)")
+    series = None
+    ref = (summary.get("timeseries") or {}).get("path")
+    series_path = base / ref if ref else base / "timeseries.json"
+    if series_path.is_file():
+        series = _read_json(series_path)
+    config_path = base / "config.json"
+    config = _read_json(config_path) if p.is_dir() and config_path.is_file() else None
+    name = base.resolve().name if p.is_dir() or p.stem == "summary" else p.stem
+    return Run(path=base, name=name, summary=summary, timeseries=series, config=config)

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import pytest
+from analysis_data import stats, step, summary, views
+
+from llmload.analysis import analyze, make_judge
+from llmload.analysis.baseline import choose_baseline
+from llmload.analysis.verdict import concurrency_of, judge_steps
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import MetricSet
+from llmload.shapes.ladder import StepWindow
+
+
+def verdict_of(*entries, degradation=0.5):
+    v = views(*entries)
+    b, problem, _ = choose_baseline(v)
+    assert problem is None
+    return judge_steps(v, b, degradation)
+
+
+def test_breach_at_the_first_step_after_the_baseline():
+    v = verdict_of(step(0, 1, ttft=50.0, tpot=20.0), step(1, 4, ttft=80.0, tpot=21.0), step(2, 8, ttft=500.0))
+    assert v["status"] == "breach" and v["safe_step"] == 0 and v["safe_users"] == 1
+    assert v["breach"] == {"step": 1, "users": 4, "metric": "ttft_p50", "value": 80.0, "limit": 75.0, "baseline": 50.0,
+                           "ratio": 1.6, "also": []}  # fmt: skip
+    assert v["limits"] == {"ttft_p50_ms": 75.0, "tpot_p50_ms": 30.0, "error_rate": 0.01}
+    assert v["top_users"] == 8 and v["steps_judged"] == 3
+
+
+def test_no_breach_means_the_top_step_is_safe_and_the_ladder_should_go_higher():
+    v = verdict_of(step(0, 1), step(1, 2, ttft=60.0, tpot=24.0), step(2, 4, ttft=74.0, tpot=29.0))
+    assert v["status"] == "ok" and v["breach"] is None and v["safe_users"] == 4 == v["top_users"]
+    assert "extend --ladder" in v["note"]
+    assert v["recommended_limit"] == 4
+
+
+def test_the_limit_is_inclusive_and_degradation_sets_it():
+    assert verdict_of(step(0, 1, ttft=50.0), step(1, 4, ttft=75.0))["status"] == "ok"  # == (1 + 0.5) x baseline
+    v = verdict_of(step(0, 1, ttft=50.0), step(1, 4, ttft=75.0), degradation=0.2)
+    assert v["breach"]["metric"] == "ttft_p50" and v["breach"]["limit"] == 60.0 and v["degradation"] == 0.2
+
+
+def test_error_rate_breach_with_latencies_fine():
+    v = verdict_of(step(0, 1), step(1, 4), step(2, 8, ok=95, errors=5, kinds={"http_503": 5}))
+    assert v["safe_users"] == 4
+    assert v["breach"]["metric"] == "error_rate" and v["breach"]["value"] == 0.05 and v["breach"]["limit"] == 0.01
+    # below 1 %: safe
+    assert verdict_of(step(0, 1), step(1, 4, ok=199, errors=1))["status"] == "ok"
+
+
+def test_errors_at_the_baseline_step_leave_no_safe_level():
+    v = verdict_of(step(0, 1, ok=90, errors=10), step(1, 4))
+    assert v["status"] == "breach" and v["breach"]["step"] == 0 and v["safe_users"] is None
+    assert v["recommended_limit"] is None
+
+
+def test_several_limits_broken_at_once_name_the_largest_excess():
+    v = verdict_of(step(0, 1, ttft=50.0, tpot=20.0), step(1, 4, ttft=80.0, tpot=60.0))
+    assert v["breach"]["metric"] == "tpot_p50" and v["breach"]["also"] == ["ttft_p50"]
+
+
+def test_p99_variant_judged_separately():
+    v = verdict_of(
+        step(0, 1, ttft=50.0, ttft99=100.0, tpot=20.0, tpot99=30.0),
+        step(1, 4, ttft=55.0, ttft99=140.0, tpot=21.0, tpot99=31.0),
+        step(2, 8, ttft=60.0, ttft99=400.0, tpot=22.0, tpot99=33.0),
+    )
+    assert v["status"] == "ok" and v["safe_users"] == 8
+    p99 = v["p99"]
+    assert p99["status"] == "breach" and p99["safe_users"] == 4 and p99["breach"]["metric"] == "ttft_p99"
+    assert p99["limits"] == {"ttft_p99_ms": 150.0, "tpot_p99_ms": 45.0, "error_rate": 0.01}
+
+
+def test_an_under_sampled_step_stops_the_judgement():
+    v = verdict_of(step(0, 1), step(1, 4), step(2, 8, ok=2), step(3, 16, ttft=900.0))
+    assert v["status"] == "insufficient_data" and v["safe_users"] == 4 and v["breach"] is None
+    assert "finished only 2 requests" in v["note"]
+
+
+def test_per_class_verdicts_against_each_class_baseline():
+    base = {"short": stats(ttft=20.0, ok=10), "long": stats(ttft=200.0, ok=10), "rare": stats(ttft=30.0, ok=1)}
+    mid = {"short": stats(ttft=25.0, ok=10), "long": stats(ttft=400.0, ok=10), "rare": stats(ttft=30.0, ok=3)}
+    v = verdict_of(step(0, 1, classes=base), step(1, 4, classes=mid))
+    pc = v["per_class"]
+    assert pc["short"]["status"] == "ok" and pc["short"]["safe_users"] == 4
+    assert pc["long"]["status"] == "breach" and pc["long"]["breach"]["metric"] == "ttft_p50" and pc["long"]["safe_users"] == 1
+    assert pc["rare"]["status"] == "no_baseline" and pc["rare"]["safe_users"] is None
+
+
+def test_narrow_intervals_give_a_tight_band_and_the_safe_step_as_the_limit():
+    ci = lambda t, p: {"ttft_ms": [t * 0.98, t * 1.02], "tpot_ms": [p * 0.98, p * 1.02]}  # noqa: E731
+    v = verdict_of(
+        step(0, 1, ttft=50.0, tpot=20.0, ci=ci(50, 20)),
+        step(1, 4, ttft=60.0, tpot=22.0, ci=ci(60, 22)),
+        step(2, 8, ttft=200.0, tpot=22.0, ci=ci(200, 22)),
+    )
+    assert v["safe_users"] == 4 and v["confidence"]["band_users"] == [4, 4]
+    assert v["recommended_limit"] == 4 and "order statistics" in v["confidence"]["method"]
+
+
+def test_a_wide_band_lowers_the_recommended_limit():
+    ci = lambda t, p, w: {"ttft_ms": [t / w, t * w], "tpot_ms": [p, p]}  # noqa: E731
+    v = verdict_of(
+        step(0, 1, ttft=50.0, tpot=20.0, ci=ci(50, 20, 1.05)),
+        step(1, 2, ttft=55.0, tpot=20.0, ci=ci(55, 20, 1.05)),
+        step(2, 4, ttft=70.0, tpot=20.0, ci=ci(70, 20, 1.3)),  # p50 1.4x, but the interval reaches 1.8x
+        step(3, 8, ttft=200.0, tpot=20.0, ci=ci(200, 20, 1.05)),
+    )
+    assert v["safe_users"] == 4 and v["confidence"]["band_users"] == [2, 4] and v["confidence"]["band_steps"] == [1, 2]
+    assert v["recommended_limit"] == 2 and "wide" in v["recommended_note"]
+
+
+def test_optimistic_band_end_can_reach_past_the_breach():
+    ci = {"ttft_ms": [60.0, 100.0], "tpot_ms": [20.0, 20.0]}
+    v = verdict_of(step(0, 1, ttft=50.0, ci={"ttft_ms": [49.0, 51.0]}), step(1, 4, ttft=80.0, ci=ci), step(2, 8, ttft=900.0))
+    assert v["safe_users"] == 1 and v["confidence"]["band_users"] == [1, 4]
+
+
+def test_without_intervals_the_band_is_the_verdict():
+    v = verdict_of(step(0, 1), step(1, 4), step(2, 8, ttft=500.0))
+    assert v["confidence"]["band_users"] == [4, 4] and "no per-step confidence intervals" in v["confidence"]["method"]
+
+
+def test_think_time_makes_the_limit_count_requests_in_flight():
+    # 8 users, but 20 requests/10 s x 2 s = 4 in flight: users idle half the time
+    (_, s) = views(step(0, 1), step(1, 8, e2e=2000.0))
+    assert s.perf.in_flight == 4.0 and concurrency_of(s) == 4
+    (_, busy) = views(step(0, 1), step(1, 8, e2e=3800.0))
+    assert concurrency_of(busy) == 8
+
+
+def test_analyze_statuses_without_ladder_or_baseline():
+    s = analyze({"overall": stats(), "classes": {}, "users_max": 4, "duration_s": 10.0})
+    assert s["verdict"]["status"] == "no_ladder" and s["baseline"] is None
+    assert s["verdict"]["safe_users"] is None and s["verdict"]["confidence"]["band_users"] == [None, None]
+    s = analyze(summary([step(0, 1, ok=0, errors=4), step(1, 4)]))
+    assert s["verdict"]["status"] == "no_baseline" and s["baseline"] is None and s["verdict"]["top_users"] == 4
+    s = analyze(summary([step(0, 1, ok=2), step(1, 4)]))
+    assert s["verdict"]["status"] == "insufficient_data"
+    s = analyze(summary([step(0, 2), step(1, 4)]))
+    assert s["baseline"]["source"] == "lowest-step" and "no 1-user step" in s["verdict"]["baseline_note"]
+
+
+def test_analyze_adds_derived_figures_to_every_step():
+    s = analyze(summary([step(0, 1, classes={"a": stats()}), step(1, 4, ok=90, errors=10)]))
+    o = s["steps"][1]["overall"]
+    assert o["error_rate"] == 0.1 and o["in_flight_mean"] == 4.0
+    assert s["steps"][0]["classes"]["a"]["error_rate"] == 0.0
+
+
+MS = 1_000_000
+
+
+def _records(ttft_ms: float, n: int = 6, outcome: str = "ok") -> MetricSet:
+    m = MetricSet()
+    for _ in range(n):
+        r = RequestRecord("a", input_tokens=10, max_tokens=4)
+        r.start_ns = 0
+        r.chunk_ns = [int((ttft_ms + 10 * i) * MS) for i in range(4)]
+        r.end_ns = r.chunk_ns[-1] + MS
+        settle_token_counts(r, None, None)
+        r.outcome = outcome
+        if outcome == "error":
+            r.error_kind = "http_503"
+        m.add(r)
+    return m
+
+
+def test_stop_on_breach_judge_reads_the_runs_step_statistics():
+    metrics = {0: _records(50.0), 1: _records(60.0)}
+    judge = make_judge(lambda: metrics, 0.5)
+    w0, w1 = StepWindow(0, 1, 0.0, 1.0, 10.0), StepWindow(1, 4, 10.0, 11.0, 20.0)
+    assert judge([w0]) is None and judge([w0, w1]) is None
+    metrics[2] = _records(300.0)
+    breach = judge([w0, w1, StepWindow(2, 8, 20.0, 21.0, 30.0)])
+    assert breach["metric"] == "ttft_p50" and breach["step"] == 2 and breach["users"] == 8
+    assert breach["baseline"] == pytest.approx(50.0, rel=0.02)
+
+
+def test_stop_on_breach_judge_uses_the_pre_run_and_error_rates():
+    metrics = {-1: _records(50.0), 0: _records(55.0)}
+    judge = make_judge(lambda: metrics, 0.5)
+    w0 = StepWindow(0, 1, 0.0, 1.0, 10.0)
+    assert judge([w0]) is None  # the tracker leaves the pre-run's window out; the judge finds it anyway
+    metrics[1] = _records(55.0)
+    metrics[1].merge(_records(0.0, n=3, outcome="error"))
+    breach = judge([w0, StepWindow(1, 4, 10.0, 11.0, 20.0)])
+    assert breach["metric"] == "error_rate" and breach["value"] == pytest.approx(1 / 3, abs=1e-3)
+    assert make_judge(lambda: {}, 0.5)([w0]) is None  # nothing measured yet: no baseline, no breach

@@ -1,0 +1,174 @@
+"""Hand-built summaries (``llmload.summary/2``) and time series for the report writers' tests."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+T0 = 1_800_000_000.0
+SECRET = "sk-test-SECRET-never-written"
+
+
+def stats(ttft: float, tpot: float, tok_s: float, requests: int = 20, errors: int = 0) -> dict[str, Any]:
+    lat = lambda p50: {"mean": p50 * 1.1, "p50": p50, "p90": p50 * 1.5, "p99": p50 * 2, "max": p50 * 2.5}  # noqa: E731
+    return {
+        "requests": requests,
+        "ok": requests - errors,
+        "errors": errors,
+        "interrupted": 0,
+        "output_tokens": int(tok_s * 10),
+        "input_tokens": 1000,
+        "output_tokens_per_s": tok_s,
+        "requests_per_s": round(requests / 10, 3),
+        "ttft_ms": lat(ttft),
+        "itl_ms": lat(tpot * 0.9),
+        "tpot_ms": lat(tpot),
+        "e2e_ms": lat(ttft + tpot * 100),
+        "errors_by_kind": {"http_503": errors} if errors else {},
+    }
+
+
+CLASSES = {"short": 3, "medium": 4, "long": 3}
+#: users, TTFT p50, TPOT p50, tok/s, errors, running, waiting, kv, gpu util
+LADDER = [
+    (1, 50.0, 14.0, 60.0, 0, 1.0, 0.0, 0.02, 0.30),
+    (4, 60.0, 16.0, 220.0, 0, 4.0, 0.0, 0.05, 0.60),
+    (8, 1200.0, 15.0, 230.0, 0, 4.0, 4.2, 0.06, 0.62),
+    (16, 3900.0, 15.5, 232.0, 1, 4.0, 12.0, 0.06, 0.63),
+]
+
+
+def _base() -> dict[str, Any]:
+    return {
+        "schema": "llmload.summary/2",
+        "duration_s": 40.0,
+        "users_max": 16,
+        "started_at": "2027-01-15T08:00:00Z",
+        "config": {
+            "api": "openai-chat",
+            "model": "test-model",
+            "profile": "default",
+            "seed": 42,
+            "max_tokens_cap": 64,
+            "api_key_set": True,
+            "ladder": {"levels": [u for u, *_ in LADDER], "step_s": 10.0, "warmup_s": 2.0, "stop_on_breach": False, "baseline_requests": 0},
+            "degradation": 0.5,
+        },
+        "profile": {"name": "default", "classes": [{"name": n, "weight": w} for n, w in CLASSES.items()]},
+        "client": {"saturated": False, "saturated_processes": []},
+        "warnings": [],
+        "overall": stats(300.0, 15.0, 180.0, requests=120, errors=1),
+        "classes": {n: {**stats(300.0 + i, 15.0, 60.0, requests=40), "weight": w, "share_of_requests": 0.33} for i, (n, w) in enumerate(CLASSES.items())},
+        "errors_by_kind": {"http_503": 1},
+    }
+
+
+def plain_summary() -> dict[str, Any]:
+    """A run without a ladder: schema 1 keys only."""
+    s = _base()
+    s["schema"] = "llmload.summary/1"
+    s["config"]["ladder"] = None
+    s["users_max"] = 10
+    return s
+
+
+def ladder_summary(verdict: bool = True, findings: bool = True, step_signals: bool = True) -> dict[str, Any]:
+    s = _base()
+    steps = []
+    for i, (users, ttft, tpot, tok, errors, running, waiting, kv, util) in enumerate(LADDER):
+        started = T0 + 10 * i
+        step = {
+            "index": i,
+            "users": users,
+            "started_at": started,
+            "steady_from": started + 2,
+            "ended_at": started + 10,
+            "steady_s": 8.0,
+            "overall": stats(ttft, tpot, tok, errors=errors),
+            "classes": {n: stats(ttft, tpot, tok / 3) for n in CLASSES},
+        }
+        if step_signals:
+            step["server"] = {"running": {"mean": running, "max": running}, "waiting": {"mean": waiting, "max": waiting}, "kv_cache_usage": {"mean": kv}}
+            step["gpu"] = {"utilization": {"mean": util}, "memory_bandwidth_utilization": {"mean": util * 0.6}}
+        steps.append(step)
+    s["steps"] = steps
+    s["baseline"] = {
+        "step": 0, "users": 1, "source": "step",
+        "ttft_ms": {"p50": 50.0, "p99": 100.0}, "tpot_ms": {"p50": 14.0, "p99": 28.0},
+        "itl_ms": {"p50": 12.6, "p99": 25.2}, "e2e_ms": {"p50": 1450.0, "p99": 2900.0},
+        "classes": {n: {"ttft_ms": {"p50": 50.0, "p99": 100.0}, "tpot_ms": {"p50": 14.0, "p99": 28.0}} for n in CLASSES},
+    }  # fmt: skip
+    s["verdict"] = (
+        {
+            "status": "breach",
+            "degradation": 0.5,
+            "limits": {"ttft_p50_ms": 75.0, "tpot_p50_ms": 21.0, "error_rate": 0.01},
+            "safe_step": 1,
+            "safe_users": 4,
+            "top_users": 16,
+            "breach": {"step": 2, "users": 8, "metric": "ttft_p50", "value": 1200.0, "limit": 75.0, "baseline": 50.0},
+            "p99": {"limits": {"ttft_p99_ms": 150.0, "tpot_p99_ms": 42.0}, "safe_users": 4, "breach": None},
+            "confidence": {"band_users": [4, 8], "note": "steady windows agree within 10 %"},
+            "recommended_limit": 4,
+            "per_class": {"short": {"safe_users": 4, "breach": None}, "medium": {"safe_users": 4, "breach": None}, "long": {"safe_users": 1, "breach": None}},
+        }
+        if verdict
+        else None
+    )
+    s["findings"] = (
+        [
+            {
+                "id": "admission_cap",
+                "layer": "engine scheduler",
+                "title": "Batch / admission cap",
+                "confidence": "high",
+                "evidence": {"running_max": 4, "waiting_mean": 4.2, "gpu_utilization": 0.62},
+                "evidence_text": ["running flat at 4 while waiting grows", "GPU utilisation 62 %"],
+                "change": "Raise --max-num-seqs.",
+                "step": 2,
+            },
+            {
+                "id": "client_queueing",
+                "layer": "client",
+                "title": "Gateway queueing",
+                "confidence": "low",
+                "evidence": {"queue_ms": 3.0},
+                "evidence_text": [],
+                "change": "",
+                "step": None,
+            },
+        ]
+        if findings
+        else []
+    )
+    return s
+
+
+def timeseries(steps: int = len(LADDER), polls_per_step: int = 5) -> dict[str, Any]:
+    """``llmload.timeseries/1`` over the ladder above (2 s polls), with one missing reading."""
+    t, waiting, running, kv, util, bw = [], [], [], [], [], []
+    for i in range(steps * polls_per_step):
+        step = LADDER[i // polls_per_step]
+        t.append(T0 + 2 * i)
+        running.append(step[5])
+        waiting.append(step[6] if i != 7 else None)
+        kv.append(step[7])
+        util.append(step[8])
+        bw.append(step[8] * 0.6)
+    return {
+        "schema": "llmload.timeseries/1",
+        "started_at": T0,
+        "interval_s": 2.0,
+        "t": t,
+        "t_s": [x - T0 for x in t],
+        "server": {"signals": {"waiting": waiting, "running": running, "kv_cache_usage": kv}},
+        "gpu": {"signals": {"utilization": util, "memory_bandwidth_utilization": bw}, "devices": {}},
+    }
+
+
+def with_secret(summary: dict[str, Any]) -> dict[str, Any]:
+    """A copy that carries an API key where a careless writer might copy it from."""
+    s = copy.deepcopy(summary)
+    s["config"]["api_key"] = SECRET
+    s["config"]["extra"] = {"headers": {"Authorization": f"Bearer {SECRET}"}}
+    return s

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from llmload.report.commands import compare_main
+from llmload.report.compare import COMPARE_SCHEMA, compare_runs, write_console, write_json, write_markdown
+from llmload.rundir import Run, write_run_dir
+from tests.unit.report import samples
+
+
+def run(summary, name) -> Run:
+    return Run(Path("."), name, summary)
+
+
+def after() -> dict:
+    """The same ladder after a fix: TTFT at 8 users is fine, one step more, one step less."""
+    s = samples.ladder_summary()
+    s["steps"][2]["overall"]["ttft_ms"]["p50"] = 70.0
+    s["steps"][2]["overall"]["output_tokens_per_s"] = 400.0
+    extra = copy.deepcopy(s["steps"][3])
+    extra.update(index=4, users=32)
+    s["steps"] = [*s["steps"][:3], extra]
+    s["verdict"].update(safe_users=8, recommended_limit=8, breach={"step": 3, "users": 32, "metric": "tpot_p50"})
+    return s
+
+
+def rows_by(c, scope):
+    return {r["metric"]: r for r in c["rows"] if r["scope"] == scope}
+
+
+def test_steps_matched_by_users_with_deltas():
+    c = compare_runs(run(samples.ladder_summary(), "before"), run(after(), "after"))
+    assert c["schema"] == COMPARE_SCHEMA
+    assert [r["scope"] for r in c["rows"][::6]] == ["overall", "1 user", "4 users", "8 users", "16 users", "32 users"]
+    eight = rows_by(c, "8 users")
+    assert eight["TTFT p50"]["a"] == 1200.0 and eight["TTFT p50"]["b"] == 70.0
+    assert eight["TTFT p50"]["delta"] == -1130.0 and eight["TTFT p50"]["pct"] == pytest.approx(-1130 / 1200, abs=1e-6)
+    assert eight["TTFT p50"]["change"] == "better"
+    assert eight["output tok/s"]["change"] == "better" and eight["output tok/s"]["delta"] == 170.0
+    assert rows_by(c, "1 user")["TTFT p50"]["change"] == "same"
+    only_a, only_b = rows_by(c, "16 users")["TTFT p50"], rows_by(c, "32 users")["TTFT p50"]
+    assert only_a["b"] is None and only_a["delta"] is None and only_a["change"] is None
+    assert only_b["a"] is None and only_b["b"] == 3900.0
+    assert c["a"]["safe_users"] == 4 and c["b"]["safe_users"] == 8 and c["b"]["binding"] == "tpot_p50"
+
+
+def test_direction_of_change():
+    a, b = samples.plain_summary(), samples.plain_summary()
+    b["overall"]["ttft_ms"]["p99"] *= 1.5
+    b["overall"]["errors"] = 12
+    b["overall"]["output_tokens_per_s"] = 100.0
+    o = rows_by(compare_runs(run(a, "a"), run(b, "b")), "overall")
+    assert o["TTFT p99"]["change"] == "worse" and o["error rate"]["change"] == "worse" and o["output tok/s"]["change"] == "worse"
+    assert o["TTFT p50"]["change"] == "same" and o["TTFT p50"]["delta"] == 0
+    assert len(compare_runs(run(a, "a"), run(b, "b"))["rows"]) == 6  # no steps: overall only
+
+
+def test_writers():
+    c = compare_runs(run(samples.ladder_summary(), "before"), run(after(), "after"))
+    buf = io.StringIO()
+    write_console(c, buf)
+    text = buf.getvalue()
+    assert "safe concurrency: 4 -> 8 users" in text and "A (before): before" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("8 users"))
+    assert line.split()[3:] == ["p50", "(ms)", "1,200", "70.0", "-1,130", "-94.2", "%", "better"]
+    buf = io.StringIO()
+    write_markdown(c, buf)
+    md = buf.getvalue()
+    assert "| 8 users | TTFT p50 (ms) | 1,200 | 70.0 | -1,130 | -94.2 % | better |" in md
+    assert "|  | TTFT p99 (ms) |" in md
+    buf = io.StringIO()
+    write_json(c, buf)
+    assert json.loads(buf.getvalue()) == json.loads(json.dumps(c))
+
+
+def test_compare_command(tmp_path, capsys):
+    a = write_run_dir(tmp_path, samples.ladder_summary())
+    b = write_run_dir(tmp_path, after())
+    assert compare_main([str(a), str(b)]) == 0
+    assert "llmload compare" in capsys.readouterr().out
+    assert compare_main([str(a), str(b / "summary.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["b"]["safe_users"] == 8
+    out = tmp_path / "cmp.md"
+    assert compare_main([str(a), str(b), "--markdown", "--out", str(out)]) == 0
+    assert out.read_text().startswith("## Before / after")
+    assert compare_main([str(a), str(tmp_path / "missing")]) == 2
+    assert "missing: no such run directory" in capsys.readouterr().err

@@ -1,0 +1,232 @@
+from __future__ import annotations
+
+import io
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import orjson
+import pytest
+
+from llmload.report.commands import report_main, write_report
+from llmload.report.data import REPORT_SCHEMA, build_report, series_points
+from llmload.report.html import render_html, write_html
+from llmload.report.svg import Chart, HRule, Line, nice_ticks, render_chart
+from llmload.rundir import Run, load_run, write_run_dir
+from tests.unit.report import samples
+
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+
+
+def run_of(summary, series=None, name="20270115T080000Z-default") -> Run:
+    return Run(path=Path("."), name=name, summary=summary, timeseries=series)
+
+
+def html_of(summary, series=None) -> str:
+    return render_html(build_report(run_of(summary, series)))
+
+
+def assert_self_contained(html: str) -> None:
+    assert not re.search(r"\b(src|href|xlink:href)\s*=", html, re.I)
+    for token in ("<script", "<link", "<iframe", "<img", "@import", "url(", "http://", "https://", "//cdn"):
+        assert token not in html.lower(), token
+
+
+def test_full_report_sections_and_numbers():
+    html = html_of(samples.ladder_summary(), samples.timeseries())
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    for text in (
+        "Safe concurrency: 4 users",
+        "TTFT p50 broke the limit at 8 users: 1,200 ms &gt; 75.0 ms (baseline 50.0 ms).",
+        "Recommended limit",
+        "Diagnosis",
+        "Batch / admission cap",
+        "Raise --max-num-seqs.",
+        "running flat at 4 while waiting grows",
+        "Latency and throughput vs concurrency",
+        "Ladder steps",
+        "Server and GPU over time",
+        "Request classes",
+        "Run details",
+    ):
+        assert text in html, text
+    # ladder: TTFT, TPOT, tok/s, error rate; over time: queue, KV, GPU
+    assert len(SVG.findall(html)) == 7
+    assert "limit 75.0 ms" in html and "baseline 50.0 ms" in html and "safe ≤ 4 users" in html
+    assert '<span class="tag breach">breach</span>' in html and '<span class="tag safe">safe</span>' in html
+    assert_self_contained(html)
+
+
+@pytest.mark.parametrize(
+    ("summary", "series"),
+    [
+        (samples.ladder_summary(), samples.timeseries()),
+        (samples.ladder_summary(verdict=False, findings=False, step_signals=False), None),
+        (samples.plain_summary(), None),
+        (samples.plain_summary(), samples.timeseries()),
+    ],
+)
+def test_every_svg_is_well_formed_xml(summary, series):
+    html = html_of(summary, series)
+    for svg in SVG.findall(html):
+        root = ET.fromstring(svg)
+        assert root.tag == "svg" and root.get("viewBox")
+    assert_self_contained(html)
+
+
+def test_plain_run_shows_table_and_says_how_to_get_a_verdict():
+    html = html_of(samples.plain_summary())
+    assert "Plain run: 10 users" in html and "--ladder" in html
+    assert "Request classes" in html and "overall" in html
+    assert "Ladder steps" not in html and "Latency and throughput vs concurrency" not in html
+    assert "No engine or GPU metrics were collected" in html
+    assert not SVG.findall(html)
+
+
+def test_plain_run_with_series_draws_them_without_step_marks():
+    html = html_of(samples.plain_summary(), samples.timeseries())
+    assert len(SVG.findall(html)) == 3
+    assert "vertical lines: ladder steps" not in html
+
+
+def test_ladder_without_verdict_or_findings():
+    html = html_of(samples.ladder_summary(verdict=False, findings=False, step_signals=False))
+    assert "No verdict" in html and "No finding" not in html
+    assert "Ladder steps" in html and len(SVG.findall(html)) == 4
+    assert "limit 75.0 ms" not in html
+
+
+def test_verdict_ok_and_no_baseline():
+    s = samples.ladder_summary()
+    s["verdict"].update(status="ok", breach=None, safe_step=3, safe_users=16)
+    html = html_of(s)
+    assert "Safe concurrency: 16 users (the top step)" in html and "No limit was broken up to 16 users" in html
+    s["verdict"].update(status="no_baseline", safe_users=None, safe_step=None)
+    s["verdict"]["confidence"]["note"] = "the baseline step had no successful request"
+    assert "No baseline" in html_of(s)
+
+
+def test_text_from_the_summary_is_escaped():
+    s = samples.ladder_summary()
+    s["findings"][0]["title"] = "<script>alert(1)</script>"
+    s["classes"]["<b>x</b>"] = s["classes"].pop("short")
+    html = html_of(s)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_step_signals_come_from_the_series_when_the_summary_has_none():
+    s = samples.ladder_summary(step_signals=False)
+    report = build_report(run_of(s, samples.timeseries()))
+    assert report["steps"][2]["server"]["waiting"] == pytest.approx(4.2)
+    assert report["steps"][0]["gpu"]["utilization"] == pytest.approx(0.30)
+    assert build_report(run_of(s))["steps"][0].get("server") is None
+
+
+def test_report_json_is_the_data_and_round_trips():
+    report = build_report(run_of(samples.ladder_summary(), samples.timeseries()))
+    assert report["schema"] == REPORT_SCHEMA
+    assert [s["status"] for s in report["steps"]] == ["baseline", "safe", "breach", "over"]
+    assert report["classes"][2]["safe_users"] == 1 and report["overall"]["error_rate"] == pytest.approx(1 / 120, abs=1e-6)
+    assert report["series"]["steps"][1]["start_s"] == 10.0
+    assert report["series"]["signals"]["server.waiting"][7] == [14.0, None]
+    assert orjson.loads(orjson.dumps(report)) == report
+
+
+def test_series_points_is_a_plain_mapping_of_pairs():
+    pts = series_points(samples.timeseries())
+    assert set(pts) == {"server.waiting", "server.running", "server.kv_cache_usage", "gpu.utilization", "gpu.memory_bandwidth_utilization"}
+    assert pts["server.running"][0] == (samples.T0, 1.0)
+    assert series_points(None) == {}
+
+
+def test_svg_writer_standalone_gaps_and_ticks():
+    chart = Chart(
+        title="t & <x>",
+        x_label="users",
+        y_label="ms",
+        lines=[Line("p50", [(0, 1.0), (1, None), (2, 3.0), (3, 4.0)], "#000", markers=True)],
+        rules=[HRule(2.0, "limit", "#f00")],
+    )
+    svg = render_chart(chart)
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg" and root.find(f"{ns}title").text == "t & <x>"
+    assert len([p for p in root.iter(f"{ns}path")]) == 2  # the missing value splits the line
+    assert len([c for c in root.iter(f"{ns}circle")]) == 3
+    assert "xmlns" not in render_chart(chart, standalone=False)
+
+
+def test_nice_ticks():
+    assert nice_ticks(0, 1238) == [0, 250, 500, 750, 1000, 1250]
+    assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(0, 0) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_write_html_to_a_stream():
+    buf = io.StringIO()
+    write_html(build_report(run_of(samples.plain_summary())), buf)
+    assert "<html" in buf.getvalue()
+
+
+def test_api_key_never_reaches_the_run_dir_or_the_report(tmp_path):
+    path = write_run_dir(tmp_path, samples.with_secret(samples.ladder_summary()), timeseries=samples.timeseries())
+    write_report(load_run(path))
+    files = sorted(p.name for p in path.iterdir())
+    assert files == sorted(
+        ["config.json", "summary.json", "verdict.json", "findings.json", "timeseries.json", "report.html", "report.md", "report.json"]
+    )
+    for p in path.iterdir():
+        assert samples.SECRET not in p.read_text(), p.name
+
+
+def test_report_command(tmp_path, capsys):
+    run = write_run_dir(tmp_path / "runs", samples.ladder_summary())
+    assert report_main([str(run)]) == 0
+    assert {p.name for p in run.iterdir()} >= {"report.html", "report.md", "report.json"}
+    out = tmp_path / "out"
+    assert report_main([str(run / "summary.json"), "--out", str(out), "--format", "html"]) == 0
+    assert [p.name for p in out.iterdir()] == ["report.html"]
+    assert report_main([str(tmp_path / "nope")]) == 2
+    assert "no such run directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        report_main([str(run), "--format", "pdf"])
+
+
+def test_sparse_verdict_and_findings_do_not_break_any_writer():
+    from llmload.report.markdown import write_markdown
+
+    s = samples.ladder_summary()
+    s["verdict"] = {"status": "insufficient_data", "confidence": None, "limits": None, "breach": None, "p99": None, "per_class": None}
+    s["baseline"] = None
+    s["findings"] = [{"id": "not_enough_signals"}]
+    s["steps"][1].pop("overall")
+    s["steps"].insert(0, {**s["steps"][0], "index": -1, "users": 1})  # a --baseline-requests pre-run
+    report = build_report(run_of(s, samples.timeseries()))
+    html = render_html(report)
+    assert "Not enough data" in html and "not_enough_signals" in html
+    assert len(SVG.findall(html)) == 7  # the pre-run is in the table, not on the ladder axis
+    write_markdown(report, io.StringIO())
+
+
+def test_a_summary_without_analysis_is_analysed_by_the_report(tmp_path):
+    from llmload.report.commands import analysed
+
+    s = samples.ladder_summary()
+    for key in ("verdict", "baseline", "findings"):
+        del s[key]
+    run = run_of(s, samples.timeseries())
+    done = analysed(run)
+    assert done is not run and "verdict" not in run.summary  # the stored summary is left alone
+    assert done.summary["verdict"]["safe_users"] == 4 and done.summary["verdict"]["breach"]["metric"] == "ttft_p50"
+    assert done.summary["findings"] and "the analysis ran in llmload report" in done.summary["warnings"][-1]
+    html = render_html(build_report(done))
+    assert "Safe concurrency: 4 users" in html and "the analysis ran in llmload report" in html
+    full = run_of(samples.ladder_summary())
+    assert analysed(full) is full
+
+
+def test_evidence_values_of_any_type():
+    s = samples.ladder_summary()
+    s["findings"][0]["evidence"] = {"flag": True, "missing": None, "text": "vllm", "ratio": 0.25}
+    html = html_of(s)
+    assert "<b>flag</b>yes" in html and "<b>text</b>vllm" in html and "<b>ratio</b>0.250" in html and "missing" not in html

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from llmload.report.data import build_report
+from llmload.report.markdown import PLACEHOLDER, write_markdown
+from llmload.rundir import Run
+from tests.unit.report import samples
+
+
+def md_of(summary) -> str:
+    buf = io.StringIO()
+    write_markdown(build_report(Run(Path("."), "20270115T080000Z-default", summary)), buf)
+    return buf.getvalue()
+
+
+def section(text: str, title: str) -> str:
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def test_record_has_the_four_parts_in_order():
+    text = md_of(samples.ladder_summary())
+    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    assert heads == ["## 1. Phenomenon", "## 2. Root cause", "## 3. Change", "## 4. Effect"]
+    assert text.startswith("# Performance record: 20270115T080000Z-default\n")
+
+
+def test_prefilled_from_verdict_and_findings():
+    text = md_of(samples.ladder_summary())
+    phen = section(text, "1. Phenomenon")
+    assert "**Safe concurrency: 4 users** (recommended gateway limit 4 users)" in phen
+    assert "TTFT p50 broke the limit at 8 users: 1,200 ms > 75.0 ms (baseline 50.0 ms)." in phen
+    assert "| 8 users (breach) | 1,200 |" in phen and "| 1 user (baseline) |" in phen
+    cause = section(text, "2. Root cause")
+    assert "**Batch / admission cap** — layer: engine scheduler, confidence: high." in cause
+    assert "- running flat at 4 while waiting grows" in cause and "`running_max` = 4" in cause
+    assert "- Gateway queueing (low confidence, client)" in cause
+    assert "Suggested: Raise --max-num-seqs." in section(text, "3. Change")
+
+
+def test_effect_is_left_to_fill_with_the_before_values():
+    effect = section(md_of(samples.ladder_summary()), "4. Effect")
+    assert effect.count(PLACEHOLDER) >= 10
+    assert "| safe concurrency (users) | 4 | _(to fill)_ | _(to fill)_ |" in effect
+    assert "| TTFT p50 (ms, at 8 users) | 1,200 |" in effect  # measured where it broke
+    assert "llmload compare runs/20270115T080000Z-default runs/<after> --markdown" in effect
+
+
+def test_no_verdict_no_findings_and_plain_run():
+    text = md_of(samples.ladder_summary(verdict=False, findings=False))
+    assert f"No diagnosis finding in this run. Suspected cause: {PLACEHOLDER}" in text
+    assert "| 16 users |" in text and "TTFT p50 (ms, at 16 users)" in text
+    plain = md_of(samples.plain_summary())
+    assert "A plain run (no concurrency ladder): 10 users for 40.0 s" in plain
+    assert "safe concurrency" not in plain and "TTFT p50 (ms, whole run) | 300 |" in plain
+    assert "Re-run the same load" in plain
+
+
+def test_table_cells_are_escaped():
+    s = samples.ladder_summary()
+    s["findings"][0]["evidence_text"] = ["a | b"]
+    assert "a | b" in md_of(s)  # bullet text is free text
+    s["steps"][0]["users"] = 1
+    assert md_of(s).count("\n| ") > 5
