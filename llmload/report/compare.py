@@ -4,6 +4,7 @@
 
     {"schema": "llmload.compare/1",
      "a": {"name", "started_at", "safe_users", "recommended_limit", "binding"},  "b": {...},
+     "notes": [str],                      # settings that differ (model, profile, cap, ladder, step time)
      "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
                "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
 
@@ -90,7 +91,28 @@ def compare_runs(a: Any, b: Any) -> dict[str, Any]:
     for users in sorted(set(sa) | set(sb)):
         ra, rb = sa.get(users), sb.get(users)
         rows += _rows(fmt.users(users), users, ra and ra.get("overall"), rb and rb.get("overall"))
-    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "rows": rows}
+    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": _differences(a.summary, b.summary), "rows": rows}
+
+
+#: Settings that make two runs' numbers incomparable when they differ: (label, getter).
+_SETTINGS = (
+    ("model", lambda s: (s.get("config") or {}).get("model")),
+    ("workload profile", lambda s: (s.get("config") or {}).get("profile")),
+    ("max tokens cap", lambda s: (s.get("config") or {}).get("max_tokens_cap")),
+    ("ladder", lambda s: ((s.get("config") or {}).get("ladder") or {}).get("levels")),
+    ("step time", lambda s: ((s.get("config") or {}).get("ladder") or {}).get("step_s")),
+)
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """One line per setting that differs between the runs (numbers may not compare like for like)."""
+    out = []
+    for label, get in _SETTINGS:
+        va, vb = get(a), get(b)
+        if va != vb:
+            show = lambda v: ",".join(map(str, v)) if isinstance(v, list) else str(v)  # noqa: E731
+            out.append(f"{label} differs: {show(va)} (A) vs {show(vb)} (B)")
+    return out
 
 
 def _value(v: float | None, unit: str) -> str:
@@ -128,7 +150,7 @@ def _headline(c: dict[str, Any]) -> list[str]:
             f"recommended limit {fmt.num(a['recommended_limit'])} -> {fmt.num(b['recommended_limit'])}; "
             f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}"
         )
-    return out
+    return out + [f"note: {n}" for n in c.get("notes") or []]
 
 
 _HEAD = ["metric", "A", "B", "delta", "delta %", "change"]

@@ -58,7 +58,10 @@ def signed_pct(ratio: float | None) -> str:
     """A relative change: ``0.25`` -> ``+25.0 %``."""
     if not _ok(ratio):
         return DASH
-    return ("+" if ratio > 0 else "") + pct(ratio)  # type: ignore[operator]
+    text = pct(ratio)
+    if text.lstrip("-") == pct(0.0):  # no "-0.0 %"
+        return pct(0.0)
+    return ("+" if ratio > 0 else "") + text  # type: ignore[operator]
 
 
 def value(v: Any) -> str:

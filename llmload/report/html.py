@@ -24,55 +24,73 @@ __all__ = ["render_html", "write_html"]
 def _e(v: Any) -> str:
     return escape(str(v), quote=True)
 
+
 def _card(key: str, value: str, detail: str = "") -> str:
     d = f'<div class="d">{_e(detail)}</div>' if detail else ""
     return f'<div class="card"><div class="k">{_e(key)}</div><div class="v">{_e(value)}</div>{d}</div>'
 
 
-def _verdict(r: dict[str, Any]) -> str:
-    v, base, run = r.get("verdict"), r.get("baseline") or {}, r["run"]
-    if not r.get("steps"):
-        head = f"Plain run: {fmt.users(run.get('users_max'))} for {fmt.num(run.get('duration_s'))} s"
-        sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
-        return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
+_NO_VERDICT = {"no_baseline": "No baseline", "insufficient_data": "Not enough data", "no_ladder": "No ladder"}
+
+
+def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
+    """(headline, the sentence under it, CSS class) of a ladder run's verdict."""
     if not v:
-        head, sub, cls = "No verdict", "The summary has ladder steps but no verdict (analysis did not run).", "none"
-    elif v.get("status") == "ok":
-        head = f"Safe concurrency: {fmt.users(v.get('safe_users'))} (the top step)"
+        return "No verdict", "The summary has ladder steps but no verdict (the analysis did not run).", "none"
+    if v.get("status") == "ok":
         sub = f"No limit was broken up to {fmt.users(v.get('top_users'))}; the service may hold more: extend --ladder."
-        cls = "ok"
-    elif v.get("status") == "breach":
-        head = f"Safe concurrency: {fmt.users(v.get('safe_users'))}" if v.get("safe_users") else "No safe step"
+        return f"Safe concurrency: {fmt.users(v.get('safe_users'))} (the top step)", sub, "ok"
+    if v.get("status") == "breach":
         breach = v.get("breach") or {}
         also = ", ".join(fmt.metric_name(m) for m in breach.get("also") or [])
-        sub, cls = fmt.breach_sentence(breach) + (f" Also over its limit: {also}." if also else ""), "breach"
-    else:
-        head = {"no_baseline": "No baseline", "insufficient_data": "Not enough data"}.get(v.get("status"), str(v.get("status")))
-        sub = v.get("note") or (v.get("confidence") or {}).get("note") or "The ladder did not give enough requests to judge."
-        cls = "none"
+        sub = fmt.breach_sentence(breach) + (f" Also over its limit: {also}." if also else "")
+        head = f"Safe concurrency: {fmt.users(v['safe_users'])}" if v.get("safe_users") else "No safe step"
+        return head, sub, "breach"
+    why = v.get("note") or (v.get("confidence") or {}).get("note") or "The ladder did not give enough requests to judge."
+    return _NO_VERDICT.get(v.get("status") or "", str(v.get("status"))), why, "none"
+
+
+def _cards(v: dict[str, Any] | None, base: dict[str, Any]) -> list[str]:
     cards = []
     if v:
         band = (v.get("confidence") or {}).get("band_users") or []
         band_text = f"band {band[0]}–{band[1]} users" if len(band) == 2 and None not in band else ""
-        cards.append(_card("Safe concurrency", fmt.users(v.get("safe_users")), band_text))
-        cards.append(_card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency"))
-        breach = v.get("breach") or {}
-        cards.append(_card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none", f"at {fmt.users(breach.get('users'))}" if breach else ""))
-        p99 = v.get("p99") or {}
+        breach, p99 = v.get("breach") or {}, v.get("p99") or {}
+        cards += [
+            _card("Safe concurrency", fmt.users(v.get("safe_users")), band_text),
+            _card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency"),
+            _card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none",
+                  f"at {fmt.users(breach.get('users'))}" if breach else ""),
+        ]  # fmt: skip
         if p99:
-            cards.append(_card("Safe on p99", fmt.users(p99.get("safe_users")), f"first over: {fmt.metric_name(p99['breach'].get('metric'))}" if p99.get("breach") else "no p99 breach"))
+            first = f"first over: {fmt.metric_name(p99['breach'].get('metric'))}" if p99.get("breach") else "no p99 breach"
+            cards.append(_card("Safe on p99", fmt.users(p99.get("safe_users")), first))
     if base:
         src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.users(base.get('users'))}"
+        limit = f"limit +{(v or {}).get('degradation', 0.5) * 100:g} %"
         cards.append(_card("Baseline TTFT p50", fmt.ms((base.get("ttft_ms") or {}).get("p50")), src))
-        cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), f"limit +{(v or {}).get('degradation', 0.5) * 100:g} %"))
+        cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), limit))
+    return cards
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    v, run = r.get("verdict"), r["run"]
+    if not r.get("steps"):
+        head = f"Plain run: {fmt.users(run.get('users_max'))} for {fmt.num(run.get('duration_s'))} s"
+        sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
+        return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
+    head, sub, cls = _headline(v)
     notes = []
     if v and v.get("status") in ("ok", "breach"):
-        confidence = (v.get("confidence") or {}).get("note")
-        notes += [f"Confidence: {confidence}." if confidence else "", f"Recommended limit: {v['recommended_note']}." if v.get("recommended_note") else ""]
-    extra = "".join(f'<p class="note">{_e(n)}</p>' for n in notes if n)
+        if (v.get("confidence") or {}).get("note"):
+            notes.append(f"Confidence: {v['confidence']['note']}.")
+        if v.get("recommended_note"):
+            notes.append(f"Recommended limit: {v['recommended_note']}.")
     return (
         f'<section class="verdict {cls}"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p>'
-        f'<div class="cards">{"".join(cards)}</div>{extra}</section>'
+        f'<div class="cards">{"".join(_cards(v, r.get("baseline") or {}))}</div>'
+        + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
+        + "</section>"
     )
 
 

@@ -113,14 +113,20 @@ def test_load_run_errors(tmp_path, content, message):
         load_run(target)
 
 
-def test_flags(monkeypatch):
-    monkeypatch.delenv("LLMLOAD_RUNS_DIR", raising=False)  # tests/conftest.py points it at a temp dir
+def test_flags_and_environment(monkeypatch):
     from locust.argument_parser import get_parser
 
     from llmload.options import add_arguments
 
+    monkeypatch.delenv("LLMLOAD_RUNS_DIR", raising=False)  # tests/conftest.py points it at a temp dir
+    monkeypatch.delenv("LLMLOAD_NO_RUN_DIR", raising=False)
     parser = get_parser()
     add_arguments(parser)
-    assert RunConfig.from_options(parser.parse_args([])).runs_dir == "runs"
-    assert RunConfig.from_options(parser.parse_args(["--runs-dir", "/tmp/r"])).runs_dir == "/tmp/r"
-    assert RunConfig.from_options(parser.parse_args(["--no-run-dir"])).runs_dir == ""
+    runs_dir = lambda *args: RunConfig.from_options(parser.parse_args(list(args))).runs_dir  # noqa: E731
+    assert runs_dir() == "runs"
+    assert runs_dir("--runs-dir", "/tmp/r") == "/tmp/r"
+    assert runs_dir("--no-run-dir") == ""
+    monkeypatch.setenv("LLMLOAD_RUNS_DIR", "/tmp/env-runs")
+    assert runs_dir() == "/tmp/env-runs" and runs_dir("--runs-dir", "/tmp/r") == "/tmp/r"
+    monkeypatch.setenv("LLMLOAD_NO_RUN_DIR", "true")
+    assert runs_dir() == ""

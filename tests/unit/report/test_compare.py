@@ -90,3 +90,15 @@ def test_compare_command(tmp_path, capsys):
     assert out.read_text().startswith("## Before / after")
     assert compare_main([str(a), str(tmp_path / "missing")]) == 2
     assert "missing: no such run directory" in capsys.readouterr().err
+
+
+def test_differences_in_settings_are_noted():
+    a, b = samples.ladder_summary(), after()
+    assert compare_runs(run(a, "a"), run(b, "b"))["notes"] == []
+    b["config"]["ladder"]["levels"] = [1, 4, 8, 32]
+    b["config"]["max_tokens_cap"] = 128
+    c = compare_runs(run(a, "a"), run(b, "b"))
+    assert c["notes"] == ["max tokens cap differs: 64 (A) vs 128 (B)", "ladder differs: 1,4,8,16 (A) vs 1,4,8,32 (B)"]
+    buf = io.StringIO()
+    write_console(c, buf)
+    assert "note: ladder differs: 1,4,8,16 (A) vs 1,4,8,32 (B)" in buf.getvalue()
