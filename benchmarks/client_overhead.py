@@ -9,7 +9,8 @@ run --headless -u N -r N -t <seconds>`` (one Locust process = one worker) agains
 profile), closed loop, one token per SSE chunk.
 
 1. **CPU run** -- the packaged locustfile with the plain ``openai-chat`` adapter (the
-   product as shipped: parsing, histograms, Locust stats, summary). The child's CPU time
+   product as shipped: parsing, histograms, Locust stats, summary, the Prometheus exporter
+   listening on a free 127.0.0.1 port but not scraped). The child's CPU time
    (user + system) comes from ``os.wait4`` (its own rusage, exact, read when it exits).
    Tokens streamed = ``overall.output_tokens + overall.partial_output_tokens`` of its
    ``--summary-json`` (the requests cut by the end of the test count too).
@@ -23,7 +24,15 @@ profile), closed loop, one token per SSE chunk.
      of the test (from /proc/<pid>/stat, sampled every 0.5 s), for the client and for the
      simulator.
 
-2. **Timing run** -- the simulator with ``--stamp-chunks`` (each content chunk carries its
+2. **Raw Locust baseline** (``--no-baseline`` to skip) -- the same CPU run with a plain
+   Locust locustfile instead of llmload, as in shared/research/locust.md §3
+   ("fast_readline": ``FastHttpUser``, geventhttpclient ``readline``, stdlib ``json`` per
+   chunk, one ``perf_counter_ns`` stamp per content chunk, nothing else), same request
+   body, same simulator settings, same start-up subtraction; its tokens are the content
+   chunks it counted. The research figures came from another box and server; this one
+   says what "close to raw Locust" means here and now.
+
+3. **Timing run** -- the simulator with ``--stamp-chunks`` (each content chunk carries its
    send time, ``perf_counter_ns()`` on CLOCK_MONOTONIC) and
    ``benchmarks/_stamped_locustfile.py`` (llmload's user; an ``openai-chat`` subclass that
    also collects those stamps; a listener pairs them with ``record.chunk_ns``). Over
@@ -61,11 +70,12 @@ import ctypes
 import os
 import platform
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -73,7 +83,19 @@ from typing import Any
 import numpy as np
 import orjson
 
-__all__ = ["Child", "conditions", "main", "proc_cpu_s", "proc_rss_kb", "summary_tokens", "write_profile"]
+__all__ = [
+    "Child",
+    "conditions",
+    "free_port",
+    "llmload_argv",
+    "llmload_env",
+    "load1",
+    "main",
+    "proc_cpu_s",
+    "proc_rss_kb",
+    "summary_tokens",
+    "write_profile",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMPED_LOCUSTFILE = Path(__file__).with_name("_stamped_locustfile.py")
@@ -261,6 +283,13 @@ class Child:
         return ""
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for the exporter: concurrent runs must not collide on 9646)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def llmload_argv(users: int, seconds: float, host: str, profile: Path, summary: Path, extra: list[str]) -> list[str]:
     return [
         sys.executable, "-m", "llmload", "run", *extra,
@@ -268,6 +297,13 @@ def llmload_argv(users: int, seconds: float, host: str, profile: Path, summary: 
         "--host", host, "--profile", str(profile), "--summary-json", str(summary),
         "--model", "llmload-sim", "--seed", "1", "--only-summary", "--stop-timeout", "0", "--loglevel", "WARNING",
     ]  # fmt: skip
+
+
+def llmload_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for an llmload child: the Prometheus exporter (on by default; not scraped here) on a free
+    127.0.0.1 port, so that concurrent runs on the host do not collide on 9646. Set with ``LLMLOAD_*``
+    variables, which a build without the exporter ignores."""
+    return {"LLMLOAD_EXPORTER_HOST": "127.0.0.1", "LLMLOAD_EXPORTER_PORT": str(free_port()), **(extra or {})}
 
 
 # -- the benchmark --------------------------------------------------------------------------
@@ -301,15 +337,14 @@ class TimingResult:
     ttft_late_ms: list[float]
     ttft_ms: list[float]
     errors: int
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _run_llmload(
+def _run_locust(
     argv: list[str], log: Path, sim: Any, window: tuple[float, float], env: dict[str, str] | None = None
 ) -> tuple[Child, float, float, float]:
-    """Run one llmload child to its end; returns (child, sim CPU over its life, mid cores, sim mid cores)."""
+    """Run one Locust (llmload) child to its end; returns (child, sim CPU over its life, mid cores, sim mid cores)."""
     sim_cpu0 = proc_cpu_s(sim.pid)
-    child = Child(argv, log, env)
+    child = Child(argv, log, llmload_env(env))
     samples: list[tuple[float, float, float]] = []
     try:
         limit = window[1] + 120
@@ -318,7 +353,7 @@ def _run_llmload(
             with contextlib.suppress(OSError):
                 samples.append((now, proc_cpu_s(child.pid), proc_cpu_s(sim.pid)))
             if now > limit:
-                raise RuntimeError(f"llmload (pid {child.pid}) did not finish within {limit:.0f} s")
+                raise RuntimeError(f"{argv[2:4]} (pid {child.pid}) did not finish within {limit:.0f} s")
             time.sleep(0.5)
     finally:
         child.stop()
@@ -330,7 +365,7 @@ def _run_llmload(
     else:
         mid_cores = sim_mid = float("nan")
     if child.returncode != 0:
-        raise RuntimeError(f"llmload exited with {child.returncode}; last lines of {log}:\n{child.tail()}")
+        raise RuntimeError(f"{argv[2:4]} exited with {child.returncode}; last lines of {log}:\n{child.tail()}")
     return child, sim_cpu, mid_cores, sim_mid
 
 
@@ -339,16 +374,101 @@ def _sim_args(ns: argparse.Namespace, stamp: bool) -> list[str]:
     return [*args, "--stamp-chunks"] if stamp else args
 
 
-def measure_startup(ns: argparse.Namespace, tmp: Path, profile: Path) -> list[float]:
+def measure_startup(ns: argparse.Namespace, tmp: Path, profile: Path, raw: bool = False) -> list[float]:
+    """CPU seconds of ``-u 0 -t 1s`` runs: imports, init, summary, shutdown (llmload, or the raw baseline)."""
     from llmload.sim import start_sim_process
 
     out = []
     with start_sim_process(_sim_args(ns, False)) as sim:
         for i in range(ns.startup_runs):
-            argv = llmload_argv(0, 1, sim.url, profile, tmp / f"startup{i}.json", [])
-            child, _, _, _ = _run_llmload(argv, tmp / f"startup{i}.log", sim, (0.0, 0.0))
+            tag = f"{'raw' if raw else ''}startup{i}"
+            if raw:
+                argv, env = raw_locust_argv(ns, tmp, 0, 1, sim.url, tmp / f"{tag}.tokens")
+            else:
+                argv, env = llmload_argv(0, 1, sim.url, profile, tmp / f"{tag}.json", []), None
+            child, _, _, _ = _run_locust(argv, tmp / f"{tag}.log", sim, (0.0, 0.0), env)
             out.append(child.cpu_s)
     return out
+
+
+#: The raw-Locust baseline: research §3 "fast_readline", written to the temporary directory.
+RAW_LOCUSTFILE = '''"""Raw Locust baseline for benchmarks/client_overhead.py: FastHttpUser + readline + json, stamps only."""
+import json
+import os
+import time
+from array import array
+
+from locust import FastHttpUser, constant, events, task
+
+BODY = json.loads(os.environ["LLMLOAD_BENCH_RAW_BODY"])
+stamps = array("q")
+
+
+class RawStreamUser(FastHttpUser):
+    wait_time = constant(0)
+
+    @task
+    def stream(self):
+        with self.client.post("/v1/chat/completions", json=BODY, stream=True, name="stream", catch_response=True) as r:
+            readline = r._response.readline
+            for line in iter(lambda: readline(b"\\n"), b""):
+                now = time.perf_counter_ns()
+                if line.startswith(b"data: "):
+                    data = line[6:].rstrip()
+                    if data != b"[DONE]":
+                        choices = json.loads(data).get("choices")
+                        if choices and choices[0].get("delta", {}).get("content"):
+                            stamps.append(now)
+
+
+@events.quitting.add_listener
+def _write_count(**_):
+    with open(os.environ["LLMLOAD_BENCH_RAW_TOKENS"], "w") as f:
+        f.write(str(len(stamps)))
+'''
+
+
+def raw_locust_argv(
+    ns: argparse.Namespace, tmp: Path, users: int, seconds: float, host: str, tokens_path: Path
+) -> tuple[list[str], dict[str, str]]:
+    """Command and environment of a raw-Locust baseline run (same body as llmload sends)."""
+    locustfile = tmp / "raw_locust_baseline.py"
+    if not locustfile.exists():
+        locustfile.write_text(RAW_LOCUSTFILE)
+    prompt = " ".join(["word"] * ns.input_tokens)
+    body = {
+        "model": "llmload-sim",
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": ns.output_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    argv = [
+        sys.executable, "-m", "locust", "-f", str(locustfile),
+        "--headless", "-u", str(users), "-r", str(max(users, 1)), "-t", f"{seconds:g}s", "--host", host,
+        "--only-summary", "--stop-timeout", "0", "--loglevel", "WARNING",
+    ]  # fmt: skip
+    env = {"LLMLOAD_BENCH_RAW_BODY": orjson.dumps(body).decode(), "LLMLOAD_BENCH_RAW_TOKENS": str(tokens_path)}
+    return argv, env
+
+
+@dataclass
+class BaselineResult:
+    users: int
+    load1: float
+    cpu_s: float
+    tokens: int
+
+
+def baseline_run(ns: argparse.Namespace, users: int, tmp: Path) -> BaselineResult:
+    from llmload.sim import start_sim_process
+
+    tokens_path = tmp / f"raw{users}.tokens"
+    with start_sim_process(_sim_args(ns, False)) as sim:
+        la = load1()
+        argv, env = raw_locust_argv(ns, tmp, users, ns.seconds, sim.url, tokens_path)
+        child, _, _, _ = _run_locust(argv, tmp / f"raw{users}.log", sim, (0.0, ns.seconds), env)
+    return BaselineResult(users=users, load1=la, cpu_s=child.cpu_s, tokens=int(tokens_path.read_text()))
 
 
 def cpu_run(ns: argparse.Namespace, users: int, tmp: Path, profile: Path) -> CpuResult:
@@ -359,7 +479,7 @@ def cpu_run(ns: argparse.Namespace, users: int, tmp: Path, profile: Path) -> Cpu
         la = load1()
         argv = llmload_argv(users, ns.seconds, sim.url, profile, summary_path, [])
         window = (0.3 * ns.seconds + 2, ns.seconds - 1)
-        child, sim_cpu, mid, sim_mid = _run_llmload(argv, tmp / f"cpu{users}.log", sim, window)
+        child, sim_cpu, mid, sim_mid = _run_locust(argv, tmp / f"cpu{users}.log", sim, window)
     summary = orjson.loads(summary_path.read_bytes())
     return CpuResult(
         users=users,
@@ -388,7 +508,7 @@ def timing_run(ns: argparse.Namespace, users: int, tmp: Path, profile: Path) -> 
     with start_sim_process(_sim_args(ns, True)) as sim:
         la = load1()
         argv = llmload_argv(users, ns.seconds, sim.url, profile, summary_path, ["-f", str(STAMPED_LOCUSTFILE)])
-        _run_llmload(argv, tmp / f"timing{users}.log", sim, (0.0, 0.0), env={"LLMLOAD_BENCH_STAMPS": str(stamps_path)})
+        _run_locust(argv, tmp / f"timing{users}.log", sim, (0.0, 0.0), env={"LLMLOAD_BENCH_STAMPS": str(stamps_path)})
     summary = orjson.loads(summary_path.read_bytes())
     d = orjson.loads(stamps_path.read_bytes())
     warm_ms = ns.warmup * 1000
@@ -415,24 +535,41 @@ def timing_run(ns: argparse.Namespace, users: int, tmp: Path, profile: Path) -> 
 # -- output ---------------------------------------------------------------------------------
 
 
+def _net_us(cpu_s: float, startup_s: float, tokens: int) -> float:
+    return (cpu_s - startup_s) / tokens * 1e6 if tokens else float("nan")
+
+
 def _print_cpu(results: list[CpuResult], startup_s: float, ns: argparse.Namespace) -> None:
     print(f"\nCPU per streamed token (plain openai-chat adapter, packaged locustfile; start-up CPU {startup_s:.3f} s "
           f"subtracted for 'net', nothing else)")  # fmt: skip
     head = (f"{'streams':>7} {'load1':>5} {'tokens':>8} {'tok/s':>7} {'req':>6} {'err':>4} {'CPU s':>6} "
             f"{'gross µs/tok':>12} {'net µs/tok':>10} {'cores':>5} {'mid cores':>9} {'sim cores':>9} "
-            f"{'sim mid':>7} {'maxRSS MB':>9} {'raw Locust ref':>14}")  # fmt: skip
+            f"{'sim mid':>7} {'maxRSS MB':>9} {'research raw Locust':>19}")  # fmt: skip
     print(head)
     for r in results:
         gross = r.cpu_s / r.tokens * 1e6 if r.tokens else float("nan")
-        net = (r.cpu_s - startup_s) / r.tokens * 1e6 if r.tokens else float("nan")
         tok_s = r.tokens / r.duration_s if r.duration_s else float("nan")
         ref = f"{RESEARCH_RAW_LOCUST_US[r.users]} µs" if r.users in RESEARCH_RAW_LOCUST_US else "-"
         print(f"{r.users:>7} {r.load1:>5.2f} {r.tokens:>8} {tok_s:>7.0f} {r.requests:>6} {r.errors:>4} {r.cpu_s:>6.2f} "
-              f"{gross:>12.1f} {net:>10.1f} {r.cpu_s / r.wall_s:>5.2f} {r.mid_cores:>9.3f} "
-              f"{r.sim_cpu_s / r.wall_s:>9.3f} {r.sim_mid_cores:>7.3f} {r.maxrss_mb:>9.1f} {ref:>14}")  # fmt: skip
+              f"{gross:>12.1f} {_net_us(r.cpu_s, startup_s, r.tokens):>10.1f} {r.cpu_s / r.wall_s:>5.2f} "
+              f"{r.mid_cores:>9.3f} {r.sim_cpu_s / r.wall_s:>9.3f} {r.sim_mid_cores:>7.3f} {r.maxrss_mb:>9.1f} "
+              f"{ref:>19}")  # fmt: skip
     print(f"  tokens = output_tokens + partial_output_tokens of the run's summary; cores = CPU / wall over the "
           f"process's life; mid = over {0.3 * ns.seconds + 2:g}–{ns.seconds - 1:g} s after launch "
           f"(/proc, 10 ms ticks); sim = the simulator over the same time")  # fmt: skip
+
+
+def _print_baseline(base: list[BaselineResult], raw_startup_s: float, cpu: list[CpuResult], startup_s: float) -> None:
+    print(f"\nRaw Locust baseline on this box (research §3 fast_readline locustfile; start-up CPU {raw_startup_s:.3f} s "
+          f"subtracted for 'net')")  # fmt: skip
+    print(f"{'streams':>7} {'load1':>5} {'tokens':>8} {'CPU s':>6} {'gross µs/tok':>12} {'net µs/tok':>10} "
+          f"{'llmload net µs/tok':>18} {'llmload ÷ raw':>13}")  # fmt: skip
+    for b in base:
+        raw = _net_us(b.cpu_s, raw_startup_s, b.tokens)
+        c = next((r for r in cpu if r.users == b.users), None)
+        ours = _net_us(c.cpu_s, startup_s, c.tokens) if c else float("nan")
+        print(f"{b.users:>7} {b.load1:>5.2f} {b.tokens:>8} {b.cpu_s:>6.2f} {b.cpu_s / b.tokens * 1e6:>12.1f} "
+              f"{raw:>10.1f} {ours:>18.1f} {ours / raw:>12.2f}x")  # fmt: skip
 
 
 def _print_timing(results: list[TimingResult], ns: argparse.Namespace) -> None:
@@ -457,7 +594,9 @@ def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
 
-def _print_targets(cpu: list[CpuResult], timing: list[TimingResult], startup_s: float) -> None:
+def _print_targets(
+    cpu: list[CpuResult], timing: list[TimingResult], startup_s: float, base: list[BaselineResult], raw_startup_s: float
+) -> None:
     c = next((r for r in cpu if r.users == TARGET_USERS), None)
     t = next((r for r in timing if r.users == TARGET_USERS), None)
     net = (c.cpu_s - startup_s) / c.tokens * 1e6 if c and c.tokens else None
@@ -471,6 +610,10 @@ def _print_targets(cpu: list[CpuResult], timing: list[TimingResult], startup_s: 
         "  reference (shared/research/locust.md §3, 2-core box): raw Locust, FastHttpUser + readline, timestamps "
         "only: 19–21 / 15–18 / 15–16 µs per token at 50 / 200 / 500 streams (15–21 µs)"
     )
+    b = next((r for r in base if r.users == TARGET_USERS), None)
+    if b is not None and net is not None:
+        raw = _net_us(b.cpu_s, raw_startup_s, b.tokens)
+        print(f"  raw Locust measured here, same conditions: {raw:.1f} µs per token; llmload ÷ raw = {net / raw:.2f}x")
 
 
 def _interrupt(signum: int, _frame: Any) -> None:
@@ -493,6 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--startup-runs", type=int, default=2, help="runs with -u 0 -t 1s measuring start-up CPU")
     p.add_argument("--skip-timing", action="store_true", help="CPU runs only")
     p.add_argument("--skip-cpu", action="store_true", help="timing runs only")
+    p.add_argument("--no-baseline", action="store_true", help="skip the raw-Locust baseline runs")
     p.add_argument("--json", type=Path, help="also write the raw results here")
     ns = p.parse_args(argv)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # clean-up runs in finally blocks, by PID
@@ -502,10 +646,12 @@ def main(argv: list[str] | None = None) -> int:
     for line in conditions():
         print("  " + line)
     print(f"  workload  one class, {ns.input_tokens} in / {ns.output_tokens} out, sim TTFT {ns.ttft_ms:g} ms, "
-          f"ITL {ns.itl_ms:g} ms, closed loop, -r = -u, {ns.seconds:g} s per run, one Locust process")  # fmt: skip
+          f"ITL {ns.itl_ms:g} ms, closed loop, -r = -u, {ns.seconds:g} s per run, one Locust process, "
+          f"exporter on (free port, not scraped)")  # fmt: skip
     sys.stdout.flush()
     cpu: list[CpuResult] = []
     timing: list[TimingResult] = []
+    base: list[BaselineResult] = []
     with tempfile.TemporaryDirectory(prefix="llmload-bench-") as d:
         tmp = Path(d)
         profile = write_profile(tmp, ns.input_tokens, ns.output_tokens)
@@ -514,7 +660,16 @@ def main(argv: list[str] | None = None) -> int:
         if startup:
             print(f"  start-up  CPU of `llmload run -u 0 -t 1s`: {', '.join(f'{s:.3f}' for s in startup)} s "
                   f"(mean {startup_s:.3f} s)")  # fmt: skip
+        baseline = not (ns.skip_cpu or ns.no_baseline)
+        raw_startup = measure_startup(ns, tmp, profile, raw=True) if baseline else []
+        raw_startup_s = float(np.mean(raw_startup)) if raw_startup else 0.0
+        if raw_startup:
+            print(f"  start-up  CPU of raw `locust -u 0 -t 1s`: {', '.join(f'{s:.3f}' for s in raw_startup)} s "
+                  f"(mean {raw_startup_s:.3f} s)")  # fmt: skip
         for users in ns.users:
+            if baseline:
+                base.append(baseline_run(ns, users, tmp))
+                print(f"  .. raw Locust run {users} streams done (load1 {load1():.2f})", flush=True)
             if not ns.skip_cpu:
                 cpu.append(cpu_run(ns, users, tmp, profile))
                 print(f"  .. cpu run {users} streams done (load1 {load1():.2f})", flush=True)
@@ -523,13 +678,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  .. timing run {users} streams done (load1 {load1():.2f})", flush=True)
     if cpu:
         _print_cpu(cpu, startup_s, ns)
+    if base:
+        _print_baseline(base, raw_startup_s, cpu, startup_s)
     if timing:
         _print_timing(timing, ns)
-    _print_targets(cpu, timing, startup_s)
+    _print_targets(cpu, timing, startup_s, base, raw_startup_s)
     if ns.json:
         ns.json.write_bytes(
             orjson.dumps(
                 {"conditions": conditions(), "startup_cpu_s": startup, "cpu": [vars(r) for r in cpu],
+                 "raw_startup_cpu_s": raw_startup, "raw_locust": [vars(r) for r in base],
                  "timing": [vars(r) for r in timing]},
                 option=orjson.OPT_INDENT_2,
             )

@@ -43,12 +43,22 @@ import numpy as np
 import orjson
 
 try:
-    from client_overhead import Child, conditions, llmload_argv, proc_cpu_s, proc_rss_kb, summary_tokens, write_profile
+    from client_overhead import (
+        Child,
+        conditions,
+        llmload_argv,
+        llmload_env,
+        proc_cpu_s,
+        proc_rss_kb,
+        summary_tokens,
+        write_profile,
+    )
 except ImportError:  # run as ``python -m benchmarks.soak_rss``
     from benchmarks.client_overhead import (
         Child,
         conditions,
         llmload_argv,
+        llmload_env,
         proc_cpu_s,
         proc_rss_kb,
         summary_tokens,
@@ -115,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         sim = start_sim_process(["--port", "0", "--ttft-ms", f"{ns.ttft_ms:g}", "--itl-ms", f"{ns.itl_ms:g}"])
         try:
             sim_cpu0 = proc_cpu_s(sim.pid)
-            child = Child(llmload_argv(ns.users, run_s, sim.url, profile, summary_path, []), tmp / "llmload.log")
+            argv = llmload_argv(ns.users, run_s, sim.url, profile, summary_path, [])
+            child = Child(argv, tmp / "llmload.log", llmload_env())
             samples = sample_run(child, sim.pid, ns.interval, run_s + 120)
             wall = child.t_exit - child.t_launch
             sim_cpu = proc_cpu_s(sim.pid) - sim_cpu0

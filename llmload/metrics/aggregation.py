@@ -161,6 +161,7 @@ class Aggregator:
             self.run.merge(delta)
             self.total.merge(delta)
             self._window.append((now, delta))
+        self._trim_window(now)  # also when nobody reads snapshots (headless, no scrapes)
         for key, wire in (report.get("s") or {}).items():
             step = self.steps.get(int(key))
             if step is None:

@@ -39,7 +39,7 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "start_wall_ns": rec.start_wall_ns,
         "headers_ns": rec.headers_ns - start if rec.headers_ns else None,
         "chunks_ns": [t - start for t in rec.chunk_ns],
-        "chunk_tokens": rec.chunk_tokens,
+        "chunk_tokens": rec.tokens_per_chunk() if rec.chunk_tokens is not None else None,
         "end_ns": rec.end_ns - start,
         "input_tokens": rec.input_tokens,
         "input_tokens_from_usage": rec.input_tokens_from_usage,

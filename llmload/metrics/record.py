@@ -84,16 +84,31 @@ class RequestRecord:
         self.step: int | None = None
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
-        """Slow path for an event whose token count is not one (rare)."""
-        if self.chunk_tokens is None:
-            self.chunk_tokens = [1] * len(self.chunk_ns)
+        """Slow path for an event whose token count is not one (rare).
+
+        ``chunk_tokens`` is created on first use and may then lag behind ``chunk_ns``: the
+        hot path appends one-token events to ``chunk_ns`` only, so missing tail entries
+        count one token each (see :attr:`counted_tokens`, :meth:`tokens_per_chunk`).
+        """
+        counts = self.chunk_tokens
+        if counts is None:
+            counts = self.chunk_tokens = []
+        counts.extend([1] * (len(self.chunk_ns) - len(counts)))
         self.chunk_ns.append(stamp_ns)
-        self.chunk_tokens.append(tokens)
+        counts.append(tokens)
 
     @property
     def counted_tokens(self) -> int:
         """Tokens counted from the stream itself (events, or stated counts)."""
-        return sum(self.chunk_tokens) if self.chunk_tokens is not None else len(self.chunk_ns)
+        counts = self.chunk_tokens
+        if counts is None:
+            return len(self.chunk_ns)
+        return sum(counts) + len(self.chunk_ns) - len(counts)
+
+    def tokens_per_chunk(self) -> list[int]:
+        """Tokens of each content event, aligned with ``chunk_ns``."""
+        counts = self.chunk_tokens or []
+        return [*counts, *[1] * (len(self.chunk_ns) - len(counts))]
 
     def to_dict(self) -> dict:
         """Plain-data view (for JSONL dumps and user listeners)."""

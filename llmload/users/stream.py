@@ -40,27 +40,36 @@ def consume(
 
 
 def _consume_sse(reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord) -> bool:
-    readline = reader.readline
+    # One read per wake-up (whatever bytes arrived), split into lines here: events that
+    # arrived together get the same stamp, which is when they arrived. Measured cheaper
+    # than two geventhttpclient readline() calls per event (benchmarks/client_overhead.py).
+    read_some = reader.read_some
     parser = SseParser()
     feed_line = parser.feed_line
     feed = adapter.feed
     append = rec.chunk_ns.append
+    tail = b""
     while True:
-        line = readline()
+        data = read_some()
         t = perf_counter_ns()
-        if not line:
+        if not data:
             break
-        ev = feed_line(line)
-        if ev is None:
-            continue
-        n = feed(state, ev[1], ev[0])
-        if n == 1:
-            append(t)
-        elif n > 1:
-            rec.add_counted_chunk(t, n)
-        elif n == DONE:
-            rec.end_ns = t
-            return True
+        lines = (tail + data if tail else data).split(b"\n")
+        tail = lines.pop()  # the unfinished last line (b"" when the read ended on a newline)
+        for line in lines:
+            ev = feed_line(line)
+            if ev is None:
+                continue
+            n = feed(state, ev[1], ev[0])
+            if n == 1:
+                append(t)
+            elif n > 1:
+                rec.add_counted_chunk(t, n)
+            elif n == DONE:
+                rec.end_ns = t
+                return True
+    if tail:
+        parser.feed_line(tail)
     return _flush_sse(parser, adapter, state, rec)
 
 

@@ -93,3 +93,12 @@ def test_client_saturation(cpu, lag, saturated):
     agg.merge_report("w2", report(1, cpu_ratio=0.1))
     agg.merge_report("w2", report(1, cpu_ratio=0.9))
     assert any(w.saturated_ever for w in agg.snapshot().workers) is saturated  # it stays flagged for the run
+
+
+def test_the_window_is_trimmed_even_when_nobody_takes_snapshots():
+    clock = Clock()
+    agg = Aggregator(clock)
+    for _ in range(200):
+        agg.merge_report("w1", report(1))
+        clock.t += 1.0
+    assert len(agg._window) <= WINDOW_S + 1  # memory stays flat in a headless soak

@@ -53,3 +53,14 @@ def test_metrics_that_do_not_exist():
     one = record([30])
     settle_token_counts(one, None, None)
     assert ttft_s(one) == pytest.approx(0.03) and tpot_s(one) is None
+
+
+def test_one_token_events_after_a_counted_event_still_count():
+    r = RequestRecord("x", 1, 10)
+    r.chunk_ns.append(1)
+    r.add_counted_chunk(2, 3)
+    r.chunk_ns.append(3)  # the hot path: a one-token event after a counted one
+    r.chunk_ns.append(4)
+    r.add_counted_chunk(5, 2)
+    assert r.counted_tokens == 1 + 3 + 1 + 1 + 2
+    assert r.tokens_per_chunk() == [1, 3, 1, 1, 2]
