@@ -57,7 +57,9 @@ def analyze(
     views = step_views(summary)
     baseline = None
     if not steps:
-        verdict = no_verdict("no_ladder", "no concurrency ladder in this run (--ladder): no safe-concurrency verdict", degradation)
+        verdict = no_verdict(
+            "no_ladder", "no concurrency ladder in this run (--ladder): no safe-concurrency verdict", degradation
+        )
     else:
         baseline, problem, note = choose_baseline(views)
         top = max((v.users for v in views if v.index is not None and v.index >= 0), default=None)

@@ -57,7 +57,12 @@ def _not_enough(missing: set[str], skipped: dict[str, list[str]], reduced: dict[
     if skipped:
         text.append("rules not evaluated: " + ", ".join(skipped))
     if reduced:
-        text.append("rules run at lower confidence, without " + " and ".join(m for m in ("server", "gpu") if m in missing) + ": " + ", ".join(reduced))
+        text.append(
+            "rules run at lower confidence, without "
+            + " and ".join(m for m in ("server", "gpu") if m in missing)
+            + ": "
+            + ", ".join(reduced)
+        )
     return Finding(
         NOT_ENOUGH_SIGNALS, "data", "Not enough signals to diagnose the server", "high",
         evidence={"server_signals": "server" not in missing, "gpu_signals": "gpu" not in missing,

@@ -48,12 +48,14 @@ class Finding:
     explains: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """The summary's form: evidence without unknown (None) values, floats to 4 decimals."""
+        evidence = {k: round(v, 4) if isinstance(v, float) else v for k, v in self.evidence.items() if v is not None}
         return {
             "id": self.id,
             "layer": self.layer,
             "title": self.title,
             "confidence": self.confidence,
-            "evidence": self.evidence,
+            "evidence": evidence,
             "evidence_text": self.evidence_text,
             "change": self.change,
             "step": self.step,
@@ -115,7 +117,9 @@ class Context:
 Rule = Callable[[Context], list[Finding]]
 
 
-def rule(id: str, layer: str, needs: tuple[str, ...] = (), wants: tuple[str, ...] = ()) -> Callable[[Callable[..., list[Finding]]], Rule]:
+def rule(
+    id: str, layer: str, needs: tuple[str, ...] = (), wants: tuple[str, ...] = ()
+) -> Callable[[Callable[..., list[Finding]]], Rule]:
     """Declare a rule function: its finding id, its layer, the sources it needs and wants."""
 
     def wrap(fn: Callable[..., list[Finding]]) -> Rule:
@@ -129,10 +133,17 @@ def rule(id: str, layer: str, needs: tuple[str, ...] = (), wants: tuple[str, ...
 
 
 def build_context(
-    steps: list[StepView], baseline: StepView | None, verdict: Mapping[str, Any] | None, summary: Mapping[str, Any], degradation: float
+    steps: list[StepView],
+    baseline: StepView | None,
+    verdict: Mapping[str, Any] | None,
+    summary: Mapping[str, Any],
+    degradation: float,
 ) -> Context:
     """The rules' view of a summary (its ``client`` block, whether the GPU bandwidth figure is coarse)."""
-    coarse = any("memory_bandwidth_utilization" in (d.get("coarse") or ()) for d in (summary.get("gpu") or {}).get("devices") or ())
+    coarse = any(
+        "memory_bandwidth_utilization" in (d.get("coarse") or ())
+        for d in (summary.get("gpu") or {}).get("devices") or ()
+    )
     return Context(
         steps=tuple(steps),
         baseline=baseline,

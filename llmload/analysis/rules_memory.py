@@ -105,8 +105,14 @@ def kv_fragmentation(ctx: Context) -> list[Finding]:
             conf = "high"
         else:
             conf = "medium"
-        text = [f"{_pct(er)} of requests fail at {s.label}, {_pct(server_share)} of them server errors (5xx, error events)"]
-        text.append(f"yet the KV cache is only {_pct(kv)} used" if kv is not None else f"yet GPU memory is only {_pct(mem)} used")
+        text = [
+            f"{_pct(er)} of requests fail at {s.label}, {_pct(server_share)} of them server errors (5xx, error events)"
+        ]
+        text.append(
+            f"yet the KV cache is only {_pct(kv)} used"
+            if kv is not None
+            else f"yet GPU memory is only {_pct(mem)} used"
+        )
         if pre is not None:
             text.append("no preemptions" if pre == 0 else f"{pre:.2f} preemptions/s")
         return [Finding(
@@ -142,10 +148,15 @@ def decode_bandwidth(ctx: Context) -> list[Finding]:
         tpots = [t.perf.tpot_p50 for t in [base, *ctx.loaded()] if t.index is not None and t.index <= (s.index or 0)]
         rising = all(b >= a * 0.95 for a, b in zip(tpots, tpots[1:], strict=False) if a is not None and b is not None)
         strong = bw >= BW_VERY_HIGH or (busy_bw is not None and busy_bw >= BW_BUSY)
-        conf = "low" if ctx.coarse_bandwidth else ("high" if r > 1 + ctx.degradation and strong and rising else "medium")
+        conf = (
+            "low" if ctx.coarse_bandwidth else ("high" if r > 1 + ctx.degradation and strong and rising else "medium")
+        )
         text = [f"TPOT p50 {r:.2f}x the baseline at {s.label} (batch {batch:.1f} vs {base_batch:.1f})"
                 + (", rising step after step" if rising else "")]  # fmt: skip
-        text.append(f"memory bandwidth {_pct(bw)} used" + (f", {_pct(busy_bw)} of the GPU's busy time" if busy_bw is not None else ""))
+        text.append(
+            f"memory bandwidth {_pct(bw)} used"
+            + (f", {_pct(busy_bw)} of the GPU's busy time" if busy_bw is not None else "")
+        )
         if ctx.coarse_bandwidth:
             text.append("the bandwidth figure is coarse (NVML memory-busy time): low confidence")
         return [Finding(

@@ -131,7 +131,9 @@ def gateway_queueing(ctx: Context) -> list[Finding]:
             continue
         text = [f"TTFT p50 is {r:.2f}x the baseline at {s.label}, yet the engine's queue is empty (waiting {_num(w)})"]
         if gap is not None:
-            text.append(f"the client has {_num(c)} requests in flight, the engine holds {_num(run + w)} (running + waiting)")
+            text.append(
+                f"the client has {_num(c)} requests in flight, the engine holds {_num(run + w)} (running + waiting)"
+            )
         if server_ttft is not None:
             text.append(f"server-side TTFT {server_ttft:.0f} ms vs {client_ttft:.0f} ms at the client")
         return [Finding(
@@ -155,7 +157,14 @@ def _ceiling(ctx: Context) -> float:
 def at_cap(ctx: Context, s: StepView) -> bool:
     """R at the run's ceiling (>= 90 %) while W >= 1 and the step has more users than the ceiling."""
     run, w, ceiling = s.s("running"), s.s("waiting"), _ceiling(ctx)
-    return run is not None and w is not None and ceiling >= 1 and w >= WAITING_QUEUE and run >= CAP_NEAR * ceiling and s.users > ceiling
+    return (
+        run is not None
+        and w is not None
+        and ceiling >= 1
+        and w >= WAITING_QUEUE
+        and run >= CAP_NEAR * ceiling
+        and s.users > ceiling
+    )
 
 
 @rule("admission_cap", "engine scheduler", needs=("server",), wants=("gpu",))
@@ -173,7 +182,11 @@ def admission_cap(ctx: Context) -> list[Finding]:
                 and abs(rt - run) <= max(1.0, 0.1 * run)]  # fmt: skip
         grows = any((t.s("waiting") or 0.0) > w + 0.5 for t in ctx.after(s)[1:])
         util, sm = s.g("utilization"), s.g("sm_activity")
-        room = None if util is None and sm is None else ((util is not None and util < GPU_BUSY) or (sm is not None and sm < 0.7))
+        room = (
+            None
+            if util is None and sm is None
+            else ((util is not None and util < GPU_BUSY) or (sm is not None and sm < 0.7))
+        )
         conf = "low" if room is False else ("high" if len(flat) >= 2 and grows and room else "medium")
         text = [
             f"running stays at {run:.1f} (highest {ceiling:g}) over {len(flat)} steps: {', '.join(str(t.users) for t in flat)} users",
@@ -240,7 +253,9 @@ def engine_saturated(ctx: Context) -> list[Finding]:
         gain = (s.perf.tok_s / before.perf.tok_s - 1) if before is not None and before.perf.tok_s else None
         busy = util is not None and util >= GPU_BUSY
         conf = "medium" if busy and (qshare is None or qshare >= 0.5) else "low"
-        text = [f"{w:.1f} requests wait in the engine at {s.users} users (running {run:.1f}); TTFT p50 {r:.2f}x the baseline"]
+        text = [
+            f"{w:.1f} requests wait in the engine at {s.users} users (running {run:.1f}); TTFT p50 {r:.2f}x the baseline"
+        ]
         if util is not None:
             text.append(f"GPU busy {_pct(util)}")
         if qshare is not None:

@@ -30,7 +30,9 @@ __all__ = ["Series", "annotate_signals", "series_from_timeseries", "window_stats
 Series = dict[str, list[tuple[float, float]]]
 
 
-def window_stats(series: Mapping[str, Sequence[tuple[float, float]]], t_from: float, t_to: float) -> dict[str, dict[str, float]]:
+def window_stats(
+    series: Mapping[str, Sequence[tuple[float, float]]], t_from: float, t_to: float
+) -> dict[str, dict[str, float]]:
     """Mean, min, max, last and sample count of every signal over ``t_from <= t <= t_to``."""
     out: dict[str, dict[str, float]] = {}
     for name, points in series.items():

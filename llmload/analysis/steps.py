@@ -104,6 +104,7 @@ class Perf:
     itl_p50: float | None = None
     itl_p99: float | None = None
     e2e_p50: float | None = None
+    e2e_p99: float | None = None
     e2e_mean: float | None = None
     tok_s: float = 0.0
     req_s: float = 0.0
@@ -139,6 +140,7 @@ class Perf:
             itl_p50=_get(stats, "itl", "p50"),
             itl_p99=_get(stats, "itl", "p99"),
             e2e_p50=_get(stats, "e2e", "p50"),
+            e2e_p99=_get(stats, "e2e", "p99"),
             e2e_mean=_get(stats, "e2e", "mean"),
             tok_s=float(stats.get("output_tokens_per_s") or 0.0),
             req_s=float(stats.get("requests_per_s") or 0.0),
@@ -185,9 +187,10 @@ class StepView:
 
     @property
     def label(self) -> str:
+        users = "1 user" if self.users == 1 else f"{self.users} users"
         if self.index is None:
-            return f"{self.users} users (whole run)"
-        return "the baseline pre-run" if self.index == -1 else f"{self.users} users"
+            return f"{users} (whole run)"
+        return "the baseline pre-run" if self.index == -1 else users
 
 
 def _view(entry: Mapping[str, Any]) -> StepView:

@@ -64,6 +64,10 @@ class Pass:
     stopped: str | None = None
 
 
+def _users(n: int) -> str:
+    return "1 user" if n == 1 else f"{n} users"
+
+
 def _r(x: float | None, digits: int = 3) -> float | None:
     return None if x is None else round(x, digits)
 
@@ -82,7 +86,9 @@ def judge_pass(
         p = perf_of(s)
         if p is None or p.finished < MIN_REQUESTS:
             n = p.finished if p is not None else 0
-            return Pass(safe, None, f"the step of {s.users} users finished only {n} requests (at least {MIN_REQUESTS} needed)")
+            return Pass(
+                safe, None, f"the step of {_users(s.users)} finished only {n} requests (at least {MIN_REQUESTS} needed)"
+            )
         over: list[tuple[str, float, float]] = []
         if p.error_rate is not None and p.error_rate >= ERROR_RATE_LIMIT:
             over.append(("error_rate", p.error_rate, ERROR_RATE_LIMIT))
@@ -184,12 +190,23 @@ def _recommend(safe: StepView | None, low: Pass, baseline: StepView) -> tuple[in
         return None, "no step is safe: no concurrency limit can be recommended"
     if low.safe is not None and low.safe.users < safe.users:
         return concurrency_of(low.safe), (
-            f"the confidence band is wide (safe for certain only up to {low.safe.users} users): "
+            f"the confidence band is wide (safe for certain only up to {_users(low.safe.users)}): "
             f"the limit is set at its low end"
         )
     if low.safe is None:
         return concurrency_of(baseline), "no step above the baseline is safe for certain: the limit is the baseline's"
     return concurrency_of(safe), "the safe step's concurrency"
+
+
+def _band_note(low: Pass, high: Pass) -> str:
+    spread = "given the sampling spread of each step's p50"
+    if high.safe is None:
+        return f"no step is safe even at the favourable end, {spread}"
+    if low.safe is None:
+        return f"no step is safe for certain; possibly up to {_users(high.safe.users)}, {spread}"
+    if low.safe.index == high.safe.index:
+        return f"{_users(low.safe.users)} either way, {spread}"
+    return f"safe for certain up to {_users(low.safe.users)}, possibly up to {high.safe.users}, {spread}"
 
 
 def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> dict[str, Any]:
@@ -202,10 +219,12 @@ def no_verdict(status: str, note: str, degradation: float, top_users: int | None
         "safe_step": None,
         "safe_users": None,
         "top_users": top_users,
+        "steps_judged": 0,
         "breach": None,
         "p99": None,
-        "confidence": {"band_users": [None, None], "note": note},
+        "confidence": {"band_users": [None, None], "band_steps": [None, None], "method": "", "note": note},
         "recommended_limit": None,
+        "recommended_note": note,
         "per_class": {},
     }
 
@@ -228,7 +247,7 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
         status, note = "insufficient_data", main.stopped + ": lengthen --step-time"
     else:
         status = "ok"
-        note = f"no step broke the limits: the service holds at least {top} users; extend --ladder to find its limit"
+        note = f"no step broke the limits: the service holds at least {_users(top)}; extend --ladder to find its limit"
     with_ci = sum(1 for s in ladder if s.ci)
     method = (
         "95% intervals of each step's p50 / baseline p50 (order statistics of each step's own samples, ranks "
@@ -241,7 +260,11 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
         "status": status,
         "note": note,
         "degradation": degradation,
-        "limits": {"ttft_p50_ms": _r(limits["ttft_p50"]), "tpot_p50_ms": _r(limits["tpot_p50"]), "error_rate": ERROR_RATE_LIMIT},
+        "limits": {
+            "ttft_p50_ms": _r(limits["ttft_p50"]),
+            "tpot_p50_ms": _r(limits["tpot_p50"]),
+            "error_rate": ERROR_RATE_LIMIT,
+        },
         "safe_step": main.safe.index if main.safe else None,
         "safe_users": main.safe.users if main.safe else None,
         "top_users": top,
@@ -252,8 +275,7 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
             "band_users": [low.safe.users if low.safe else None, high.safe.users if high.safe else None],
             "band_steps": [low.safe.index if low.safe else None, high.safe.index if high.safe else None],
             "method": method,
-            "note": f"safe between {low.safe.users if low.safe else 'none'} and {high.safe.users if high.safe else 'none'} users "
-            "given the sampling spread of each step's p50",
+            "note": _band_note(low, high),
         },
         "recommended_limit": recommended,
         "recommended_note": why,

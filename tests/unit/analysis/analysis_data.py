@@ -12,7 +12,15 @@ def lat(p50: float | None, p99: float | None = None, mean: float | None = None) 
     if p50 is None:
         return {"mean": None, "p50": None, "p90": None, "p99": None, "max": None, "min": None, "count": 0}
     p99 = p99 if p99 is not None else p50 * 1.5
-    return {"mean": mean if mean is not None else p50, "p50": p50, "p90": p99, "p99": p99, "max": p99, "min": p50 / 2, "count": 10}
+    return {
+        "mean": mean if mean is not None else p50,
+        "p50": p50,
+        "p90": p99,
+        "p99": p99,
+        "max": p99,
+        "min": p50 / 2,
+        "count": 10,
+    }
 
 
 def stats(

@@ -84,7 +84,11 @@ def test_per_class_verdicts_against_each_class_baseline():
     v = verdict_of(step(0, 1, classes=base), step(1, 4, classes=mid))
     pc = v["per_class"]
     assert pc["short"]["status"] == "ok" and pc["short"]["safe_users"] == 4
-    assert pc["long"]["status"] == "breach" and pc["long"]["breach"]["metric"] == "ttft_p50" and pc["long"]["safe_users"] == 1
+    assert (
+        pc["long"]["status"] == "breach"
+        and pc["long"]["breach"]["metric"] == "ttft_p50"
+        and pc["long"]["safe_users"] == 1
+    )
     assert pc["rare"]["status"] == "no_baseline" and pc["rare"]["safe_users"] is None
 
 
@@ -113,7 +117,9 @@ def test_a_wide_band_lowers_the_recommended_limit():
 
 def test_optimistic_band_end_can_reach_past_the_breach():
     ci = {"ttft_ms": [60.0, 100.0], "tpot_ms": [20.0, 20.0]}
-    v = verdict_of(step(0, 1, ttft=50.0, ci={"ttft_ms": [49.0, 51.0]}), step(1, 4, ttft=80.0, ci=ci), step(2, 8, ttft=900.0))
+    v = verdict_of(
+        step(0, 1, ttft=50.0, ci={"ttft_ms": [49.0, 51.0]}), step(1, 4, ttft=80.0, ci=ci), step(2, 8, ttft=900.0)
+    )
     assert v["safe_users"] == 1 and v["confidence"]["band_users"] == [1, 4]
 
 
@@ -188,3 +194,40 @@ def test_stop_on_breach_judge_uses_the_pre_run_and_error_rates():
     breach = judge([w0, StepWindow(1, 4, 10.0, 11.0, 20.0)])
     assert breach["metric"] == "error_rate" and breach["value"] == pytest.approx(1 / 3, abs=1e-3)
     assert make_judge(lambda: {}, 0.5)([w0]) is None  # nothing measured yet: no baseline, no breach
+
+
+VERDICT_KEYS = {"status", "note", "degradation", "limits", "safe_step", "safe_users", "top_users", "steps_judged", "breach",
+                "p99", "confidence", "recommended_limit", "recommended_note", "per_class"}  # fmt: skip
+
+
+def test_keys_match_docs_summary_schema():
+    s = analyze(summary([step(0, 1, classes={"a": stats()}, ci={"ttft_ms": [45.0, 55.0]}),
+                         step(1, 4, ttft=500.0, classes={"a": stats(ttft=500.0)})]))  # fmt: skip
+    v = s["verdict"]
+    assert set(v) == VERDICT_KEYS
+    assert set(v["breach"]) == {"step", "users", "metric", "value", "limit", "baseline", "ratio", "also"}
+    assert set(v["p99"]) == {"status", "limits", "safe_step", "safe_users", "breach"}
+    assert set(v["confidence"]) == {"band_users", "band_steps", "method", "note"}
+    assert set(v["per_class"]["a"]) == {"status", "limits", "safe_step", "safe_users", "breach"}
+    assert set(s["baseline"]) == {
+        "step",
+        "users",
+        "source",
+        "requests",
+        "ttft_ms",
+        "tpot_ms",
+        "itl_ms",
+        "e2e_ms",
+        "p50_ci95",
+        "classes",
+    }
+    assert set(s["baseline"]["e2e_ms"]) == {"p50", "p99", "mean"}
+    assert {"error_rate", "in_flight_mean"} <= set(s["steps"][1]["overall"]) and {
+        "error_rate",
+        "in_flight_mean",
+    } <= set(s["steps"][1]["classes"]["a"])
+    for status_summary in (
+        analyze({"overall": stats(), "users_max": 1, "duration_s": 1.0}),
+        analyze(summary([step(0, 1, ok=0)])),
+    ):
+        assert set(status_summary["verdict"]) == VERDICT_KEYS

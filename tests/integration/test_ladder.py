@@ -1,0 +1,151 @@
+"""Short real ladders against the simulator's presets: the verdict and the top finding name the bottleneck.
+
+Each test starts ``python -m llmload.sim --preset ...`` (step costs scaled down with
+``--time-scale``), runs ``llmload run --ladder ...`` as a child process with collection on
+(the simulator's own /metrics serves the vLLM and the simulated GPU series) and reads the
+summary. Steps are 8 s with a 2 s warm-up; profiles are single-class with a spread of
+lengths (users that send identical requests fall into lockstep and queue behind each
+other's prefills) so that each step's p50 is steady on a busy 2-core machine. The
+settings and the figures they give are tabled in docs/diagnosis.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.sim import start_sim_process
+from tests.integration.harness import run_cli
+
+pytestmark = pytest.mark.integration
+
+STEP = ["--step-time", "8s", "--step-warmup", "2s"]
+# The same model on an H200 (docs/simulator.md), with a light host overhead: a service with room to spare.
+H200 = ["--gpu-name", "NVIDIA H200", "--gpu-memory-gib", "140.4", "--gpu-bandwidth-gbs", "4800", "--gpu-power-max-w", "700",
+        "--step-base-ms", "4.2", "--per-kv-token-us", "0.016", "--prefill-tps", "29000", "--max-batched-tokens", "2048",
+        "--host-overhead-ms", "1"]  # fmt: skip
+
+
+@pytest.fixture
+def sim():
+    """Factory: ``sim("--preset", "healthy", ...)`` -> base URL of a child simulator."""
+    procs = []
+
+    def start(*flags: str) -> str:
+        proc = start_sim_process(["--port", "0", *flags], timeout=20)
+        procs.append(proc)
+        return proc.url
+
+    yield start
+    for p in procs:
+        p.stop()
+
+
+@pytest.fixture
+def profile(tmp_path):
+    """Factory: ``profile((min_in, max_in), (min_out, max_out))`` -> path of a one-class profile."""
+
+    def write(inputs: tuple[int, int], outputs: tuple[int, int]) -> str:
+        path = tmp_path / "profile.toml"
+        path.write_text(
+            'name = "ladder-test"\n[[classes]]\nname = "chat"\nweight = 1\n'
+            f'input_tokens = {{dist = "uniform", min = {inputs[0]}, max = {inputs[1]}}}\n'
+            f'output_tokens = {{dist = "uniform", min = {outputs[0]}, max = {outputs[1]}}}\n'
+        )
+        return str(path)
+
+    return write
+
+
+def describe(s: dict) -> str:
+    """The figures behind a verdict, for assertion messages."""
+    lines = []
+    for st in s.get("steps") or []:
+        o, srv, gpu = st["overall"], st.get("server") or {}, st.get("gpu") or {}
+        m = lambda part, k: (part.get(k) or {}).get("mean")  # noqa: E731
+        lines.append(
+            f"step {st['index']} users {st['users']}: ok {o['ok']} err {o['errors']} TTFT p50 {o['ttft_ms']['p50']} "
+            f"TPOT p50 {o['tpot_ms']['p50']} | W {m(srv, 'waiting')} R {m(srv, 'running')} KV {m(srv, 'kv_cache_usage')} "
+            f"P/s {m(srv, 'preemptions_rate_per_s')} U {m(gpu, 'utilization')} BW {m(gpu, 'memory_bandwidth_utilization')}"
+        )
+    v = s.get("verdict") or {}
+    lines.append(f"verdict {v.get('status')} safe {v.get('safe_users')} breach {v.get('breach')}")
+    lines += [
+        f"finding {f['id']} ({f['confidence']}, step {f['step']}): {f['evidence_text']}"
+        for f in s.get("findings") or []
+    ]
+    lines.append(f"client {s.get('client')}")
+    return "\n".join(lines)
+
+
+def ladder(url: str, tmp_path, levels: str, *flags: str, steps: int | None = None) -> dict:
+    """Run the ladder; ``steps``: how many steps it should run (default: all)."""
+    code, output, s = run_cli(
+        ["--headless", "--host", url, "--ladder", levels, *STEP, "--engine-metrics", url, "--gpu-metrics", url,
+         "--collect-interval", "0.5s", "--no-run-dir", "--seed", "7", "--loglevel", "WARNING", *flags],
+        tmp_path,
+        timeout=90,
+    )  # fmt: skip
+    assert s is not None, output[-3000:]
+    assert s["schema"] == "llmload.summary/2"
+    assert len(s["steps"]) == (steps or len(levels.split(","))), describe(s)
+    for st in s["steps"]:  # collection reached every full steady window
+        if st["steady_s"] >= 5:
+            assert st["server"]["running"]["samples"] >= 3 and "utilization" in st["gpu"], describe(s)
+    return s
+
+
+def top_finding(s: dict) -> dict:
+    """The most likely bottleneck; a saturated load generator (a busy shared machine) ranks first and is passed over."""
+    findings = [f for f in s["findings"] if f["id"] != "load_generator_saturated"]
+    assert findings, describe(s)
+    return findings[0]
+
+
+def test_batch_starved_safe_at_the_batch_cap_ttft_binds(sim, profile, tmp_path):
+    url = sim("--preset", "batch-starved", "--time-scale", "0.25")  # --max-num-seqs 4
+    # --stop-on-breach: the breach at 8 users is judged a report interval into the 16-user step; 32 never runs.
+    s = ladder(url, tmp_path, "1,4,8,16,32", "--profile", profile((150, 250), (32, 64)), "--stop-on-breach", steps=4)
+    assert s["steps"][-1]["users"] == 16 and s["steps"][-1]["steady_s"] < 8, describe(s)
+    v = s["verdict"]
+    assert v["status"] == "breach" and v["safe_users"] == 4, describe(s)
+    assert v["breach"]["metric"] == "ttft_p50" and v["breach"]["users"] == 8, describe(s)
+    assert s["baseline"]["source"] == "step" and s["baseline"]["users"] == 1
+    tpot = [st["overall"]["tpot_ms"]["p50"] for st in s["steps"][:3]]
+    assert max(tpot) < 1.3 * min(tpot), describe(s)  # the batch never grows past 4
+    top = top_finding(s)
+    assert top["id"] == "admission_cap" and top["title"] == "Batch / admission cap", describe(s)
+    assert top["users"] == 8 and top["evidence"]["running_ceiling"] == 4.0, describe(s)
+    assert v["recommended_limit"] is not None and v["recommended_limit"] <= 4
+
+
+def test_bandwidth_bound_tpot_binds(sim, profile, tmp_path):
+    # Prefill made fast and unchunked so that the steps measure decode; long prompts keep TTFT dominated by prefill.
+    url = sim(
+        "--preset", "bandwidth-bound", "--time-scale", "0.2", "--prefill-tps", "20000", "--max-batched-tokens", "4096"
+    )
+    s = ladder(url, tmp_path, "1,4,8", "--profile", profile((1280, 1792), (96, 288)))
+    v = s["verdict"]
+    assert v["status"] == "breach" and v["breach"]["metric"] == "tpot_p50", describe(s)
+    top = top_finding(s)
+    assert top["id"] == "decode_bandwidth" and top["title"] == "Decode memory-bandwidth bound", describe(s)
+    assert top["explains"] == ["tpot"]
+
+
+def test_kv_pressure_names_the_kv_cache(sim, profile, tmp_path):
+    url = sim("--preset", "kv-pressure", "--time-scale", "0.2", "--kv-blocks", "40")  # ~4 sequences' worth
+    s = ladder(url, tmp_path, "1,2,4,8", "--profile", profile((40, 80), (60, 100)))
+    assert s["verdict"]["status"] == "breach", describe(s)
+    top = top_finding(s)
+    assert top["id"] == "kv_capacity" and top["layer"] == "engine KV cache", describe(s)
+    assert top["evidence"]["kv_cache_usage"] >= 0.9 and top["evidence"]["preemptions_per_s"] > 0, describe(s)
+
+
+def test_healthy_with_room_holds_the_top_step(sim, profile, tmp_path):
+    url = sim("--preset", "healthy", "--time-scale", "0.5", *H200)
+    s = ladder(url, tmp_path, "1,2,4", "--profile", profile((800, 1200), (96, 160)))
+    v = s["verdict"]
+    assert v["status"] == "ok" and v["breach"] is None, describe(s)
+    assert v["safe_users"] == v["top_users"] == 4 and v["safe_step"] == 2
+    assert not [f for f in s["findings"] if f["confidence"] == "high" and f["id"] != "load_generator_saturated"], (
+        describe(s)
+    )
