@@ -98,7 +98,7 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         default="",
         env_var="LLMLOAD_SUMMARY_JSON",
         include_in_web_ui=False,
-        help="Write the run summary (schema llmload.summary/1) to this path when the test stops",
+        help="Write the run summary (schema llmload.summary/2, docs/summary-schema.md) to this path when the test stops",
     )
     g.add_argument(
         "--runs-dir",

@@ -31,13 +31,13 @@ from llmload.analysis import analyze, make_judge, series_from_timeseries
 from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
 from llmload.discovery import discover_model
-from llmload.metrics.aggregation import SUSTAINED_REPORTS, Aggregator, ReportWire, Snapshot, WorkerGauges
+from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot, WorkerGauges
 from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.report.console import render_summary
-from llmload.report.summary import build_steps, build_summary
+from llmload.report.summary import build_steps, build_summary, load_generator_section
 from llmload.rundir import save_run
 from llmload.steps import MESSAGE as STEP_MESSAGE
 from llmload.steps import StepTracker
@@ -53,6 +53,7 @@ FINAL_REPORT_WAIT_S = 4.0
 LOCAL_ID = "local"
 LOCAL_REPORT_INTERVAL_S = 1.0
 BASELINE_MIN_OK = 5
+LADDER_STOP_TIMEOUT_S = 600.0
 
 
 class Runtime:
@@ -112,6 +113,10 @@ class Runtime:
             opts.workload = config.profile  # Locust does not forward --profile to workers; this travels
         self.config = config
         self.ladder = config.ladder
+        if config.ladder is not None and not self.is_worker and not self.environment.stop_timeout:
+            # The last step's requests finish instead of being cut at the end (then they are
+            # judged like every other step's); the request deadlines bound the wait.
+            self.environment.stop_timeout = config.request_timeout or LADDER_STOP_TIMEOUT_S
         self.steps.judge = make_judge(lambda: self.aggregator.steps, config.degradation)  # --stop-on-breach
         self.profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
@@ -353,22 +358,7 @@ class Runtime:
             "config": self.config.public_dict(),
             "profile": self.profile.to_dict(),
         }
-        workers = [w for w in snap.workers if w.worker_id != LOCAL_ID]
-        if self.is_master:
-            extra["workers"] = len(workers)
-            extra["workers_lost"] = sorted(w.worker_id for w in workers if w.lost)
-        saturated = sorted(w.worker_id for w in snap.workers if w.saturated_ever)
-        extra["client"] = {"saturated": bool(saturated), "saturated_processes": saturated}
-        warnings = []
-        if saturated:
-            warnings.append(
-                "the load generator was saturated (CPU >= 85 % of a core or event-loop lag >= 50 ms, "
-                f"{SUSTAINED_REPORTS} reports in a row, in "
-                f"{', '.join(saturated)}): latencies measure the client, not the server; add workers (--processes N)"
-            )
-        if extra.get("workers_lost"):
-            warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(extra['workers_lost'])}")
-        extra["warnings"] = warnings
+        extra.update(load_generator_section(snap, master=self.is_master, local_id=LOCAL_ID))
         weights = {c.name: c.weight for c in self.profile.classes}
         if self.steps.windows:
             extra["steps"] = build_steps(self.steps.windows, snap.steps, weights)
@@ -378,7 +368,7 @@ class Runtime:
             snap.run,
             duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
             users_max=self.users_max,
-            weights={c.name: c.weight for c in self.profile.classes},
+            weights=weights,
             extra=extra,
         )
         # llmload.analysis: per-step figures and signals, baseline, verdict, findings (schema llmload.summary/2)

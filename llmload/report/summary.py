@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.definitions import METRICS
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.recorder import ClassStats, MetricSet
 
-__all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms"]
+__all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms", "load_generator_section"]
 
 SCHEMA = "llmload.summary/2"
 _QUANTILES = (0.5, 0.9, 0.99)
@@ -112,4 +113,26 @@ def build_steps(windows: list[Any], steps: dict[int, MetricSet], weights: dict[s
         entry["overall"] = _stats(m.overall(), duration)
         entry["classes"] = {n: _stats(m.classes.get(n) or ClassStats(), duration) for n in weights}
         out.append(entry)
+    return out
+
+
+def load_generator_section(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, Any]:
+    """The summary's view of the load generator: workers, lost workers, saturation, warnings."""
+    out: dict[str, Any] = {}
+    if master:
+        workers = [w for w in snap.workers if w.worker_id != local_id]
+        out["workers"] = len(workers)
+        out["workers_lost"] = sorted(w.worker_id for w in workers if w.lost)
+    saturated = sorted(w.worker_id for w in snap.workers if w.saturated_ever)
+    out["client"] = {"saturated": bool(saturated), "saturated_processes": saturated}
+    warnings = []
+    if saturated:
+        warnings.append(
+            f"the load generator was saturated (CPU >= 85 % of a core or event-loop lag >= 50 ms, "
+            f"{SUSTAINED_REPORTS} reports in a row, in {', '.join(saturated)}): latencies measure the client, "
+            "not the server; add workers (--processes N)"
+        )
+    if out.get("workers_lost"):
+        warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(out['workers_lost'])}")
+    out["warnings"] = warnings
     return out
