@@ -63,5 +63,34 @@ def render_summary(summary: dict[str, Any], out: TextIO) -> None:
     if summary["errors_by_kind"]:
         kinds = ", ".join(f"{k} {v}" for k, v in summary["errors_by_kind"].items())
         out.write(f"errors by kind: {kinds}\n")
+    _render_ladder(summary, out)
     for warning in summary.get("warnings", []):
         out.write(f"WARNING: {warning}\n")
+
+
+def _render_ladder(summary: dict[str, Any], out: TextIO) -> None:
+    """Per-step lines, the verdict and the top findings (ladder runs only)."""
+    steps = summary.get("steps") or []
+    if not steps:
+        return
+    out.write("\nladder, steady windows only (ms)\n     users  TTFT p50  TPOT p50  out tok/s  errors\n")
+    for st in steps:
+        o = st["overall"]
+        label = "baseline" if st["index"] < 0 else str(st["users"])
+        out.write(
+            f"  {label:>8}  {_fmt(o['ttft_ms']['p50'], 8)}  {_fmt(o['tpot_ms']['p50'], 8)}  "
+            f"{_fmt(o['output_tokens_per_s'], 9)}  {o['errors']:>6}\n"
+        )
+    v = summary.get("verdict") or {}
+    if v.get("status") in ("ok", "breach"):
+        line = f"verdict: safe concurrency {v.get('safe_users')} users"
+        b = v.get("breach")
+        if b:
+            line += f"; {b['metric']} broke the limit at {b['users']} users ({b['value']:g} > {b['limit']:g})"
+        if v.get("recommended_limit") is not None:
+            line += f"; recommended gateway limit {v['recommended_limit']}"
+        out.write(line + "\n")
+    elif v:
+        out.write(f"verdict: {v.get('status')} {v.get('note') or ''}".rstrip() + "\n")
+    for i, f in enumerate((summary.get("findings") or [])[:3], 1):
+        out.write(f"finding {i}: {f['title']} ({f['confidence']}) — {'; '.join(f.get('evidence_text', [])[:2])}\n")

@@ -61,3 +61,16 @@ def test_console_table_lists_every_class_and_the_identity():
         assert name in text
     assert "requests = ok 4 + errors 1 + interrupted 1 = 6" in text
     assert "errors by kind: http_500 1" in text
+
+
+def test_console_shows_the_ladder_verdict_and_top_finding():
+    s = make_summary()
+    s["steps"] = [{"index": 0, "users": 1, "overall": s["overall"]}, {"index": 1, "users": 8, "overall": s["overall"]}]
+    s["verdict"] = {"status": "breach", "safe_users": 1, "recommended_limit": 1,
+                    "breach": {"metric": "ttft_p50", "users": 8, "value": 900.0, "limit": 75.0}}  # fmt: skip
+    s["findings"] = [{"title": "Batch / admission cap", "confidence": "high", "evidence_text": ["running flat at 4"]}]
+    out = io.StringIO()
+    render_summary(s, out)
+    text = out.getvalue()
+    assert "verdict: safe concurrency 1 users; ttft_p50 broke the limit at 8 users (900 > 75)" in text
+    assert "finding 1: Batch / admission cap (high) — running flat at 4" in text
