@@ -81,52 +81,36 @@ class Sink:
 class SseSink(Sink):
     __slots__ = ()
 
+    def _events(self, i: int, end: int, finished: bool) -> bytes:
+        """Token events ``i .. end-1``; the last carries the finish reason when ``finished``."""
+        enc = self.enc
+        if end - i == 1:
+            return _CHUNK(enc.token_event(i, finished))
+        return b"".join([_CHUNK(enc.token_event(j, finished and j == end - 1)) for j in range(i, end)])
+
     def emit(self, n: int, finished: bool) -> None:
-        enc, i = self.enc, self.emitted
+        i = self.emitted
         self.emitted = end = i + n
+        head, self.head = self.head, b""
+        data = head + self._events(i, end, finished)
         if not finished:
-            if n == 1:
-                data = _CHUNK(enc.token_event(i, False))
-            else:
-                data = b"".join([_CHUNK(enc.token_event(j, False)) for j in range(i, end)])
-            if self.head:
-                data, self.head = self.head + data, b""
             self.write(data)
             return
-        parts = [self.head] + [_CHUNK(enc.token_event(j, j == end - 1)) for j in range(i, end)]
-        self.head = b""
-        if enc.req.include_usage:
-            parts.append(_CHUNK(enc.usage_event(end)))
-        parts.append(_CHUNK(DONE_EVENT))
-        parts.append(http11.LAST_CHUNK)
-        self.write(b"".join(parts))
+        if self.enc.req.include_usage:
+            data += _CHUNK(self.enc.usage_event(end))
+        self.write(data + _CHUNK(DONE_EVENT) + http11.LAST_CHUNK)
         self.conn.finish(self.keep_alive)
 
 
-class StampedSseSink(Sink):
-    """:class:`SseSink` whose content chunks carry ``llmload_sent_ns`` (``--stamp-chunks``)."""
+class StampedSseSink(SseSink):
+    """:class:`SseSink` whose content chunks carry ``llmload_sent_ns`` (``--stamp-chunks``):
+    the send time taken just before the write, shared by tokens written together."""
 
     __slots__ = ()
 
-    def emit(self, n: int, finished: bool) -> None:
-        enc, i = self.enc, self.emitted
-        self.emitted = end = i + n
-        head, self.head = self.head, b""
-        if not finished:
-            if n == 1:
-                self.write(head + _CHUNK(enc.stamped_token_event(i, False, perf_counter_ns())))
-            else:
-                t = perf_counter_ns()
-                self.write(head + b"".join([_CHUNK(enc.stamped_token_event(j, False, t)) for j in range(i, end)]))
-            return
-        t = perf_counter_ns()
-        parts = [head] + [_CHUNK(enc.stamped_token_event(j, j == end - 1, t)) for j in range(i, end)]
-        if enc.req.include_usage:
-            parts.append(_CHUNK(enc.usage_event(end)))
-        parts.append(_CHUNK(DONE_EVENT))
-        parts.append(http11.LAST_CHUNK)
-        self.write(b"".join(parts))
-        self.conn.finish(self.keep_alive)
+    def _events(self, i: int, end: int, finished: bool) -> bytes:
+        enc, t = self.enc, perf_counter_ns()
+        return b"".join([_CHUNK(enc.stamped_token_event(j, finished and j == end - 1, t)) for j in range(i, end)])
 
 
 class RawSink(Sink):

@@ -57,14 +57,18 @@ def faulty():
 
 @pytest.fixture
 def sim():
-    """Factory: ``sim(ttft_ms=50, itl_ms=5)`` → base URL; stopped at test end."""
+    """Factory: ``sim("--preset", "healthy", ttft_ms=50)`` → base URL; stopped at test end.
+
+    Positional arguments are passed as they are (flags without a value too); keyword
+    arguments become ``--key-name value``.
+    """
     procs = []
 
-    def start(**flags):
-        args = []
-        for k, v in flags.items():
+    def start(*flags: str, **options):
+        args = [*flags]
+        for k, v in options.items():
             args += [f"--{k.replace('_', '-')}", str(v)]
-        proc = start_sim_process(args)
+        proc = start_sim_process(["--port", "0", *args], timeout=20)
         procs.append(proc)
         return proc.url
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.sim import start_sim_process
 from tests.integration.harness import run_cli
 
 pytestmark = pytest.mark.integration
@@ -23,21 +22,6 @@ STEP = ["--step-time", "8s", "--step-warmup", "2s"]
 H200 = ["--gpu-name", "NVIDIA H200", "--gpu-memory-gib", "140.4", "--gpu-bandwidth-gbs", "4800", "--gpu-power-max-w", "700",
         "--step-base-ms", "4.2", "--per-kv-token-us", "0.016", "--prefill-tps", "29000", "--max-batched-tokens", "2048",
         "--host-overhead-ms", "1"]  # fmt: skip
-
-
-@pytest.fixture
-def sim():
-    """Factory: ``sim("--preset", "healthy", ...)`` -> base URL of a child simulator."""
-    procs = []
-
-    def start(*flags: str) -> str:
-        proc = start_sim_process(["--port", "0", *flags], timeout=20)
-        procs.append(proc)
-        return proc.url
-
-    yield start
-    for p in procs:
-        p.stop()
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ import gevent
 import locust  # noqa: F401  # monkey-patches like a Locust run: the scraper's urllib yields to the users
 import pytest
 
-from llmload.sim import start_sim_process
 from tests.integration.harness import run_inprocess
 
 pytestmark = pytest.mark.integration
@@ -65,21 +64,6 @@ def scraping(url: str, every: float = 0.1):
     finally:
         running = False
         g.join(5)
-
-
-@pytest.fixture
-def sim():
-    """Factory: ``sim("--preset", "healthy", ...)`` -> base URL of a child simulator."""
-    procs = []
-
-    def start(*flags: str) -> str:
-        proc = start_sim_process(["--port", "0", *flags], timeout=20)
-        procs.append(proc)
-        return proc.url
-
-    yield start
-    for p in procs:
-        p.stop()
 
 
 @pytest.fixture
