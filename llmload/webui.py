@@ -53,7 +53,16 @@ from flask import Response, request
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import ClassStats, MetricSet
 
-__all__ = ["LIVE_COLUMNS", "LIVE_PATH", "LIVE_TAB", "RUN_COLUMNS", "RUN_TAB", "install_web_ui", "live_data"]
+__all__ = [
+    "LIVE_COLUMNS",
+    "LIVE_PATH",
+    "LIVE_TAB",
+    "RUN_COLUMNS",
+    "RUN_TAB",
+    "hide_secret_defaults",
+    "install_web_ui",
+    "live_data",
+]
 
 log = logging.getLogger("llmload")
 
@@ -239,6 +248,33 @@ def live_data(environment: Any, runtime: Any, run_s: float = 0.0) -> dict[str, A
 
 
 # -- wiring -------------------------------------------------------------------------------
+def _blank_secrets(template_args: dict[str, Any]) -> None:
+    for option in (template_args.get("extra_options") or {}).values():
+        if option.get("is_secret"):
+            option["default_value"] = ""
+
+
+def hide_secret_defaults(web_ui: Any) -> None:
+    """Keep secret flags (``--api-key``) out of the start page.
+
+    Locust fills its start form with every web-UI flag's *value* (parsed from the command
+    line and the environment), secrets included: the key would sit in the HTML of ``/``,
+    served to anyone who reaches the port. The page gets an empty field instead; a field
+    left empty keeps the key the process was started with (the runtime falls back to it),
+    a field filled in sets a new one for that run. Locust rebuilds the page's arguments on
+    every ``GET /``, so the rebuild is wrapped, and the arguments built at start-up are
+    blanked now.
+    """
+    _blank_secrets(web_ui.template_args)
+    rebuild = web_ui.update_template_args
+
+    def update_template_args() -> None:
+        rebuild()
+        _blank_secrets(web_ui.template_args)
+
+    web_ui.update_template_args = update_template_args
+
+
 def _merge_by_key(existing: list[dict[str, Any]] | None, ours: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     """Keep other extensions' entries, replace ours (installing twice changes nothing)."""
     mine = {e[key] for e in ours}
@@ -261,6 +297,7 @@ def install_web_ui(environment: Any, runtime: Any) -> bool:
     if getattr(web_ui, "_llmload_installed", False):
         return True
     web_ui._llmload_installed = True
+    hide_secret_defaults(web_ui)
     clock = _RunClock()
     environment.events.test_start.add_listener(lambda **_: clock.start())
     environment.events.test_stop.add_listener(lambda **_: clock.stop())
