@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from collections import Counter
+
+import gevent
+import numpy as np
+import pytest
+
+from llmload.arrivals.dispatcher import Dispatcher
+from llmload.arrivals.process import ArrivalSpec, RatePlan
+
+NS = 1_000_000_000
+
+
+class VirtualClock:
+    """perf_counter_ns on a virtual time line; waiting advances it (plus a set lateness)."""
+
+    def __init__(self, late_s: float = 0.0) -> None:
+        self.now = 10 * NS
+        self.late_s = late_s
+        self.waits: list[float | None] = []
+
+    def __call__(self) -> int:
+        return self.now
+
+    def wait(self, event, seconds):
+        self.waits.append(seconds)
+        if seconds is None:
+            gevent.sleep(0)  # let the test change the rate
+            return
+        self.now += int((seconds + self.late_s) * NS)
+        gevent.sleep(0)
+
+
+def _dispatcher(spec=None, rate=10.0, clock=None, **kw) -> tuple[Dispatcher, VirtualClock]:
+    clock = clock or VirtualClock()
+    spec = spec or ArrivalSpec("constant")
+    d = Dispatcher(spec, seed=5, plan=RatePlan(rate), weights=[3, 4, 3], clock=clock, wait=clock.wait, **kw)
+    return d, clock
+
+
+def _take(d: Dispatcher, n: int):
+    return [d.take() for _ in range(n)]
+
+
+def test_constant_arrivals_are_released_at_their_intended_times():
+    d, clock = _dispatcher(rate=10.0)
+    d.start()
+    try:
+        tickets = _take(d, 20)
+    finally:
+        d.stop()
+    starts = np.array([t.intended_ns for t in tickets]) - tickets[0].intended_ns
+    assert starts.tolist() == [i * NS // 10 for i in range(20)]
+    assert [t.index for t in tickets] == list(range(20))
+    assert all(t.lag_ns == 0 for t in tickets)
+    assert d.stats.arrivals >= 20 and d.stats.lag.max == 0.0
+
+
+def test_the_mix_is_exact_over_the_global_sequence():
+    d, _ = _dispatcher(spec=ArrivalSpec("poisson"), rate=50.0)
+    d.start()
+    try:
+        tickets = _take(d, 100)
+    finally:
+        d.stop()
+    assert Counter(t.class_index for t in tickets) == {0: 30, 1: 40, 2: 30}
+
+
+def test_workers_take_strides_whose_union_is_the_whole_run():
+    runs = []
+    for w in range(2):
+        d, _ = _dispatcher(spec=ArrivalSpec("gamma", 0.5), rate=20.0, worker=w, workers=2)
+        d.start(t0_ns=10 * NS)
+        try:
+            runs.append(_take(d, 50))
+        finally:
+            d.stop()
+    single, _ = _dispatcher(spec=ArrivalSpec("gamma", 0.5), rate=20.0)
+    single.start(t0_ns=10 * NS)
+    try:
+        whole = _take(single, 100)
+    finally:
+        single.stop()
+    merged = sorted((t.index, t.class_index, t.intended_ns) for run in runs for t in run)
+    assert merged == [(t.index, t.class_index, t.intended_ns) for t in whole]
+
+
+def test_a_late_dispatcher_reports_its_lag():
+    d, clock = _dispatcher(rate=10.0, clock=VirtualClock(late_s=0.003))
+    d.start()
+    try:
+        tickets = _take(d, 10)
+    finally:
+        d.stop()
+    assert all(t.lag_ns in (0, 3_000_000) for t in tickets)
+    assert d.stats.lag.max == pytest.approx(0.003)
+
+
+def test_arrivals_with_no_free_user_queue_and_are_counted_as_waited():
+    d, clock = _dispatcher(rate=100.0)
+    d.start()
+    gevent.sleep(0)
+    for _ in range(20):  # nobody takes: every arrival waits
+        gevent.sleep(0)
+    d.stop()
+    assert d.pending == d.stats.arrivals > 5
+    assert d.stats.waited == d.stats.arrivals
+    first = d.take()
+    assert first.waited and first.index == 0
+
+
+def test_a_rate_change_takes_effect_without_restarting_the_sequence():
+    d, clock = _dispatcher(rate=10.0)
+    d.start()
+    try:
+        before = _take(d, 5)  # 0.0 .. 0.4 s
+        d.set_rate(20.0, at_s=0.5)
+        after = _take(d, 4)
+    finally:
+        d.stop()
+    t0 = before[0].intended_ns
+    assert [(t.intended_ns - t0) / NS for t in after] == pytest.approx([0.5, 0.55, 0.6, 0.65])
+
+
+def test_rate_zero_pauses_until_a_new_rate():
+    d, clock = _dispatcher(rate=10.0)
+    d.start()
+    try:
+        _take(d, 2)
+        d.set_rate(0.0, at_s=0.2)
+        for _ in range(5):
+            gevent.sleep(0)
+        assert d.pending == 0 and None in clock.waits
+        d.set_rate(10.0, at_s=1.0)
+        resumed = d.take()
+    finally:
+        d.stop()
+    assert resumed.index == 2
+    assert resumed.intended_ns == 10 * NS + NS  # 1.0 s after the start
