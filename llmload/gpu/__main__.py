@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     names = "dcgm-exporter" if config.dcgm_names else "llmload_gpu_*"
     log.info(
-        "serving %s: %d GPU(s), sampled every %gs, %s names",
+        "listening on %s, scrape %s: %d GPU(s), sampled every %gs, %s names",
+        sidecar.listen_address,
         sidecar.url,
         len(sidecar.inventory.gpus),
         config.interval_s,

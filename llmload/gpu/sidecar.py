@@ -115,6 +115,13 @@ class Sidecar:
         return f"http://{shown}:{self.port}/metrics"
 
     @property
+    def listen_address(self) -> str:
+        """Where the listener is bound, as a user reads it: ``0.0.0.0:9400 (all interfaces)``."""
+        host = self.config.host or "0.0.0.0"
+        where = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        return f"{where} (all interfaces)" if host in ("0.0.0.0", "::") else where
+
+    @property
     def port(self) -> int:
         return self._server.server_port if self._server is not None else self.config.port
 

@@ -125,6 +125,18 @@ def test_fake_gpus_serve_every_series_and_stop_cleanly_on_sigterm():
         rc, err = stop(proc)
     assert rc == 0, err
     assert "found 2 GPU(s)" in err and "stopped" in err
+    port = url.split(":")[2].split("/")[0]
+    assert f"listening on 127.0.0.1:{port}, scrape {url}" in err  # the address it really binds
+
+
+def test_the_log_says_when_every_interface_listens():
+    from llmload.gpu.fake import FakeNvml
+    from llmload.gpu.sidecar import Sidecar, SidecarConfig
+
+    assert (
+        Sidecar(SidecarConfig(host="0.0.0.0", port=9400), FakeNvml(1)).listen_address == "0.0.0.0:9400 (all interfaces)"
+    )
+    assert Sidecar(SidecarConfig(host="::1", port=9400), FakeNvml(1)).listen_address == "[::1]:9400"
 
 
 def test_dcgm_names_flag():
