@@ -7,12 +7,17 @@
     │   └── ProfileError              a profile file that cannot be used (path and field in the message)
     └── StreamError                   a request that failed; ``kind`` is its error-kind label
         ├── HttpStatusError           non-2xx answer (kind ``http_<code>``)
-        ├── ConnectError              connection refused / reset / closed before an answer (``connection``)
+        ├── ConnectError              no response: refused, reset or closed before the status line (``connection``)
+        ├── StreamDisconnected        the connection was lost after the headers, mid-answer (``stream_disconnected``)
         ├── MalformedChunk            an event the adapter cannot parse (``malformed_chunk``)
         ├── ServerErrorEvent          the server reported an error inside the stream (``server_error``)
         ├── StreamTruncated           ended early: fewer tokens than asked and no finish reason (``stream_truncated``)
         ├── EmptyResponse             a successful answer that carried no content (``empty_response``)
         └── DeadlineExceeded          a watchdog deadline (``ttft_timeout``, ``stall_timeout``, ``total_timeout``)
+
+A request that met a closed keep-alive connection before any response byte is sent again
+once on a fresh connection (:mod:`llmload.users.http`); only if that fails too is it a
+``connection`` error.
 
 A request that fails because of a bug in llmload or in an adapter is counted as
 ``client_error`` (and its traceback shown by Locust), so that it is never mistaken for a
@@ -36,6 +41,7 @@ __all__ = [
     "MalformedChunk",
     "ProfileError",
     "ServerErrorEvent",
+    "StreamDisconnected",
     "StreamError",
     "StreamTruncated",
 ]
@@ -43,6 +49,7 @@ __all__ = [
 #: Fixed error kinds (plus open-ended ``http_<status>``).
 ERROR_KINDS = (
     "connection",
+    "stream_disconnected",
     "ttft_timeout",
     "stall_timeout",
     "total_timeout",
@@ -85,6 +92,12 @@ class HttpStatusError(StreamError):
 
 class ConnectError(StreamError):
     kind = "connection"
+
+
+class StreamDisconnected(StreamError):
+    """The connection was lost after the response headers; the message says how many tokens had arrived."""
+
+    kind = "stream_disconnected"
 
 
 class MalformedChunk(StreamError):

@@ -23,6 +23,7 @@ llmload_errors_total                   counter  class, api, model, kind
 llmload_output_tokens_total            counter  class, api, model
 llmload_input_tokens_total             counter  class, api, model
 llmload_partial_output_tokens_total    counter  class, api, model
+llmload_reconnects_total               counter  class, api, model (sent again: stale keep-alive)
 llmload_in_flight_requests             gauge    class, api, model
 llmload_users                          gauge    —
 llmload_workers                        gauge    — (live workers; a standalone process is 1)
@@ -72,7 +73,7 @@ __all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
 
 _REQUEST_LABELS = ("class", "api", "model")
 _HELP = {
-    "ttft": "Time to first token: first content event - request start (successful requests)",
+    "ttft": "Time to first token: first content event - request start (successful requests, and interrupted ones)",
     "itl": "Inter-token latency: every gap between consecutive content events (successful requests)",
     "tpot": "Time per output token after the first, per request: (last - first event) / (tokens - 1)",
     "e2e": "End-to-end latency: end of stream - request start (successful requests)",
@@ -158,6 +159,11 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         "Tokens received by requests that then failed or were interrupted",
         labels=_REQUEST_LABELS,
     )
+    reconnects = CounterMetricFamily(
+        "llmload_reconnects",
+        "Requests sent again on a fresh connection: a reused keep-alive connection was closed before any answer byte",
+        labels=_REQUEST_LABELS,
+    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
         c = s.counters
@@ -170,7 +176,8 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         out.add_metric(labels, c["output_tokens"])
         inp.add_metric(labels, c["input_tokens"])
         partial.add_metric(labels, c["partial_output_tokens"])
-    yield from (req, err, out, inp, partial)
+        reconnects.add_metric(labels, c["reconnects"])
+    yield from (req, err, out, inp, partial, reconnects)
 
 
 def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[str, None]) -> Iterator[Metric]:

@@ -1,17 +1,21 @@
-"""Metric definitions: every llmload latency metric, defined once.
+"""Metric definitions: every llmload metric, defined once.
 
-All functions take a finished :class:`~llmload.metrics.record.RequestRecord` and return
-seconds (or ``None`` when the metric does not exist for that request).
+The latency functions take a finished :class:`~llmload.metrics.record.RequestRecord` and
+return seconds (or ``None`` when the metric does not exist for that request); the
+throughput functions take counters and the test time.
 
-=============  =====================================================  ===============  ===================
-llmload name   formula                                                vLLM bench name  AIPerf name
-=============  =====================================================  ===============  ===================
-TTFT           first event with non-empty content − request start     TTFT             time_to_first_token
-ITL            gap between consecutive content events (every gap)     ITL              inter_chunk_latency
-TPOT           (last content event − first) / (output_tokens − 1)     TPOT             inter_token_latency
-E2E            end of stream − request start                          E2EL             request_latency
-output tokens  ``usage.completion_tokens`` when sent, else counted    output_len       output_sequence_len
-=============  =====================================================  ===============  ===================
+==============  ===================================================  =================  =======================
+llmload name    formula                                              vLLM bench name    AIPerf name
+==============  ===================================================  =================  =======================
+TTFT            first event with non-empty content − request start   TTFT               time_to_first_token
+ITL             gap between consecutive content events (every gap)   ITL                inter_chunk_latency
+TPOT            (last content event − first) / (output_tokens − 1)   TPOT               inter_token_latency
+E2E             end of stream − request start                        E2EL               request_latency
+output tokens   ``usage.completion_tokens`` when sent, else counted  output_len         output_sequence_len
+output tok/s    output tokens of successful requests / test time     output_throughput  output_token_throughput
+received tok/s  (output tokens of successful requests + tokens       — (completed       — (completed
+                received by failed or interrupted ones) / test time  requests only)     requests only)
+==============  ===================================================  =================  =======================
 
 Notes:
 
@@ -22,6 +26,13 @@ Notes:
   large gap (vLLM bench and AIPerf's "ICL" do the same). TPOT is per *token* and is what
   to compare across servers. When every event carries one token, mean ITL == TPOT.
 * TPOT needs at least two output tokens; for a one-token answer it does not exist.
+* ``received_output_tokens_per_s`` counts what streamed, whatever the request's outcome:
+  a test that ends while most requests are still running shows the server's real output
+  rate there, when completed-request throughput (``output_tokens_per_s``, vLLM bench's and
+  AIPerf's only figure) is near zero. Tokens of failed or interrupted requests are the
+  counted events (their usage never came).
+* TTFT also counts a request interrupted by the end of the test after its first token
+  (what the user saw); every other latency covers successful requests only.
 * Output tokens come from the server's ``usage`` when it sends it (``stream_options.
   include_usage``), else from the stream (one token per content event, or the count the
   server stated per event). The record says which (``output_tokens_from_usage``).
@@ -33,7 +44,16 @@ import numpy as np
 
 from llmload.metrics.record import RequestRecord
 
-__all__ = ["METRICS", "e2e_s", "itl_s", "settle_token_counts", "tpot_s", "ttft_s"]
+__all__ = [
+    "METRICS",
+    "e2e_s",
+    "itl_s",
+    "received_output_tokens",
+    "received_output_tokens_per_s",
+    "settle_token_counts",
+    "tpot_s",
+    "ttft_s",
+]
 
 #: Latency metrics recorded into histograms, in display order.
 METRICS = ("ttft", "itl", "tpot", "e2e")
@@ -65,6 +85,18 @@ def tpot_s(rec: RequestRecord) -> float | None:
 def e2e_s(rec: RequestRecord) -> float:
     """End-to-end latency (s): end of stream − request start."""
     return (rec.end_ns - rec.start_ns) * _NS
+
+
+def received_output_tokens(ok_output_tokens: int, partial_output_tokens: int) -> int:
+    """Every output token that arrived: successful requests' output tokens + those of failed/interrupted ones."""
+    return ok_output_tokens + partial_output_tokens
+
+
+def received_output_tokens_per_s(ok_output_tokens: int, partial_output_tokens: int, duration_s: float) -> float:
+    """Received output tokens per second of test time: ``received_output_tokens / duration_s`` (0 without time)."""
+    if duration_s <= 0:
+        return 0.0
+    return received_output_tokens(ok_output_tokens, partial_output_tokens) / duration_s
 
 
 def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:

@@ -38,6 +38,9 @@ class RequestRecord:
         output_tokens_from_usage: whether ``output_tokens`` came from ``usage``.
         max_tokens: tokens asked for.
         finish_reason: as sent by the server, or ``None``.
+        reconnects: times the request was sent again on a fresh connection because a
+            reused keep-alive connection turned out closed before any response byte (0 or 1;
+            its stamps still run from the first send).
         step: index of the load step (concurrency ladder) whose *steady* window the
             request started in, or ``None`` (no ladder, or started during a ramp/warm-up).
     """
@@ -57,6 +60,7 @@ class RequestRecord:
         "outcome",
         "output_tokens",
         "output_tokens_from_usage",
+        "reconnects",
         "start_ns",
         "start_wall_ns",
         "status",
@@ -81,6 +85,7 @@ class RequestRecord:
         self.output_tokens = 0
         self.output_tokens_from_usage = False
         self.finish_reason: str | None = None
+        self.reconnects = 0
         self.step: int | None = None
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:

@@ -1,7 +1,9 @@
 """Per-process recording of finished requests into mergeable statistics.
 
 :class:`ClassStats` holds, for one request class, a :class:`Histogram` per latency metric
-(TTFT, ITL, TPOT, E2E; successful requests only) and the counters (requests by outcome,
+(TTFT, ITL, TPOT, E2E; successful requests only, except that TTFT also holds requests
+interrupted by the end of the test after their first token: that wait is what the user
+saw) and the counters (requests by outcome,
 tokens, errors by kind). :class:`MetricSet` maps class name → ClassStats; it merges by
 addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
 workers send to the master.
@@ -25,7 +27,8 @@ from llmload.metrics.record import RequestRecord
 
 __all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
 
-#: Integer counters kept per class. Token counters cover successful requests.
+#: Integer counters kept per class. ``output_tokens``/``input_tokens`` cover successful
+#: requests; ``output_tokens + partial_output_tokens`` is every output token that arrived.
 COUNTERS = (
     "requests",
     "ok",
@@ -35,6 +38,7 @@ COUNTERS = (
     "input_tokens",
     "output_tokens_from_usage",  # successful requests whose output count came from usage
     "partial_output_tokens",  # tokens received by requests that then failed or were cut
+    "reconnects",  # requests sent again on a fresh connection (stale keep-alive), any outcome
 )
 
 
@@ -51,6 +55,8 @@ class ClassStats:
     def add(self, rec: RequestRecord) -> None:
         c = self.counters
         c["requests"] += 1
+        if rec.reconnects:
+            c["reconnects"] += rec.reconnects
         if rec.outcome == "ok":
             c["ok"] += 1
             c["output_tokens"] += rec.output_tokens
@@ -72,6 +78,9 @@ class ClassStats:
             self.errors_by_kind[rec.error_kind or "unknown"] += 1
         else:
             c["interrupted"] += 1
+            ttft = ttft_s(rec)  # cut by the end of the test after its first token: the user saw that wait
+            if ttft is not None:
+                self.hist["ttft"].record(ttft)
 
     def merge(self, other: ClassStats) -> None:
         for m, h in other.hist.items():

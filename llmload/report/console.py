@@ -21,6 +21,7 @@ _COLUMNS = (
     ("E2E p50", 9, lambda s: s["e2e_ms"]["p50"]),
     ("p99", 9, lambda s: s["e2e_ms"]["p99"]),
     ("out tok/s", 10, lambda s: s["output_tokens_per_s"]),
+    ("recv tok/s", 10, lambda s: s.get("received_output_tokens_per_s")),
     ("req/s", 7, lambda s: s["requests_per_s"]),
 )
 
@@ -52,14 +53,20 @@ def render_summary(summary: dict[str, Any], out: TextIO) -> None:
         out.write(" ".join(_fmt(get(row), w) for _, w, get in _COLUMNS) + "\n")
     out.write(
         f"requests = ok {o['ok']} + errors {o['errors']} + interrupted {o['interrupted']} = {o['requests']}; "
-        f"latencies in ms over successful requests; output tokens {o['output_tokens']}"
+        f"latencies in ms over successful requests (TTFT also over interrupted ones that had a first token); output tokens {o['output_tokens']}"
         + (
             f" ({o['output_tokens_from_usage_ratio'] * 100:.0f}% from server usage)"
             if o.get("output_tokens_from_usage_ratio") is not None
             else ""
         )
+        + (f"; received (any outcome) {o['received_output_tokens']}" if "received_output_tokens" in o else "")
         + "\n"
     )
+    if o.get("reconnects"):
+        out.write(
+            f"reconnects: {o['reconnects']} requests sent again on a fresh connection "
+            "(the server had closed a pooled keep-alive connection before answering)\n"
+        )
     if summary["errors_by_kind"]:
         kinds = ", ".join(f"{k} {v}" for k, v in summary["errors_by_kind"].items())
         out.write(f"errors by kind: {kinds}\n")

@@ -7,12 +7,18 @@ Contract keys (extra keys may be added, these never change meaning)::
 
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
              "output_tokens_per_s", "requests_per_s",
-             "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms": {"mean", "p50", "p90", "p99", "max"}}
+             "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms": {"mean", "p50", "p90", "p99", "max"},
+             "received_output_tokens", "received_output_tokens_per_s", "reconnects", ...}
 
 ``requests = ok + errors + interrupted`` always. Latencies and token counts cover
-successful requests; ``requests_per_s`` is successful requests per second of test time
-and ``output_tokens_per_s`` their output tokens per second. A latency with no samples is
-``null``.
+successful requests (TTFT also those interrupted by the end of the test after their first
+token); ``requests_per_s`` is successful requests per second of test time and
+``output_tokens_per_s`` their output tokens per second. ``received_output_tokens`` is
+every output token that arrived, whatever the request's outcome, and
+``received_output_tokens_per_s`` its rate (``metrics/definitions.py``). ``reconnects``
+counts requests sent again on a fresh connection after a reused keep-alive connection
+turned out closed before any response byte (not extra requests: each is one request). A
+latency with no samples is ``null``.
 """
 
 from __future__ import annotations
@@ -21,11 +27,11 @@ import math
 from typing import Any
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
-from llmload.metrics.definitions import METRICS
+from llmload.metrics.definitions import METRICS, received_output_tokens, received_output_tokens_per_s
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.recorder import ClassStats, MetricSet
 
-__all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms", "load_generator_section"]
+__all__ = ["SCHEMA", "build_steps", "build_summary", "latency_ms", "load_generator_section", "unfinished_warning"]
 
 SCHEMA = "llmload.summary/2"
 _QUANTILES = (0.5, 0.9, 0.99)
@@ -57,8 +63,26 @@ def _stats(s: ClassStats, duration_s: float) -> dict[str, Any]:
         out[f"{m}_ms"] = latency_ms(s.hist[m])
     out["output_tokens_from_usage_ratio"] = round(c["output_tokens_from_usage"] / c["ok"], 4) if c["ok"] else None
     out["partial_output_tokens"] = c["partial_output_tokens"]
+    out["received_output_tokens"] = received_output_tokens(c["output_tokens"], c["partial_output_tokens"])
+    out["received_output_tokens_per_s"] = round(
+        received_output_tokens_per_s(c["output_tokens"], c["partial_output_tokens"], duration_s), 3
+    )
+    out["reconnects"] = c["reconnects"]
     out["errors_by_kind"] = dict(sorted(s.errors_by_kind.items()))
     return out
+
+
+def unfinished_warning(stats: dict[str, Any]) -> str | None:
+    """A warning when most started requests were still running at the end (or none completed)."""
+    n, ok, cut = stats["requests"], stats["ok"], stats["interrupted"]
+    if not cut or (cut * 2 <= n and ok):
+        return None
+    return (
+        f"most requests were still running when the test ended ({cut} of {n} started requests interrupted, "
+        f"{ok} completed): latencies and output tok/s cover completed requests only; what streamed is in "
+        f"received tok/s ({stats['received_output_tokens']} tokens, {stats['received_output_tokens_per_s']:g}/s). "
+        "Run longer (-t) or ask for shorter outputs (the profile's output_tokens)"
+    )
 
 
 def build_summary(
@@ -95,6 +119,9 @@ def build_summary(
     }
     if extra:
         summary.update(extra)
+    unfinished = unfinished_warning(summary["overall"])
+    if unfinished:
+        summary["warnings"] = [*summary.get("warnings", []), unfinished]
     return summary
 
 

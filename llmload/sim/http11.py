@@ -148,14 +148,16 @@ def head(
     *,
     length: int | None = None,
     keep_alive: bool = True,
+    extra: dict[str, str] | None = None,
 ) -> bytes:
-    """Status line and headers; ``length`` None means ``Transfer-Encoding: chunked``."""
+    """Status line and headers; ``length`` None means ``Transfer-Encoding: chunked``; ``extra``: more headers."""
     framing = "transfer-encoding: chunked" if length is None else f"content-length: {length}"
     conn = "" if keep_alive else "connection: close\r\n"
+    more = "".join(f"{k}: {v}\r\n" for k, v in (extra or {}).items())
     return (
         f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n"
         f"server: llmload-sim\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\n"
-        f"{conn}{framing}\r\n\r\n"
+        f"{conn}{more}{framing}\r\n\r\n"
     ).encode("latin-1")
 
 

@@ -1,24 +1,193 @@
-"""Reading a streamed HTTP body as it arrives (the one place that touches geventhttpclient internals).
+"""The HTTP layer under Locust's FastHttpSession: pooled connections, retry, streamed bodies.
 
-Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
+This is the one module that touches geventhttpclient internals.
+
+**Connections.** :func:`install_keepalive` puts :class:`KeepAliveClients` in place of the
+session's ``HTTPClientPool``: every ``HTTPClient`` it hands out has its connection pool
+wrapped in a :class:`KeepAlivePool`, which knows, per socket, how many requests it carried,
+since when it is idle and what the server's ``Keep-Alive`` header announced
+(:mod:`llmload.users.keepalive`), and closes a pooled connection the server said it would
+close instead of reusing it. :class:`KeepAliveClient` sends a request again, **once**, on a
+fresh connection, when it failed before any response byte (geventhttpclient's
+``HTTPConnectionClosed``: closed or reset before the status line) on a connection that had
+carried an earlier request: the server closed it while the request was on its way (llama.cpp
+closes after every streamed response, despite ``Keep-Alive: timeout=5, max=100``). Never once
+a byte of the answer arrived, never on a fresh connection. geventhttpclient itself retries
+only idempotent methods, and every LLM request is a POST. :func:`take_reconnects` tells the
+user how many times its last request was sent again (0 or 1). The request's timing is not
+reset: TTFT and E2E run from the first send, since the user waited through both.
+
+**Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
 TTFT 500 ms for a true 2 ms (shared/research/locust.md §3). geventhttpclient's
 ``readline`` returns as soon as one line is buffered, which is what SSE and NDJSON need;
 for raw text streams :meth:`BodyReader.read_some` returns whatever bytes have arrived.
 
-Both reach into ``FastResponse._response`` (an ``HTTPSocketPoolResponse``) and its
-``_body_buffer``/``_sock``; ``tests/unit/users/test_http.py`` pins that behaviour, and
-pyproject pins geventhttpclient < 3.
+Internals used: ``FastResponse._response`` (an ``HTTPSocketPoolResponse``) and its
+``_body_buffer``/``_sock``, ``HTTPClient._connection_pool``, ``LocustUserAgent.clientpool``;
+``tests/unit/users/test_http.py`` pins that behaviour, and pyproject pins
+geventhttpclient < 3.
 """
 
 from __future__ import annotations
 
 import functools
+import time
+from collections.abc import Callable
 from typing import Any
+from weakref import WeakKeyDictionary
 
+from gevent import getcurrent
 from geventhttpclient.response import HTTPConnectionClosed
 
-__all__ = ["BodyReader"]
+from llmload.users.keepalive import Connection, KeepAlivePolicy
+
+__all__ = ["BodyReader", "KeepAliveClient", "KeepAliveClients", "KeepAlivePool", "install_keepalive", "take_reconnects"]
+
+
+class _Lane:
+    """Per greenlet (one user): the connection its last request took, and retries."""
+
+    __slots__ = ("conn", "fresh", "reconnects", "reused")
+
+    def __init__(self) -> None:
+        self.conn: Connection | None = None
+        self.reused = False  # that connection had carried an earlier request
+        self.fresh = False  # the next checkout must open a new connection
+        self.reconnects = 0  # requests sent again since the last take_reconnects()
+
+
+# Keyed by greenlet: a pool shared by several users (Locust's class-level ``client_pool``)
+# hands sockets to many greenlets, and a greenlet can switch between checkout and failure.
+_LANES: WeakKeyDictionary[Any, _Lane] = WeakKeyDictionary()
+
+
+def _lane() -> _Lane:
+    g = getcurrent()
+    lane = _LANES.get(g)
+    if lane is None:
+        lane = _LANES[g] = _Lane()
+    return lane
+
+
+def take_reconnects() -> int:
+    """How many times this greenlet's requests were sent again since the last call (then 0)."""
+    lane = _LANES.get(getcurrent())
+    if lane is None:
+        return 0
+    n, lane.reconnects = lane.reconnects, 0
+    return n
+
+
+class KeepAlivePool:
+    """One geventhttpclient ``ConnectionPool`` that honours ``Keep-Alive`` limits and tracks reuse.
+
+    Sockets come from and go back to the wrapped pool (which also drops sockets the server
+    visibly closed while they were idle); this layer closes, at checkout, a pooled socket
+    whose announced limits are reached, and at return one that has carried ``max`` requests.
+    """
+
+    def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
+        self._inner = inner
+        self._policy = policy
+        self._conns: WeakKeyDictionary[Any, Connection] = WeakKeyDictionary()
+        self.size = inner.size
+
+    def get_socket(self) -> Any:
+        lane = _lane()
+        fresh, lane.fresh = lane.fresh, False
+        inner, conns = self._inner, self._conns
+        while True:
+            sock = inner.get_socket()
+            conn = conns.get(sock)
+            if conn is None:  # opened just now
+                conn = conns[sock] = Connection()
+                lane.conn, lane.reused = conn, False
+                return sock
+            if not fresh and self._policy.reusable(conn):
+                lane.conn, lane.reused = conn, True
+                return sock
+            del conns[sock]
+            inner.release_socket(sock)  # closed: the next one pooled, or a new connection
+
+    def return_socket(self, sock: Any) -> None:
+        conn = self._conns.get(sock)
+        if conn is not None:
+            self._policy.returned(conn)
+            if conn.max_requests is not None and conn.served >= conn.max_requests:
+                self.release_socket(sock)
+                return
+        self._inner.return_socket(sock)
+
+    def release_socket(self, sock: Any) -> None:
+        self._conns.pop(sock, None)
+        self._inner.release_socket(sock)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class KeepAliveClient:
+    """One geventhttpclient ``HTTPClient`` with the stale-connection retry (module docstring)."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
+        if not isinstance(inner._connection_pool, KeepAlivePool):
+            inner._connection_pool = KeepAlivePool(inner._connection_pool, policy)
+        self._inner = inner
+
+    def request(self, method: str, request_uri: str, body: Any = b"", headers: Any = None) -> Any:
+        inner = self._inner
+        try:
+            resp = inner.request(method, request_uri, body=body, headers=headers)
+        except HTTPConnectionClosed:  # closed or reset before any response byte
+            lane = _lane()
+            if not lane.reused:
+                raise
+            lane.fresh = True
+            lane.reconnects += 1
+            resp = inner.request(method, request_uri, body=body, headers=headers)
+        conn = _lane().conn
+        if conn is not None:
+            conn.announce(resp.get("keep-alive"))
+        return resp
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class KeepAliveClients:
+    """Stands in for geventhttpclient's ``HTTPClientPool`` (one ``HTTPClient`` per host:port)."""
+
+    def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
+        self._inner = inner
+        self._policy = policy
+        self._wrapped: dict[int, KeepAliveClient] = {}
+
+    def get_client(self, url: Any) -> KeepAliveClient:
+        client = self._inner.get_client(url)
+        w = self._wrapped.get(id(client))
+        if w is None or w._inner is not client:
+            w = self._wrapped[id(client)] = KeepAliveClient(client, self._policy)
+        return w
+
+    def close(self) -> None:
+        self._inner.close()
+        self._wrapped.clear()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def install_keepalive(session: Any, clock: Callable[[], float] = time.monotonic) -> None:
+    """Route a Locust ``FastHttpSession``'s requests through :class:`KeepAliveClients` (idempotent)."""
+    agent = session.client  # LocustUserAgent
+    if not isinstance(agent.clientpool, KeepAliveClients):
+        agent.clientpool = KeepAliveClients(agent.clientpool, KeepAlivePolicy(clock))
 
 
 class BodyReader:

@@ -6,7 +6,11 @@ the workload's next class, reads the stream through :mod:`llmload.users.stream`,
 finishes the :class:`~llmload.metrics.record.RequestRecord`:
 
 * outcome ``ok`` / ``error`` (with its kind, see :mod:`llmload.errors`) / ``interrupted``
-  (cut by the end of the test: neither ok nor error);
+  (cut by the end of the test: neither ok nor error). A connection failure is
+  ``connection`` before the response headers and ``stream_disconnected`` after them;
+* a request that met a stale keep-alive connection before any response byte was sent
+  again once on a fresh connection by :mod:`llmload.users.http`
+  (``record.reconnects``); its TTFT and E2E still run from the first send;
 * the record goes to every listener of ``llmload_request`` (the recorder is one);
 * Locust's ``request`` event fires once with the E2E time (request_type ``E2E``, name =
   class; failures carry the error) and once with TTFT (request_type ``TTFT``) when a
@@ -28,11 +32,18 @@ from locust import constant, task
 from locust.contrib.fasthttp import FastHttpUser
 
 from llmload.adapters.base import Framing, StreamState
-from llmload.errors import ConnectError, EmptyResponse, HttpStatusError, StreamError, StreamTruncated
+from llmload.errors import (
+    ConnectError,
+    EmptyResponse,
+    HttpStatusError,
+    StreamDisconnected,
+    StreamError,
+    StreamTruncated,
+)
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.users.deadlines import Deadline
-from llmload.users.http import BodyReader
+from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
@@ -64,6 +75,7 @@ class LLMUser(FastHttpUser):
         if environment.llmload.watchdog.limits.any:
             self.network_timeout = None
         super().__init__(environment)
+        install_keepalive(self.client)
 
     _runtime: Runtime
     _sampler: WorkloadSampler
@@ -126,7 +138,12 @@ class LLMUser(FastHttpUser):
         except StreamError as e:
             _fail(rec, e.kind, str(e))
         except _CONNECTION_ERRORS as e:
-            _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
+            if reader is None:
+                _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
+            else:  # the headers had arrived: the answer was cut
+                n = rec.counted_tokens
+                tokens = f"{n} token{'s' if n != 1 else ''}"
+                _fail(rec, StreamDisconnected.kind, f"connection lost after {tokens} ({type(e).__name__}: {e})")
         except GreenletExit:
             if rec.outcome != "ok":
                 rec.outcome = "interrupted"
@@ -135,6 +152,7 @@ class LLMUser(FastHttpUser):
             _fail(rec, "client_error", f"{type(e).__name__}: {e}")
             raise
         finally:
+            rec.reconnects = take_reconnects()
             runtime.watchdog.unregister(flight)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()

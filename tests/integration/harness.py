@@ -28,8 +28,15 @@ def run_cli(args: list[str], tmp_path: Path, timeout: float = 120.0) -> tuple[in
     return p.returncode, output, summary
 
 
-def run_inprocess(host: str, args: list[str], users: int = 2, seconds: float = 2.0) -> dict:
-    """A real LocalRunner in this process: parse flags, install llmload, run, stop, summarise."""
+def run_inprocess(
+    host: str, args: list[str], users: int = 2, seconds: float = 2.0, wait_s: float = 0.0, on_record=None
+) -> dict:
+    """A real LocalRunner in this process: parse flags, install llmload, run, stop, summarise.
+
+    ``wait_s``: each user's think time between requests (the user's ``wait_time``);
+    ``on_record``: called with every finished :class:`~llmload.metrics.record.RequestRecord`.
+    """
+    from locust import constant
     from locust import events as global_events
     from locust.argument_parser import get_parser
     from locust.env import Environment
@@ -39,7 +46,7 @@ def run_inprocess(host: str, args: list[str], users: int = 2, seconds: float = 2
     from llmload.users import LLMUser
 
     class U(LLMUser):
-        pass
+        wait_time = constant(wait_s)
 
     parser = get_parser()
     if not any(a.dest == "api" for a in parser._actions):
@@ -48,6 +55,8 @@ def run_inprocess(host: str, args: list[str], users: int = 2, seconds: float = 2
     env = Environment(user_classes=[U], host=host, parsed_options=opts, events=type(global_events)())
     env.create_local_runner()
     runtime = install(env)
+    if on_record is not None:
+        env.events.llmload_request.add_listener(lambda record, **_: on_record(record))
     env.runner.start(users, spawn_rate=users)
     gevent.sleep(seconds)
     env.runner.quit()

@@ -7,6 +7,8 @@ counted under its kind, and requests = ok + errors + interrupted.
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from tests.integration.harness import run_inprocess
@@ -31,7 +33,8 @@ CASES = [
     ("http:429", [], "http_429"),
     ("http:500", [], "http_500"),
     ("close_before_headers", [], "connection"),
-    ("reset_midstream:3", [], "connection"),
+    ("reset_midstream:3", [], "stream_disconnected"),
+    ("close_midstream:3", [], "stream_disconnected"),
     ("slow_first:1500", ["--ttft-timeout", "0.3s"], "ttft_timeout"),
     ("slow_headers:1500", ["--ttft-timeout", "0.3s"], "ttft_timeout"),
     ("stall_after:3:1500", ["--stall-timeout", "0.3s"], "stall_timeout"),
@@ -88,3 +91,31 @@ def test_requests_cut_by_the_end_of_the_test_are_interrupted(faulty, tiny_profil
     o = s["overall"]
     assert o["interrupted"] == 3 and o["errors"] == 0 and o["ok"] == 0
     assert o["requests"] == 3
+
+
+def test_a_refused_port_is_a_connection_error(tiny_profile):
+    with socket.socket() as s:  # a port nobody listens on (bound, then released)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    host = f"http://127.0.0.1:{port}"
+    summary = run_inprocess(host, ["--model", "ok", "--profile", tiny_profile], users=2, seconds=1.0)
+    o = summary["overall"]
+    assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"]
+    assert o["errors"] >= 2 and summary["errors_by_kind"] == {"connection": o["errors"]}
+    assert o["reconnects"] == 0
+
+
+@pytest.mark.parametrize("mode", ["close_midstream:3", "reset_midstream:3"])
+def test_a_stream_cut_after_the_headers_says_how_many_tokens_had_arrived(faulty, tiny_profile, mode):
+    from llmload.metrics.record import RequestRecord
+
+    seen: list[RequestRecord] = []
+    s = run_inprocess(faulty, ["--model", mode, "--profile", tiny_profile], users=1, seconds=1.0, on_record=seen.append)
+    o = s["overall"]
+    assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"]
+    assert s["errors_by_kind"] == {"stream_disconnected": o["errors"]} and o["errors"] >= 1
+    failed = [r for r in seen if r.outcome == "error"]
+    assert failed and all(r.error_message.startswith("connection lost after 3 tokens") for r in failed)
+    cut = sum(r.output_tokens for r in seen if r.outcome == "interrupted")
+    assert o["partial_output_tokens"] == 3 * o["errors"] + cut
+    assert o["received_output_tokens"] == o["partial_output_tokens"]

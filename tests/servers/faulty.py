@@ -16,6 +16,10 @@ mode                       on the wire
 ``http:<code>``            that HTTP status with ``{"error": {"message", "type", "code"}}``
 ``close_before_headers``   reads the request, closes the connection without answering
 ``reset_midstream:<k>``    role + k content chunks, then a TCP RST (SO_LINGER 0), no last chunk
+``close_midstream:<k>``    role + k content chunks, then the socket is closed (FIN) without the
+                           chunked terminator
+``keepalive:<T>:<M>:<K>``  ``ok`` with ``Keep-Alive: timeout=T, max=M`` (llama.cpp's header); the
+                           connection's limits, below, end it when the next request arrives
 ``slow_headers:<ms>``      nothing at all for ``ms`` (not even headers), then ``ok``
 ``slow_first:<ms>``        role chunk at once, first content chunk after ``ms``, then ``ok``
 ``stall_after:<k>:<ms>``   k content chunks, ``ms`` of silence carrying only ``: ping``
@@ -35,7 +39,20 @@ mode                       on the wire
 Every mode streams (``"stream": true``); a non-streaming request is answered with one
 JSON body for ``ok``, as the mode says for ``http:`` and ``close_before_headers``, and
 with 400 otherwise, as is an unknown mode. Connections are kept alive after a complete
-answer. ``server.requests`` lists the ``model`` field of every generation request.
+answer. ``server.requests`` lists the ``model`` field of every generation request;
+``GET /stats`` answers ``{"connections", "requests", "dropped"}`` (connections accepted,
+generation requests read, requests dropped by ``keepalive`` limits) since the start.
+
+``keepalive:<T>:<M>:<K>`` is llama.cpp's connection handling (cpp-httplib), made
+deterministic. llama-server announces ``Keep-Alive: timeout=5, max=100``, closes a
+connection idle for 5 s or after 100 requests, and also closes it right after every
+streamed response, whatever it announced (the content provider's last call returns false,
+which ends the connection). A client that has just taken such a connection from its pool
+races that close: sometimes its next request is already on the wire when the FIN comes
+(7.5 % of requests at one user). Here the close always loses the race: a request that
+arrives on a connection idle for >= T s (since the end of its last response), or that has
+answered M requests, or K requests (K > 0: the unannounced close, ``K = 1`` as llama.cpp
+after a stream), is read and dropped: the connection is closed without a byte of answer.
 
 Use ``with start_faulty_server() as s: s.url`` (a thread with its own loop) or
 ``python tests/servers/faulty.py --port N``.
@@ -60,9 +77,11 @@ __all__ = ["MODES", "FaultyServer", "start_faulty_server"]
 MODES = (
     "ok", "http", "close_before_headers", "slow_headers", "reset_midstream", "slow_first", "stall_after", "slow_total",
     "malformed_after", "short", "short_with_finish", "empty", "error_event", "no_done", "multi_token",
+    "close_midstream", "keepalive",
 )  # fmt: skip
 _PARAMS = {"http": 1, "slow_headers": 1, "reset_midstream": 1, "slow_first": 1, "stall_after": 2, "slow_total": 1,
-           "malformed_after": 1, "short": 1, "short_with_finish": 1, "error_event": 1, "multi_token": 1}  # fmt: skip
+           "malformed_after": 1, "short": 1, "short_with_finish": 1, "error_event": 1, "multi_token": 1,
+           "close_midstream": 1, "keepalive": 3}  # fmt: skip
 _TOKEN = " tok"
 _ITL = 0.002
 _OOM = b'{"error": {"message": "CUDA out of memory", "type": "InternalServerError", "code": 500}}'
@@ -70,6 +89,23 @@ _OOM = b'{"error": {"message": "CUDA out of memory", "type": "InternalServerErro
 
 class _BadRequest(Exception):
     pass
+
+
+class _Conn:
+    """What the server knows of one connection: requests answered, when the last answer ended."""
+
+    __slots__ = ("answered", "idle_since")
+
+    def __init__(self) -> None:
+        self.answered = 0
+        self.idle_since = time.monotonic()
+
+    def over_limits(self, timeout_s: int, max_requests: int, quiet_after: int) -> bool:
+        """``keepalive`` mode: whether this connection must end instead of answering."""
+        if not self.answered:
+            return False
+        idle = time.monotonic() - self.idle_since
+        return idle >= timeout_s or self.answered >= max_requests or 0 < quiet_after <= self.answered
 
 
 class _Writer:
@@ -125,6 +161,8 @@ class FaultyServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host, self.port, self.url = host, port, ""
         self.requests: list[str] = []
+        self.connections = 0
+        self.dropped = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
 
@@ -144,6 +182,8 @@ class FaultyServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        self.connections += 1
+        conn = _Conn()
         parser = http11.RequestParser()
         try:
             while True:
@@ -154,8 +194,10 @@ class FaultyServer:
                         return
                     parser.feed(data)
                     continue
-                if not await self._answer(req, writer) or not req.keep_alive:
+                if not await self._answer(req, writer, conn) or not req.keep_alive:
                     return
+                conn.answered += 1
+                conn.idle_since = time.monotonic()
         except http11.HttpError as e:
             writer.write(http11.json_response(e.status, http11.error_body(e.status, e.message), keep_alive=False))
         except (ConnectionError, asyncio.CancelledError):
@@ -164,10 +206,12 @@ class FaultyServer:
             self._writers.discard(writer)
             writer.close()
 
-    async def _answer(self, req: http11.Request, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(self, req: http11.Request, writer: asyncio.StreamWriter, conn: _Conn) -> bool:
         """Answer one request; False when the connection must not be reused."""
-        if req.method == "GET" and req.path in ("/health", "/v1/models"):
-            body = {"status": "ok"} if req.path == "/health" else {"object": "list", "data": [{"id": m} for m in MODES]}
+        if req.method == "GET" and req.path in ("/health", "/v1/models", "/stats"):
+            stats = {"connections": self.connections, "requests": len(self.requests), "dropped": self.dropped}
+            models = {"object": "list", "data": [{"id": m} for m in MODES]}
+            body = {"status": "ok"} if req.path == "/health" else models if req.path == "/v1/models" else stats
             writer.write(http11.json_response(200, body, keep_alive=req.keep_alive))
             return True
         if req.path not in ("/v1/chat/completions", "/v1/completions") or req.method != "POST":
@@ -185,6 +229,9 @@ class FaultyServer:
             return True
         if mode == "close_before_headers":
             return False
+        if mode == "keepalive" and conn.over_limits(*params):
+            self.dropped += 1
+            return False
         n = body.get("max_completion_tokens") or body.get("max_tokens") or 16
         if not body.get("stream"):
             if mode != "ok":
@@ -201,7 +248,8 @@ class FaultyServer:
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if mode == "slow_headers":
             await asyncio.sleep(params[0] / 1000)
-        await out.raw(http11.head(200, "text/event-stream; charset=utf-8"))
+        extra = {"keep-alive": f"timeout={params[0]}, max={params[1]}"} if mode == "keepalive" else None
+        await out.raw(http11.head(200, "text/event-stream; charset=utf-8", extra=extra))
         await out.role()
         k = params[0] if params else 0
         if mode == "reset_midstream":
@@ -211,6 +259,9 @@ class FaultyServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
             return False
+        if mode == "close_midstream":
+            await out.tokens(k)
+            return False  # the connection closes (FIN) with the chunked body unfinished
         if mode in ("short", "malformed_after", "error_event"):
             await out.tokens(k)
             if mode == "malformed_after":
@@ -236,7 +287,7 @@ class FaultyServer:
             await out.tokens(total, every=k / 1000)
         elif mode == "multi_token":
             await out.tokens(total, per_event=k)
-        else:  # ok, no_done, short_with_finish
+        else:  # ok, no_done, short_with_finish, keepalive
             await out.tokens(total)
         await out.choice(None, finish)
         if usage:

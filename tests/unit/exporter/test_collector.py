@@ -45,15 +45,16 @@ def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
     u = rng.random()
     rec.outcome = "ok" if u < 0.9 else ("error" if u < 0.97 else "interrupted")
     if rec.outcome == "error":
-        rec.error_kind = str(rng.choice(["http_429", "stall_timeout", "connection"]))
+        rec.error_kind = str(rng.choice(["http_429", "stall_timeout", "connection", "stream_disconnected"]))
+    rec.reconnects = int(rng.random() < 0.05)
     return rec
 
 
 def raw_values(records: list[RequestRecord], cls: str, metric: str) -> np.ndarray:
     out: list[float] = []
     for r in records:
-        if r.class_name != cls or r.outcome != "ok":
-            continue
+        if r.class_name != cls or r.outcome == "error" or (r.outcome == "interrupted" and metric != "ttft"):
+            continue  # latencies of successful requests; TTFT also of interrupted ones
         if metric == "itl":
             out.extend(itl_s(r).tolist())
         else:
@@ -150,6 +151,7 @@ def test_counters_and_labels(world):
             frozenset(base.items()): sum(r.output_tokens for r in ok)
         }
         assert list(series(samples, "llmload_input_tokens_total", **base).values()) == [sum(r.input_tokens for r in ok)]
+        assert list(series(samples, "llmload_reconnects_total", **base).values()) == [sum(r.reconnects for r in mine)]
         errors = {dict(k)["kind"]: v for k, v in series(samples, "llmload_errors_total", **base).items()}
         for kind in {*ERROR_KINDS, "http_429"}:
             assert errors[kind] == sum(r.error_kind == kind for r in mine), kind

@@ -32,8 +32,33 @@ def test_counters_keep_the_accounting_identity():
     assert (c["ok"], c["errors"], c["interrupted"]) == (1, 2, 1)
     assert c["output_tokens"] == 5 and c["partial_output_tokens"] == 5
     assert dict(overall.errors_by_kind) == {"http_429": 1, "stall_timeout": 1}
-    # Latencies cover successful requests only.
-    assert overall.hist["ttft"].count == 1 and overall.hist["itl"].count == 4
+    # Latencies cover successful requests only; TTFT also the interrupted request that had its first token.
+    assert overall.hist["ttft"].count == 2 and overall.hist["itl"].count == 4
+    assert overall.hist["e2e"].count == 1 and overall.hist["tpot"].count == 1
+
+
+def test_interrupted_before_the_first_token_has_no_ttft():
+    rec = Recorder()
+    rec.add(finished("short", "interrupted", n=0))
+    s = rec.snapshot().overall()
+    assert s.counters["interrupted"] == 1 and s.hist["ttft"].count == 0
+
+
+def test_reconnects_and_received_tokens_merge_across_workers():
+    workers = [Recorder(), Recorder()]
+    for i, w in enumerate(workers):
+        ok = finished("short")
+        ok.reconnects = 1
+        w.add(ok)
+        cut = finished("short", "interrupted", n=2 + i)
+        w.add(cut)
+    master = MetricSet()
+    for w in workers:
+        master.merge(MetricSet.from_wire(w.drain()))
+    c = master.overall().counters
+    assert c["reconnects"] == 2
+    assert c["output_tokens"] + c["partial_output_tokens"] == 5 + 2 + 5 + 3
+    assert master.overall().hist["ttft"].count == 4
 
 
 def test_drain_ships_deltas_and_totals_survive():

@@ -74,3 +74,54 @@ def test_console_shows_the_ladder_verdict_and_top_finding():
     text = out.getvalue()
     assert "verdict: safe concurrency 1 users; ttft_p50 broke the limit at 8 users (900 > 75)" in text
     assert "finding 1: Batch / admission cap (high) — running flat at 4" in text
+
+
+def test_received_tokens_count_every_outcome_and_reconnects_are_kept():
+    s = make_summary()
+    o = s["overall"]
+    assert o["received_output_tokens"] == 40 + 4  # 4 successful x 10 + the interrupted one's 4
+    assert o["received_output_tokens_per_s"] == 22.0
+    assert s["classes"]["long"]["received_output_tokens"] == 4 and s["classes"]["long"]["output_tokens"] == 0
+    assert o["ttft_ms"]["count"] == 5  # 4 successful + the interrupted one that had its first token
+    assert o["e2e_ms"]["count"] == 4
+    assert o["reconnects"] == 0
+    r = Recorder()
+    again = rec("short")
+    again.reconnects = 1
+    r.add(again)
+    assert build_summary(r.snapshot(), duration_s=1.0, users_max=1)["overall"]["reconnects"] == 1
+
+
+def test_console_shows_received_throughput_and_reconnects():
+    r = Recorder()
+    again = rec("short")
+    again.reconnects = 1
+    r.add(again)
+    out = io.StringIO()
+    render_summary(build_summary(r.snapshot(), duration_s=1.0, users_max=1), out)
+    text = out.getvalue()
+    assert "recv tok/s" in text and "received (any outcome) 10" in text
+    assert "reconnects: 1 requests sent again on a fresh connection" in text
+
+
+def test_a_run_ended_with_most_requests_running_warns_and_says_what_to_change():
+    def summary(ok: int, cut: int, errors: int = 0):
+        r = Recorder()
+        for _ in range(ok):
+            r.add(rec("short"))
+        for _ in range(cut):
+            r.add(rec("short", "interrupted", n=3))
+        for _ in range(errors):
+            r.add(rec("short", "error", "http_500", n=0))
+        return build_summary(r.snapshot(), duration_s=2.0, users_max=8, extra={"warnings": ["other"]})
+
+    s = summary(ok=0, cut=5)  # nothing completed
+    assert s["warnings"][0] == "other" and len(s["warnings"]) == 2
+    assert "5 of 5 started requests interrupted, 0 completed" in s["warnings"][1]
+    assert "received tok/s (15 tokens, 7.5/s)" in s["warnings"][1] and "-t" in s["warnings"][1]
+    assert len(summary(ok=2, cut=3)["warnings"]) == 2  # more than half still running
+    assert summary(ok=3, cut=3)["warnings"] == ["other"]  # half: not most
+    assert summary(ok=0, cut=0, errors=3)["warnings"] == ["other"]  # nothing was running: errors say it all
+    out = io.StringIO()
+    render_summary(s, out)
+    assert "WARNING: most requests were still running when the test ended" in out.getvalue()

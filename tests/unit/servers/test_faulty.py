@@ -174,6 +174,53 @@ def test_reset_midstream(client):
     assert b"[DONE]" not in r.events
 
 
+def test_close_midstream_ends_with_eof_and_no_terminator(client):
+    r = client.post("close_midstream:3", max_tokens=10)
+    assert r.status == 200
+    assert r.end == "eof"
+    assert len(r.content_times) == 3
+    assert b"[DONE]" not in r.events
+
+
+def _stats(url: str) -> dict:
+    c = Client(url)
+    try:
+        c.sock.sendall(b"GET /stats HTTP/1.1\r\nHost: f\r\n\r\n")
+        r = Reply()
+        c._read(r)
+        return json.loads(r.body)
+    finally:
+        c.close()
+
+
+def test_keepalive_announces_its_limits_and_drops_the_request_after_max(server, client):
+    before = _stats(server.url)
+    replies = [client.post("keepalive:5:3:0", max_tokens=2) for _ in range(3)]
+    assert [(r.status, r.end) for r in replies] == [(200, "complete")] * 3
+    assert replies[0].headers["keep-alive"] == "timeout=5, max=3"
+    dropped = client.post("keepalive:5:3:0")
+    assert (dropped.status, dropped.end) == (0, "eof")  # read, then closed without a byte of answer
+    after = _stats(server.url)
+    assert after["dropped"] - before["dropped"] == 1
+    assert after["requests"] - before["requests"] == 4
+
+
+def test_keepalive_drops_the_request_after_an_idle_timeout(server, client):
+    assert client.post("keepalive:1:100:0", max_tokens=1).end == "complete"
+    time.sleep(1.05)
+    assert client.post("keepalive:1:100:0", max_tokens=1).end == "eof"
+
+
+def test_keepalive_quiet_close_after_k_requests_as_llama_cpp_after_a_stream(server, client):
+    assert client.post("keepalive:5:100:1", max_tokens=1).end == "complete"
+    assert client.post("keepalive:5:100:1", max_tokens=1).end == "eof"
+    fresh = Client(server.url)
+    try:
+        assert fresh.post("keepalive:5:100:1", max_tokens=1).end == "complete"  # a new connection is served
+    finally:
+        fresh.close()
+
+
 def test_slow_first(client):
     r = client.post("slow_first:200")
     role_t = r.chunks[0][0]

@@ -7,11 +7,11 @@ import time
 import gevent
 import pytest
 from gevent.server import StreamServer
-from geventhttpclient.response import HTTPParseError
+from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust.contrib.fasthttp import FastHttpSession
 from locust.env import Environment
 
-from llmload.users.http import BodyReader
+from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -102,3 +102,169 @@ def test_connection_is_reused_after_a_complete_body_and_not_after_discard(server
     reader = BodyReader(open_stream(session))
     assert reader.readline() == b"data: a\n"  # a fresh connection, not the half-read one
     assert len(connections) == 2
+
+
+# -- pooled connections: Keep-Alive limits and the one retry on a stale connection -----------
+
+
+class Scripted:
+    """A server that answers each request by a rule of (connection index, request index on it).
+
+    ``rule(conn, nth) -> "ok" | "drop" | "partial"``: a complete answer (with ``keep_alive``
+    as its Keep-Alive header), the request read and the connection closed without a byte, or
+    half a status line and then the close.
+    """
+
+    def __init__(self, rule, keep_alive: str | None = None) -> None:
+        self.rule, self.keep_alive = rule, keep_alive
+        self.connections = 0
+        self.requests = 0
+        self.srv = StreamServer(("127.0.0.1", 0), self.handle)
+        self.srv.start()
+        self.url = f"http://127.0.0.1:{self.srv.server_port}"
+
+    def handle(self, sock, _addr):
+        conn = self.connections
+        self.connections += 1
+        buf, nth = b"", 0
+        while True:
+            while b"\r\n\r\n" not in buf:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                buf += data
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            fields = dict(h.partition(b":")[::2] for h in head.split(b"\r\n")[1:])
+            length = int({k.lower(): v for k, v in fields.items()}[b"content-length"])
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            buf = rest[length:]
+            self.requests += 1
+            action = self.rule(conn, nth)
+            nth += 1
+            if action == "drop":
+                sock.close()
+                return
+            if action == "partial":
+                sock.sendall(b"HTTP/1.1 20")
+                sock.close()
+                return
+            ka = f"Keep-Alive: {self.keep_alive}\r\n".encode() if self.keep_alive else b""
+            sock.sendall(b"HTTP/1.1 200 OK\r\n" + ka + b"Content-Length: 2\r\n\r\nok")
+
+    def session(self, clock=None):
+        s = FastHttpSession(self.url, request_event=Environment().events.request, user=None)
+        install_keepalive(s, **({"clock": clock} if clock else {}))
+        return s
+
+    def stop(self):
+        self.srv.stop()
+
+
+@pytest.fixture
+def scripted():
+    servers = []
+
+    def start(rule, keep_alive=None):
+        s = Scripted(rule, keep_alive)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+def post(session):
+    """One request read to its end; returns (status, error)."""
+    resp = open_stream(session)
+    if resp.status_code:
+        reader = BodyReader(resp)
+        while reader.read_some():
+            pass
+    return resp.status_code, getattr(resp, "error", None)
+
+
+def test_a_request_on_a_connection_the_server_closed_is_sent_again_once_on_a_fresh_one(scripted):
+    srv = scripted(lambda conn, nth: "ok" if nth == 0 else "drop")  # as llama.cpp after a stream
+    session = srv.session()
+    assert post(session) == (200, None) and take_reconnects() == 0
+    for _ in range(3):
+        assert post(session) == (200, None)
+        assert take_reconnects() == 1
+    assert take_reconnects() == 0  # taken
+    assert (srv.connections, srv.requests) == (4, 7)  # 4 answered + 3 dropped
+
+
+def test_a_fresh_connection_closed_before_an_answer_is_not_retried(scripted):
+    srv = scripted(lambda conn, nth: "drop")
+    status, error = post(srv.session())
+    assert status == 0 and isinstance(error, HTTPConnectionClosed)
+    assert take_reconnects() == 0
+    assert srv.requests == 1
+
+
+def test_the_retry_happens_once(scripted):
+    srv = scripted(lambda conn, nth: "ok" if conn == 0 and nth == 0 else "drop")
+    session = srv.session()
+    assert post(session) == (200, None)
+    status, error = post(session)  # reused: dropped; fresh: dropped too -> the error stands
+    assert status == 0 and isinstance(error, HTTPConnectionClosed)
+    assert take_reconnects() == 1
+    assert srv.requests == 3
+
+
+def test_no_retry_once_a_byte_of_the_answer_arrived(scripted):
+    srv = scripted(lambda conn, nth: "ok" if nth == 0 else "partial")
+    session = srv.session()
+    assert post(session) == (200, None)
+    status, error = post(session)
+    assert status == 0 and isinstance(error, HTTPParseError) and not isinstance(error, HTTPConnectionClosed)
+    assert take_reconnects() == 0
+    assert srv.requests == 2
+
+
+def test_announced_max_requests_opens_a_new_connection_without_a_retry(scripted):
+    srv = scripted(lambda conn, nth: "ok" if nth < 2 else "drop", keep_alive="timeout=5, max=2")
+    session = srv.session()
+    for _ in range(5):
+        assert post(session) == (200, None)
+        assert take_reconnects() == 0
+    assert (srv.connections, srv.requests) == (3, 5)
+
+
+def test_announced_idle_timeout_opens_a_new_connection_without_a_retry(scripted):
+    now = [0.0]
+    srv = scripted(lambda conn, nth: "ok", keep_alive="timeout=5, max=100")
+    session = srv.session(clock=lambda: now[0])
+    assert post(session) == (200, None)
+    now[0] += 3.9
+    assert post(session) == (200, None)
+    assert srv.connections == 1  # reused under timeout - margin
+    now[0] += 4.0
+    assert post(session) == (200, None)
+    assert take_reconnects() == 0
+    assert srv.connections == 2  # idle 4 s >= 5 - 1: closed by the client, not reused
+
+
+def test_users_sharing_one_pool_count_their_own_retries(scripted):
+    from geventhttpclient.client import HTTPClientPool
+
+    srv = scripted(lambda conn, nth: "ok" if nth == 0 else "drop")
+    shared = HTTPClientPool(concurrency=4)
+    results = {}
+
+    def user(name, rounds):
+        s = FastHttpSession(srv.url, request_event=Environment().events.request, user=None, client_pool=shared)
+        install_keepalive(s)
+        n = 0
+        for _ in range(rounds):
+            assert post(s) == (200, None)
+            n += take_reconnects()
+            gevent.sleep(0.01)
+        results[name] = n
+
+    gevent.joinall([gevent.spawn(user, "a", 3), gevent.spawn(user, "b", 4)], raise_error=True)
+    assert sum(results.values()) == srv.requests - 7  # every dropped request was sent again, once
+    assert all(n >= 1 for n in results.values())
+    shared.close()
