@@ -11,7 +11,15 @@ configured default. The simulator always generates exactly that many tokens, so
 
 ``prompt_tokens`` is an estimate: the whitespace-split word count of the prompt
 (completions/stream: the string, or the sum over a list of strings; a list of token
-ids counts its length) or of every message's text content (chat).
+ids counts its length) or of every message's text content (chat). ``GenRequest.tokens``
+holds those tokens for the prefix cache (:mod:`llmload.sim.prefix`): the words (or token
+ids) in order; in chat, the first word of each message is tagged with the message's role,
+so that the same words in other turns do not look like the same prompt.
+
+With the engine model, ``usage`` also carries ``"prompt_tokens_details": {"cached_tokens":
+N}``, the prompt tokens the prefix cache served (0 with ``--no-prefix-caching``), the
+shape OpenAI and llama.cpp send. vLLM sends it only with ``--enable-prompt-tokens-details``
+and leaves it out when N is 0. The fixed-latency mode has no KV cache and omits it.
 
 Streaming chat answers as vLLM does: a first chunk ``delta: {"role": "assistant",
 "content": ""}`` (sent at once, before the first token), one chunk per token, the
@@ -31,6 +39,7 @@ the usage chunk, ``[DONE]`` and the raw text of ``/v1/stream`` are never stamped
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +90,7 @@ class GenRequest:
     max_tokens: int
     include_usage: bool
     prompt_tokens: int
+    tokens: Sequence[Any] = ()  # the prompt's tokens, for the prefix cache (see the module docstring)
 
 
 def parse_request(endpoint: str, body: bytes, model: str, default_max_tokens: int) -> GenRequest:
@@ -91,17 +101,20 @@ def parse_request(endpoint: str, body: bytes, model: str, default_max_tokens: in
         raise ApiError(f"request body is not valid JSON: {e}") from e
     if not isinstance(obj, dict):
         raise ApiError("request body must be a JSON object")
+    tokens: list[Any] = []
     if endpoint == "chat":
         messages = obj.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ApiError("'messages' must be a non-empty list")
-        prompt_tokens = sum(_message_words(m) for m in messages)
+        for m in messages:
+            _message_tokens(m, tokens)
         limit = _limit(obj, "max_completion_tokens", "max_tokens")
     else:
         if "prompt" not in obj:
             raise ApiError("'prompt' is required")
-        prompt_tokens = prompt_tokens_of(obj["prompt"])
+        _prompt_tokens(obj["prompt"], tokens)
         limit = _limit(obj, "max_new_tokens", "max_tokens") if endpoint == "stream" else _limit(obj, "max_tokens")
+    prompt_tokens = len(tokens)
     stream = obj.get("stream", endpoint == "stream")
     if not isinstance(stream, bool):
         raise ApiError("'stream' must be a boolean")
@@ -116,6 +129,7 @@ def parse_request(endpoint: str, body: bytes, model: str, default_max_tokens: in
         max_tokens=default_max_tokens if limit is None else limit,
         include_usage=bool(options.get("include_usage", False)),
         prompt_tokens=prompt_tokens,
+        tokens=tokens,
     )
 
 
@@ -132,25 +146,41 @@ def _limit(obj: dict[str, Any], *names: str) -> int | None:
 
 def prompt_tokens_of(prompt: Any) -> int:
     """Estimated token count of a completions prompt (see the module docstring)."""
+    tokens: list[Any] = []
+    _prompt_tokens(prompt, tokens)
+    return len(tokens)
+
+
+def _prompt_tokens(prompt: Any, out: list[Any]) -> None:
+    """Append the tokens of a completions prompt to ``out``."""
     if isinstance(prompt, str):
-        return len(prompt.split())
+        out += prompt.split()
+        return
     if isinstance(prompt, list):
         if all(isinstance(p, int) and not isinstance(p, bool) for p in prompt):
-            return len(prompt)
+            out += prompt
+            return
         if all(isinstance(p, (str, list)) for p in prompt):
-            return sum(prompt_tokens_of(p) for p in prompt)
+            for p in prompt:
+                _prompt_tokens(p, out)
+            return
     raise ApiError("'prompt' must be a string, a list of strings or a list of token ids")
 
 
-def _message_words(message: Any) -> int:
+def _message_tokens(message: Any, out: list[Any]) -> None:
+    """Append the words of a chat message to ``out``, the first one tagged with the role."""
     if not isinstance(message, dict):
         raise ApiError("each message must be an object")
     content = message.get("content")
+    start = len(out)
     if isinstance(content, str):
-        return len(content.split())
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        return sum(len(p["text"].split()) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return 0
+        out += content.split()
+    elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        for p in content:
+            if isinstance(p, dict) and isinstance(p.get("text"), str):
+                out += p["text"].split()
+    if len(out) > start:
+        out[start] = f"{message.get('role')}\x1f{out[start]}"
 
 
 class Encoder:
@@ -202,16 +232,19 @@ class Encoder:
         """:meth:`token_event` with a top-level ``"llmload_sent_ns": sent_ns`` (``--stamp-chunks``)."""
         return self.token_event(i, last)[:-3] + b',"llmload_sent_ns":%d}\n\n' % sent_ns
 
-    def usage_event(self, completion_tokens: int) -> bytes:
+    def usage_event(self, completion_tokens: int, cached_tokens: int | None = None) -> bytes:
+        """The ``choices: []`` usage chunk; ``cached_tokens`` (when known) adds ``prompt_tokens_details``."""
         p, c = self.req.prompt_tokens, completion_tokens
-        return b'data: %b,"choices":[],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}}\n\n' % (
+        details = b"" if cached_tokens is None else b',"prompt_tokens_details":{"cached_tokens":%d}' % cached_tokens
+        return b'data: %b,"choices":[],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%b}}\n\n' % (
             self._envelope,
             p,
             p + c,
             c,
+            details,
         )
 
-    def full_body(self, n: int) -> bytes:
+    def full_body(self, n: int, cached_tokens: int | None = None) -> bytes:
         """The non-streaming JSON body of a response with ``n`` tokens."""
         req, text = self.req, self.text(n)
         env = orjson.loads(self._envelope + b"}")
@@ -227,4 +260,6 @@ class Encoder:
             "total_tokens": req.prompt_tokens + n,
             "completion_tokens": n,
         }
+        if cached_tokens is not None:
+            env["usage"]["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
         return orjson.dumps(env)

@@ -9,7 +9,7 @@ step k was due to end), so a late wake-up delays one step without shifting the r
 after falling behind by more than ``MAX_LAG_S`` the schedule restarts from now.
 
 Same contract with the HTTP layer as :class:`~.engine.FixedLatencyEngine`:
-``submit(sink, max_tokens, prompt_tokens)`` (raises :class:`~.api.ApiError`: 400 when
+``submit(sink, max_tokens, prompt_tokens, tokens)`` (raises :class:`~.api.ApiError`: 400 when
 prompt + max_tokens exceeds the model length or the KV cache, 429 when the admission
 queue is full), then ``sink.emit(n, finished)`` as tokens come, or once
 ``sink.fail(message)`` when the KV cache cannot place the request (fragmentation);
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from llmload.sim.api import ApiError
 from llmload.sim.cost import CostModel
@@ -27,6 +29,7 @@ from llmload.sim.engine import TokenSink
 from llmload.sim.gpu import SimulatedGpu
 from llmload.sim.metrics import EngineStats
 from llmload.sim.params import EngineParams
+from llmload.sim.prefix import block_hashes
 from llmload.sim.scheduler import RUNNING, WAITING, Scheduler, Seq, Step
 
 __all__ = ["MAX_LAG_S", "BatchingEngine"]
@@ -61,8 +64,12 @@ class BatchingEngine:
 
     # -- HTTP side ---------------------------------------------------------------------------
 
-    def submit(self, sink: TokenSink, max_tokens: int, prompt_tokens: int = 0) -> Seq:
-        """Queue a request arriving now; raises :class:`ApiError` (400, 429) when it is refused."""
+    def submit(self, sink: TokenSink, max_tokens: int, prompt_tokens: int = 0, tokens: Sequence[Any] = ()) -> Seq:
+        """Queue a request arriving now; raises :class:`ApiError` (400, 429) when it is refused.
+
+        ``tokens`` (the prompt's tokens, see :mod:`llmload.sim.api`) are hashed into blocks
+        for the prefix cache when it is on; without them the request cannot hit.
+        """
         prompt = max(1, prompt_tokens)
         if prompt + max_tokens > self._max_len:
             raise ApiError(
@@ -78,7 +85,8 @@ class BatchingEngine:
                 429,
                 "rate_limit_exceeded",
             )
-        seq = Seq(prompt, max_tokens, sink, self._loop.time())
+        hashes = block_hashes(tokens, self.params.block_size) if self.params.prefix_caching else ()
+        seq = Seq(prompt, max_tokens, sink, self._loop.time(), hashes)
         self.sched.add(seq)
         self.running += 1
         if not self._active:  # idle: start a step as soon as this loop iteration's arrivals are in
@@ -136,8 +144,10 @@ class BatchingEngine:
         self._timer = self._loop.call_at(self._step_end, self._finish_step)
 
     def _account_plan(self, step: Step, start: float) -> None:
-        stats = self.stats
-        stats.preemptions = self.sched.preemptions
+        stats, sched = self.stats, self.sched
+        stats.preemptions = sched.preemptions
+        stats.prefix_cache_queries = sched.prefix_queries
+        stats.prefix_cache_hits = sched.prefix_hits
         for seq in step.admitted:
             seq.t_scheduled = start
         for seq in step.failed:

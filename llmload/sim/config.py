@@ -103,7 +103,7 @@ class SimConfig:
         return (
             f"engine model, preset {self.preset}: max-num-seqs {e.max_num_seqs}, {e.num_kv_blocks} KV blocks "
             f"x {e.block_size} tokens, chunked prefill {'on' if e.chunked_prefill else 'off'}, "
-            f"{e.batching} batching, time scale {e.time_scale:g}"
+            f"{e.batching} batching, prefix caching {'on' if e.prefix_caching else 'off'}, time scale {e.time_scale:g}"
         )
 
 
@@ -125,6 +125,11 @@ _ENGINE_FLAGS: dict[str, tuple[Any, str]] = {
     "kv_blocks": (int, "KV-cache blocks, 0 = what fits in --gpu-memory-utilization of the GPU"),
     "gpu_memory_utilization": (float, "fraction of GPU memory for weights + KV cache (sizes the pool)"),
     "kv_fragmentation": (bool, "each sequence needs contiguous blocks (fails though free blocks exist)"),
+    "prefix_caching": (
+        bool,
+        "reuse the KV blocks of prompt prefixes already computed (vLLM's automatic prefix caching; "
+        "default off with --kv-fragmentation)",
+    ),
     "weights_gib": (float, "model weights in GiB (memory, and bytes read per step)"),
     "kv_kib_per_token": (float, "KV-cache bytes per token in KiB"),
     "reserved_gib": (float, "GPU memory for activations and the CUDA context, GiB"),
@@ -134,7 +139,7 @@ _ENGINE_FLAGS: dict[str, tuple[Any, str]] = {
     "gpu_power_idle_w": (float, "simulated GPU's power when idle, W"),
     "gpu_power_max_w": (float, "simulated GPU's power when fully busy, W"),
 }
-_ALIASES = {"max_batched_tokens": ["--max-num-batched-tokens"]}
+_ALIASES = {"max_batched_tokens": ["--max-num-batched-tokens"], "prefix_caching": ["--enable-prefix-caching"]}
 assert set(_ENGINE_FLAGS) == set(FIELD_NAMES)
 
 

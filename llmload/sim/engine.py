@@ -9,8 +9,11 @@ tokens at once, then resumes the absolute schedule.
 Contract with the HTTP layer, shared with the continuous-batching engine
 (:class:`~llmload.sim.batching.BatchingEngine`):
 
-* ``seq = engine.submit(sink, max_tokens, prompt_tokens)`` when a request arrives (the
-  batching engine may refuse it with :class:`~llmload.sim.api.ApiError`; this one never does);
+* ``seq = engine.submit(sink, max_tokens, prompt_tokens, tokens)`` when a request arrives
+  (``tokens``: the prompt's tokens, for the batching engine's prefix cache; the batching
+  engine may refuse it with :class:`~llmload.sim.api.ApiError`; this one never does);
+  ``seq.cached_tokens`` is the prompt tokens served from the prefix cache once it is known
+  (``None`` here: no KV cache);
 * the engine calls ``sink.emit(n, finished)`` with ``n >= 1`` new tokens, in order,
   ``max_tokens`` in total; ``finished`` is true on the call that completes the request;
   or (batching engine only) once ``sink.fail(message)`` when the request cannot go on;
@@ -50,6 +53,9 @@ class Sequence:
 
     __slots__ = ("cancelled", "emitted", "max_tokens", "prompt_tokens", "sink", "t0", "t_first", "t_last")
 
+    #: No KV cache here, so no prefix cache: the usage carries no ``cached_tokens``.
+    cached_tokens: int | None = None
+
     def __init__(self, sink: TokenSink, t0: float, max_tokens: int, prompt_tokens: int) -> None:
         self.sink = sink
         self.t0 = t0
@@ -75,8 +81,8 @@ class FixedLatencyEngine:
         self._timer_at = math.inf
         self.running = 0  # requests submitted and neither finished nor cancelled
 
-    def submit(self, sink: TokenSink, max_tokens: int, prompt_tokens: int = 0) -> Sequence:
-        """Start generating ``max_tokens`` (>= 1) tokens for ``sink``, arriving now."""
+    def submit(self, sink: TokenSink, max_tokens: int, prompt_tokens: int = 0, tokens: object = ()) -> Sequence:
+        """Start generating ``max_tokens`` (>= 1) tokens for ``sink``, arriving now (``tokens`` unused)."""
         seq = Sequence(sink, self._loop.time(), max_tokens, prompt_tokens)
         self.running += 1
         due = self._model.due(seq.t0, 0)

@@ -9,6 +9,9 @@ every series carries ``model_name`` and ``engine="0"``. Counters are exposed as
     vllm:num_preemptions_total                                  counter preemptions
     vllm:prompt_tokens_total, vllm:generation_tokens_total      counter prompt tokens (counted at the first
                                                                         token), output tokens
+    vllm:prefix_cache_queries_total                             counter prompt tokens looked up in the prefix
+                                                                        cache (at a request's first admission)
+    vllm:prefix_cache_hits_total                                counter of which found cached
     vllm:request_success_total{finished_reason="length"}        counter finished requests
     vllm:time_to_first_token_seconds                            hist    arrival -> first token
     vllm:inter_token_latency_seconds                            hist    gap between output tokens
@@ -100,6 +103,8 @@ class EngineStats:
         self.finished = 0
         self.preemptions = 0
         self.allocation_failures = 0
+        self.prefix_cache_queries = 0
+        self.prefix_cache_hits = 0
 
     def request_done(self, arrival: float, scheduled: float, first: float, last: float) -> None:
         """Per-request phase times of a finished request (vLLM's definitions)."""
@@ -153,6 +158,18 @@ def render_engine_metrics(
     )
     metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", stats.prompt_tokens)
     metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", stats.generation_tokens)
+    metric(
+        "vllm:prefix_cache_queries_total",
+        "counter",
+        "Prefix cache queries, in terms of number of queried tokens.",
+        stats.prefix_cache_queries,
+    )
+    metric(
+        "vllm:prefix_cache_hits_total",
+        "counter",
+        "Prefix cache hits, in terms of number of cached tokens.",
+        stats.prefix_cache_hits,
+    )
     metric(
         "vllm:request_success_total",
         "counter",

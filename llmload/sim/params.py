@@ -47,7 +47,11 @@ class EngineParams:
 
     KV cache: ``kv_blocks`` blocks of ``block_size`` tokens (0 = derived from the GPU
     memory left at ``gpu_memory_utilization`` after weights and ``reserved_gib``);
-    ``kv_fragmentation`` makes every sequence keep its blocks contiguous.
+    ``kv_fragmentation`` makes every sequence keep its blocks contiguous;
+    ``prefix_caching`` keeps full prompt blocks for reuse by later requests with the same
+    prefix (:mod:`llmload.sim.prefix`); ``None`` (the default) means on for a paged pool, as
+    in vLLM V1, and off with ``kv_fragmentation`` (engines that allocated KV contiguously had
+    no prefix cache; asking for both is refused).
 
     Model and GPU (for the KV pool size and the simulated GPU's gauges):
     ``weights_gib``, ``kv_kib_per_token``, ``gpu_name``, ``gpu_memory_gib``,
@@ -73,6 +77,7 @@ class EngineParams:
     kv_blocks: int = 0
     gpu_memory_utilization: float = 0.9
     kv_fragmentation: bool = False
+    prefix_caching: bool | None = None  # resolved to a bool by __post_init__
     # model and GPU
     weights_gib: float = 14.2
     kv_kib_per_token: float = 56.0
@@ -108,6 +113,13 @@ class EngineParams:
             raise ConfigError(f"sim: --gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization:g}")
         if self.batching not in ("continuous", "static"):
             raise ConfigError(f"sim: --batching must be continuous or static, got {self.batching!r}")
+        if self.prefix_caching is None:
+            object.__setattr__(self, "prefix_caching", not self.kv_fragmentation)
+        elif self.prefix_caching and self.kv_fragmentation:
+            raise ConfigError(
+                "sim: --prefix-caching shares KV blocks between sequences, which needs the paged KV cache; "
+                "add --no-prefix-caching to use --kv-fragmentation"
+            )
         if not 0 <= self.gpu_power_idle_w <= self.gpu_power_max_w:
             raise ConfigError("sim: need 0 <= --gpu-power-idle-w <= --gpu-power-max-w")
         if self.num_kv_blocks < 1:

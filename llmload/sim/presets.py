@@ -57,7 +57,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             "kv-fragmented",
-            "the kv-pressure pool, allocated contiguously per sequence (no paging)",
+            "the kv-pressure pool, allocated contiguously per sequence (no paging, so no prefix caching)",
             "requests fail with HTTP 500 or an error event mid-stream ('CUDA out of memory ... fragmented') "
             "while KV usage is well below 1",
             "out-of-memory errors while the memory is only ~75 % used",

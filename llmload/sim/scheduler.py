@@ -25,6 +25,17 @@ blocks freed, put back at the head of the queue) until the allocation succeeds o
 sequence itself was the one preempted. A fragmented (contiguous) pool can fail
 although blocks are free: that request fails (``Step.failed``).
 
+Prefix caching (``prefix_caching``, on by default as in vLLM V1; :mod:`.prefix`): a waiting
+request is admitted with the longest cached run of its prompt's full blocks already
+computed (``Seq.hashes`` from :func:`~llmload.sim.prefix.block_hashes`), so its prefill
+covers only the rest; full prompt blocks a step computed are registered when it completes.
+At its first admission a request's hit is recorded: ``Seq.cached_tokens`` (reported in
+``usage.prompt_tokens_details.cached_tokens``) and the counters ``prefix_queries`` (its
+prompt tokens) and ``prefix_hits`` (its cached tokens), vLLM's
+``vllm:prefix_cache_queries``/``hits``. A preempted request looks the cache up again when
+readmitted (usually finding its own blocks) but is not counted again; vLLM counts every
+lookup, so under KV pressure its counters can count a request twice.
+
 Pure code: no clock, no I/O; the caller keeps the times.
 """
 
@@ -35,6 +46,7 @@ from typing import Any
 
 from llmload.sim.kvcache import FRAGMENTED, NO_SPACE, OK, make_pool
 from llmload.sim.params import EngineParams
+from llmload.sim.prefix import PrefixCachingPool
 
 __all__ = ["CANCELLED", "DONE", "FAILED", "RUNNING", "WAITING", "Scheduler", "Seq", "Step"]
 
@@ -45,11 +57,13 @@ class Seq:
     """One request inside the engine. Times are the caller's clock (``None`` until they happen)."""
 
     __slots__ = (
-        "blocks", "computed", "error", "generated", "max_tokens", "prompt", "sink", "start", "state",
-        "t_arrival", "t_first", "t_last", "t_scheduled",
+        "blocks", "cached_tokens", "committed", "computed", "error", "generated", "hashes", "held", "max_tokens",
+        "prompt", "sink", "start", "state", "t_arrival", "t_first", "t_last", "t_scheduled",
     )  # fmt: skip
 
-    def __init__(self, prompt: int, max_tokens: int, sink: Any = None, t_arrival: float = 0.0) -> None:
+    def __init__(
+        self, prompt: int, max_tokens: int, sink: Any = None, t_arrival: float = 0.0, hashes: tuple[int, ...] = ()
+    ) -> None:
         self.prompt = max(1, prompt)
         self.max_tokens = max_tokens
         self.sink = sink
@@ -57,6 +71,10 @@ class Seq:
         self.computed = 0  # tokens whose KV is in the cache
         self.blocks = 0
         self.start = 0  # first block of a contiguous run
+        self.hashes = hashes  # full prompt blocks' hashes (prefix caching)
+        self.held: list[int] = []  # hashes of the cached blocks it holds
+        self.committed = 0  # prompt blocks registered in (or found in) the cache
+        self.cached_tokens: int | None = None  # prompt tokens found cached at its first admission
         self.state = WAITING
         self.error = ""
         self.t_arrival = t_arrival
@@ -102,11 +120,14 @@ class Scheduler:
 
     def __init__(self, p: EngineParams) -> None:
         self.p = p
-        self.pool = make_pool(p.num_kv_blocks, p.block_size, p.kv_fragmentation)
+        self.cache = PrefixCachingPool(p.num_kv_blocks, p.block_size) if p.prefix_caching else None
+        self.pool = self.cache or make_pool(p.num_kv_blocks, p.block_size, p.kv_fragmentation)
         self.waiting: deque[Seq] = deque()
         self.running: list[Seq] = []
         self.preemptions = 0
         self.failures = 0
+        self.prefix_queries = 0  # prompt tokens of requests admitted for the first time
+        self.prefix_hits = 0  # of which found in the prefix cache
 
     # -- queue ----------------------------------------------------------------------------
 
@@ -197,26 +218,45 @@ class Scheduler:
 
     def _admit(self, step: Step, budget: int, chunked: bool) -> None:
         """Admit waiting requests FIFO; a request that does not fit blocks those behind it."""
-        waiting, running, pool, limit = self.waiting, self.running, self.pool, self.p.max_num_seqs
+        waiting, running, pool, cache, limit = self.waiting, self.running, self.pool, self.cache, self.p.max_num_seqs
         while waiting and len(running) < limit and budget > 0:
-            seq = waiting[0]
-            need = seq.prompt + seq.generated - seq.computed
+            seq = waiting[0]  # holds no blocks: computed == 0
+            total = seq.prompt + seq.generated
+            hit = self._hit(seq, total)
+            start = hit * self.p.block_size
+            need = total - start
             if chunked:
                 n = min(need, budget)
             elif step.items and need > budget:
                 break
             else:
                 n = need
-            status = pool.ensure(seq, seq.computed + n)
+            status = pool.ensure(seq, n) if cache is None else cache.admit(seq, hit, start + n)
             if status == NO_SPACE:
                 break
             waiting.popleft()
             if status == FRAGMENTED:
-                self._fail(seq, seq.computed + n, step)
+                self._fail(seq, n, step)
                 continue
+            self._reuse(seq, start)
             self._run(seq, step)
             step._add(seq, n)
             budget -= n
+
+    def _hit(self, seq: Seq, tokens: int) -> int:
+        """Leading blocks of ``seq``'s prompt found cached; at least one of ``tokens`` is left to compute."""
+        if self.cache is None or not seq.hashes:
+            return 0
+        return self.cache.match(seq.hashes, (tokens - 1) // self.p.block_size)
+
+    def _reuse(self, seq: Seq, cached: int) -> None:
+        """``seq`` starts with ``cached`` tokens computed; its first admission is counted."""
+        seq.computed = cached
+        if seq.cached_tokens is None:
+            seq.cached_tokens = cached
+            if self.cache is not None:
+                self.prefix_queries += seq.prompt
+                self.prefix_hits += cached
 
     def _run(self, seq: Seq, step: Step) -> None:
         seq.state = RUNNING
@@ -227,18 +267,21 @@ class Scheduler:
     def _schedule_static(self, step: Step) -> None:
         running = self.running
         if not running:  # form the next batch: reserve every request's full length up front
-            waiting, pool = self.waiting, self.pool
+            waiting, pool, cache = self.waiting, self.pool, self.cache
             while waiting and len(running) < self.p.max_num_seqs:
                 seq = waiting[0]
-                status = pool.ensure(seq, seq.prompt + seq.max_tokens)
+                tokens = seq.prompt + seq.max_tokens
+                hit = self._hit(seq, seq.prompt)
+                status = pool.ensure(seq, tokens) if cache is None else cache.admit(seq, hit, tokens)
                 if status == NO_SPACE:
                     break
                 waiting.popleft()
                 if status == FRAGMENTED:
-                    self._fail(seq, seq.prompt + seq.max_tokens, step)
+                    self._fail(seq, tokens, step)
                     continue
+                self._reuse(seq, hit * self.p.block_size)
                 self._run(seq, step)
-                step._add(seq, seq.prompt)
+                step._add(seq, seq.prompt - seq.computed)
             return
         for seq in running:  # decode, padded: finished sequences still take their slot and KV
             if seq.state == RUNNING:
@@ -252,10 +295,13 @@ class Scheduler:
         """Apply a finished step: ``[(seq, finished)]`` for every sequence that got one output token."""
         out: list[tuple[Seq, bool]] = []
         finished = False
+        cache = self.cache
         for seq, n in step.items:
             if seq.state != RUNNING:  # cancelled, failed or preempted meanwhile
                 continue
             seq.computed += n
+            if cache is not None and seq.committed < len(seq.hashes):
+                cache.commit(seq, seq.computed)
             if seq.computed == seq.prompt + seq.generated:
                 seq.generated += 1
                 done = seq.generated >= seq.max_tokens

@@ -108,7 +108,7 @@ class SimServer:
                     "block_size": str(p.block_size),
                     "num_gpu_blocks": str(p.num_kv_blocks),
                     "gpu_memory_utilization": repr(p.gpu_memory_utilization),
-                    "enable_prefix_caching": "False",
+                    "enable_prefix_caching": str(p.prefix_caching),
                     "cache_dtype": "auto",
                 }
             lines += render_engine_metrics(self.engine.stats, self.engine.gauges(), self.config.model, info)
@@ -254,10 +254,11 @@ class _Connection(asyncio.Protocol):
                 head += _CHUNK(enc.role_event())
             sink = (StampedSseSink if app.config.stamp_chunks else SseSink)(self, enc, keep_alive, head)
         try:
-            seq = app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens)
+            seq = app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens, gen.tokens)
         except ApiError as e:  # refused before anything was written
             self._error(e.status, e.message, keep_alive, e.type_)
             return
+        sink.seq = seq
         if isinstance(app.engine, FixedLatencyEngine):
             sink.flush_head()
         self.busy = True

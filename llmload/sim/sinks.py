@@ -14,6 +14,10 @@ request that fails before its first token can still be answered with a status.
 ``fail(message)`` ends a response with an error: HTTP 500 with the OpenAI error body
 when nothing was sent yet, else a ``data: {"error": {...}}`` event then ``[DONE]``
 (raw text streams cannot carry one: the connection is closed mid-body).
+
+``seq`` is the engine's handle of the request (set by the server after ``submit``); its
+``cached_tokens`` (``None`` in the fixed-latency mode, which has no KV cache) becomes
+``usage.prompt_tokens_details.cached_tokens``.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ class Connection(Protocol):
 class Sink:
     """Base of the response writers the engine calls (see :class:`~.engine.TokenSink`)."""
 
-    __slots__ = ("conn", "emitted", "enc", "head", "keep_alive", "write")
+    __slots__ = ("conn", "emitted", "enc", "head", "keep_alive", "seq", "write")
 
     def __init__(self, conn: Connection, enc: Encoder, keep_alive: bool, head: bytes = b"") -> None:
         assert conn.transport is not None
@@ -53,6 +57,11 @@ class Sink:
         self.write: Callable[[bytes], None] = conn.transport.write
         self.emitted = 0
         self.head = head
+        self.seq: Any = None
+
+    def cached_tokens(self) -> int | None:
+        """Prompt tokens the engine's prefix cache served, when it has one."""
+        return None if self.seq is None else self.seq.cached_tokens
 
     def flush_head(self) -> None:
         """Send the head now instead of with the first token."""
@@ -97,7 +106,7 @@ class SseSink(Sink):
             self.write(data)
             return
         if self.enc.req.include_usage:
-            data += _CHUNK(self.enc.usage_event(end))
+            data += _CHUNK(self.enc.usage_event(end, self.cached_tokens()))
         self.write(data + _CHUNK(DONE_EVENT) + http11.LAST_CHUNK)
         self.conn.finish(self.keep_alive)
 
@@ -143,6 +152,6 @@ class BufferedSink(Sink):
             body = enc.text(self.emitted).encode()
             ctype = "text/plain; charset=utf-8"
         else:
-            body, ctype = enc.full_body(self.emitted), "application/json"
+            body, ctype = enc.full_body(self.emitted, self.cached_tokens()), "application/json"
         self.write(http11.head(200, ctype, length=len(body), keep_alive=self.keep_alive) + body)
         self.conn.finish(self.keep_alive)

@@ -83,12 +83,17 @@ class VirtualLoop:
 
 @dataclass(frozen=True, slots=True)
 class Arrival:
-    """A request arriving at ``t`` (seconds) with ``prompt`` tokens, asking for ``max_tokens``."""
+    """A request arriving at ``t`` (seconds) with ``prompt`` tokens, asking for ``max_tokens``.
+
+    ``tokens`` (optional) are the prompt's tokens, for the prefix cache; without them the
+    request never hits it.
+    """
 
     t: float
     prompt: int
     max_tokens: int
     tag: str = ""
+    tokens: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -99,6 +104,7 @@ class Outcome:
     token_times: list[float] = field(default_factory=list)
     error: str = ""
     status: int = 200
+    seq: Any = None  # the engine's handle (``seq.cached_tokens``: the prefix-cache hit)
 
     @property
     def ttft(self) -> float:
@@ -163,6 +169,7 @@ def replay(
 
 def _submit(engine: BatchingEngine, loop: VirtualLoop, out: Outcome) -> None:
     try:
-        engine.submit(_RecordingSink(loop, out), out.arrival.max_tokens, out.arrival.prompt)
+        a = out.arrival
+        out.seq = engine.submit(_RecordingSink(loop, out), a.max_tokens, a.prompt, a.tokens)
     except ApiError as e:
         out.error, out.status = e.message, e.status

@@ -214,3 +214,34 @@ def test_a_request_submitted_from_inside_a_step_never_starts_a_second_step():
     )
     assert loop.time() == pytest.approx(5 * one_request / 1000, rel=0.01)  # strictly one step at a time
     assert engine.idle() and engine.running == 0
+
+
+def _prompt(shared: int, unique: int, tag: str) -> tuple[str, ...]:
+    return tuple(f"s{i}" for i in range(shared)) + tuple(f"{tag}-{i}" for i in range(unique))
+
+
+@pytest.mark.parametrize("caching", [True, False])
+def test_a_shared_prefix_hits_the_cache_and_cuts_ttft_only_with_caching_on(caching):
+    p = preset_params("healthy", prefix_caching=caching)
+    arrivals = [Arrival(0.5 * i, 1100, 10, tokens=_prompt(1000, 100, f"r{i}")) for i in range(20)]
+    outs, engine = replay(p, arrivals)
+    st = engine.stats
+    ratio = st.prefix_cache_hits / st.prefix_cache_queries if st.prefix_cache_queries else 0.0
+    later = statistics.median(o.ttft for o in outs[1:])
+    if caching:
+        assert st.prefix_cache_queries == 20 * 1100
+        assert ratio >= 0.85  # 19 of 20 requests find 992 of their 1100 tokens
+        assert [o.seq.cached_tokens for o in outs] == [0] + [992] * 19
+        assert later < 0.5 * outs[0].ttft  # 108 tokens to prefill instead of 1100
+    else:
+        assert (st.prefix_cache_queries, st.prefix_cache_hits) == (0, 0)
+        assert all(o.seq.cached_tokens == 0 for o in outs)
+        assert later == pytest.approx(outs[0].ttft, rel=0.05)
+
+
+def test_unique_prompts_never_hit_and_keep_their_timing():
+    arrivals = [Arrival(0.3 * i, 500, 20, tokens=_prompt(0, 500, f"u{i}")) for i in range(10)]
+    on, engine = replay(preset_params("healthy"), arrivals)
+    off, _ = replay(preset_params("healthy", prefix_caching=False), arrivals)
+    assert engine.stats.prefix_cache_hits == 0 and engine.stats.prefix_cache_queries == 5000
+    assert [o.token_times for o in on] == [o.token_times for o in off]

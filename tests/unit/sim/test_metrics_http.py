@@ -66,7 +66,12 @@ def test_engine_mode_keeps_the_vllm_wire_format(engine_sim):
     events = [json.loads(p) for p in payloads[:-1]]
     assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert [e["choices"][0]["finish_reason"] for e in events[1:-1]] == [None] * 4 + ["length"]
-    assert events[-1]["usage"] == {"prompt_tokens": 4, "completion_tokens": 5, "total_tokens": 9}
+    assert events[-1]["usage"] == {
+        "prompt_tokens": 4,
+        "completion_tokens": 5,
+        "total_tokens": 9,
+        "prompt_tokens_details": {"cached_tokens": 0},  # a 4-token prompt fills no block
+    }
 
 
 def test_metrics_use_vllm_names_labels_and_buckets(engine_sim):
@@ -290,3 +295,77 @@ def test_stamp_chunks_works_with_the_engine_model():
     assert status == 200 and "llmload_sent_ns" not in events[0]  # the role chunk
     sent = [e["llmload_sent_ns"] for e in events[1:]]
     assert len(sent) == 4 and sent == sorted(sent)
+
+
+def _usage(url: str, content: str, max_tokens: int = 3) -> dict:
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": content}],
+        "stream": True,
+        "max_tokens": max_tokens,
+        "stream_options": {"include_usage": True},
+    }
+    status, chunks = stream(url, body)
+    assert status == 200
+    return json.loads(sse_payloads(chunks)[-2])["usage"]
+
+
+def test_a_repeated_prefix_is_served_from_the_cache_and_counted_in_vllm_names():
+    cfg = SimConfig(port=0, engine=preset_params("healthy", time_scale=0.02))
+    with run_in_thread(cfg) as server:
+        shared = " ".join(f"w{i}" for i in range(200))
+        first = _usage(server.url, shared + " one two three")
+        second = _usage(server.url, shared + " four five six")
+        page = scrape(server.url)
+    assert first["prompt_tokens_details"] == {"cached_tokens": 0}
+    assert second["prompt_tokens"] == 203 and second["prompt_tokens_details"] == {"cached_tokens": 192}
+    assert value(page, "vllm:prefix_cache_queries_total", engine="0") == 406
+    assert value(page, "vllm:prefix_cache_hits_total", engine="0") == 192
+    assert page["vllm:cache_config_info"][0][0]["enable_prefix_caching"] == "True"
+
+
+def test_no_prefix_caching_reports_zero_cached_tokens_and_fixed_mode_reports_none():
+    cfg = SimConfig(port=0, engine=preset_params("healthy", time_scale=0.02, prefix_caching=False))
+    shared = " ".join(f"w{i}" for i in range(100))
+    with run_in_thread(cfg) as server:
+        usages = [_usage(server.url, shared + f" q{i}") for i in range(2)]
+        page = scrape(server.url)
+    assert [u["prompt_tokens_details"] for u in usages] == [{"cached_tokens": 0}] * 2
+    assert value(page, "vllm:prefix_cache_queries_total", engine="0") == 0
+    assert page["vllm:cache_config_info"][0][0]["enable_prefix_caching"] == "False"
+    with run_in_thread(SimConfig(port=0, ttft_ms=1, itl_ms=1)) as server:
+        usage = _usage(server.url, shared)
+        page = scrape(server.url)
+    assert "prompt_tokens_details" not in usage
+    assert value(page, "vllm:prefix_cache_hits_total", engine="0") == 0
+
+
+def test_non_streaming_body_carries_the_cached_tokens():
+    cfg = SimConfig(port=0, engine=preset_params("healthy", time_scale=0.02))
+    prompt = " ".join(f"w{i}" for i in range(40))
+    with run_in_thread(cfg) as server:
+        c = RawClient(server.url)
+        try:
+            bodies = [
+                json.loads(c.request("POST", "/v1/completions", {"prompt": prompt, "max_tokens": 2})[2])
+                for _ in range(2)
+            ]
+        finally:
+            c.close()
+    assert [b["usage"]["prompt_tokens_details"]["cached_tokens"] for b in bodies] == [0, 32]
+
+
+def test_prefix_caching_flags():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    parse = lambda *a: config_from_args(parser.parse_args(["--port", "0", *a]))  # noqa: E731
+    assert parse("--preset", "healthy").engine.prefix_caching is True
+    assert parse("--preset", "healthy", "--no-prefix-caching").engine.prefix_caching is False
+    assert parse("--preset", "healthy", "--no-enable-prefix-caching").engine.prefix_caching is False  # vLLM's spelling
+    assert parse("--preset", "kv-fragmented").engine.prefix_caching is False
+    cfg = parse("--preset", "healthy", "--kv-fragmentation")
+    assert cfg.engine.prefix_caching is False
+    assert config_from_args(parser.parse_args(config_to_args(cfg))) == cfg
+    with pytest.raises(ConfigError, match="add --no-prefix-caching"):
+        parse("--preset", "kv-fragmented", "--enable-prefix-caching")
+    assert "prefix caching on" in parse("--preset", "healthy").describe()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from llmload.errors import ConfigError
 from llmload.sim.params import EngineParams
+from llmload.sim.prefix import block_hashes
 from llmload.sim.scheduler import CANCELLED, DONE, FAILED, RUNNING, WAITING, Scheduler, Seq
 
 
@@ -181,3 +183,98 @@ def test_every_request_gets_exactly_its_tokens(chunked):
         s.add(q)
     got, _ = run_to_end(s)
     assert [got[q] for q in seqs] == [q.max_tokens for q in seqs]
+
+
+# -- prefix caching -----------------------------------------------------------------------
+
+
+def tokens(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def cached_seq(toks: list[str], max_tokens: int = 2, block_size: int = 16) -> Seq:
+    return Seq(prompt=len(toks), max_tokens=max_tokens, hashes=block_hashes(toks, block_size))
+
+
+def test_a_request_sharing_a_cached_prefix_prefills_only_the_rest():
+    s = Scheduler(params(max_batched_tokens=4096))
+    shared = tokens("sys", 160)  # 10 blocks
+    a = cached_seq(shared + tokens("a", 40))
+    s.add(a)
+    step = s.schedule()
+    assert step.items == [(a, 200)] and a.cached_tokens == 0
+    run_to_end(s)
+    b = cached_seq(shared + tokens("b", 40))
+    s.add(b)
+    step = s.schedule()
+    assert b.cached_tokens == 160 and b.computed == 160
+    assert step.items == [(b, 40)] and step.prefill_tokens == 40
+    assert (s.prefix_queries, s.prefix_hits) == (400, 160)
+    got, _ = run_to_end(s)
+    assert got == {b: 2}
+
+
+def test_a_prompt_found_whole_still_computes_its_last_token():
+    s = Scheduler(params())
+    prompt = tokens("p", 32)  # exactly 2 blocks
+    s.add(cached_seq(prompt))
+    run_to_end(s)
+    again = cached_seq(prompt)
+    s.add(again)
+    step = s.schedule()
+    assert again.cached_tokens == 16  # the second block is computed again, for the logits
+    assert step.items == [(again, 16)]
+
+
+def test_without_prefix_caching_nothing_is_reused_or_counted():
+    s = Scheduler(params(prefix_caching=False))
+    prompt = tokens("p", 100)
+    for _ in range(2):
+        seq = cached_seq(prompt)
+        s.add(seq)
+        assert s.schedule().items == [(seq, 100)]
+        run_to_end(s)
+        assert seq.cached_tokens == 0
+    assert s.cache is None and (s.prefix_queries, s.prefix_hits) == (0, 0)
+
+
+def test_a_preempted_request_finds_its_own_blocks_again_and_is_counted_once():
+    s = Scheduler(params(kv_blocks=20, max_batched_tokens=1000))
+    a = cached_seq(tokens("a", 96), max_tokens=100)  # 6 prompt blocks, 13 at the end
+    b = cached_seq(tokens("b", 96), max_tokens=100)  # the two together need 26 > 20
+    s.add(a)
+    s.add(b)
+    readmitted = []
+    for _ in range(2000):
+        was_waiting = b.state == WAITING and b.generated > 0
+        step = s.schedule()
+        if not step.items:
+            break
+        if was_waiting and b.state == RUNNING:
+            readmitted.append((b.computed, b.generated))
+        s.complete(step)
+    assert s.preemptions >= 1 and readmitted
+    assert a.state == DONE and b.state == DONE
+    assert readmitted[0][0] == 96  # its 6 prompt blocks were still cached: only the output is recomputed
+    assert b.cached_tokens == 0  # the usage reports the first admission
+    assert (s.prefix_queries, s.prefix_hits) == (192, 0)  # counted at the first admission only
+
+
+def test_static_batching_uses_the_cache_too():
+    s = Scheduler(params(batching="static"))
+    shared = tokens("sys", 64)
+    s.add(cached_seq(shared + tokens("x", 8)))
+    run_to_end(s)
+    b = cached_seq(shared + tokens("y", 8))
+    s.add(b)
+    step = s.schedule()
+    assert b.cached_tokens == 64 and step.items == [(b, 8)]
+    got, _ = run_to_end(s)
+    assert got == {b: 2}
+
+
+def test_prefix_caching_is_refused_with_a_contiguous_pool_and_off_by_default_there():
+    assert params().prefix_caching is True
+    assert params(kv_fragmentation=True).prefix_caching is False
+    with pytest.raises(ConfigError, match="--no-prefix-caching"):
+        params(kv_fragmentation=True, prefix_caching=True)
