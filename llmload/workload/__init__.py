@@ -1,14 +1,17 @@
-"""The workload: request classes, profiles, the mix, prompt synthesis and datasets.
+"""The workload: request classes, profiles, the mix, prompt synthesis, datasets and traces.
 
 ``load_profile("default")`` → :class:`Profile`; one :class:`WorkloadSampler` per user turns
-it into a stream of :class:`RequestSample` values for the endpoint adapters.
+it into a stream of :class:`RequestSample` values for the endpoint adapters (``next()``),
+or of conversations (``start_session()`` → :class:`Session`, turn by turn).
 """
 
 from __future__ import annotations
 
+from llmload.workload.conversation import Session
 from llmload.workload.datasets import Dataset, DatasetEntry, estimate_tokens, load_dataset
-from llmload.workload.distributions import Distribution, parse_distribution
+from llmload.workload.distributions import Distribution, Duration, parse_distribution, parse_duration
 from llmload.workload.mix import Mix
+from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.profiles import (
     Profile,
     PromptSource,
@@ -25,11 +28,14 @@ __all__ = [
     "Dataset",
     "DatasetEntry",
     "Distribution",
+    "Duration",
     "Mix",
+    "PrefixSpec",
     "Profile",
     "PromptSource",
     "RequestClass",
     "RequestSample",
+    "Session",
     "SharedPrefix",
     "WorkloadSampler",
     "available_profiles",
@@ -37,6 +43,7 @@ __all__ = [
     "load_dataset",
     "load_profile",
     "parse_distribution",
+    "parse_duration",
     "profile_from_dict",
     "synthetic_prompt",
 ]

@@ -10,6 +10,12 @@ list of records (the original ShareGPT dump):
   or ``{"messages": [{"role": "user", "content": "..."}, ...]}``. The prompt is the first
   user turn; the expected output is the first assistant reply after it (vLLM bench does
   the same). Conversations without a non-empty user turn are skipped, as vLLM skips them.
+  Loaded with ``turns=True`` (for a conversation class, :mod:`llmload.workload.conversation`)
+  the later turns are kept too, as ``followups``: each next non-empty user message with
+  the first assistant reply after it (messages in between, such as a second user message
+  or a system message, are skipped, as for the first turn); a last user message without a
+  reply is not kept. The recorded replies only size ``max_tokens``: a replay sends the
+  replies the server actually gave.
 
 ``format = "auto"`` accepts either shape, record by record.
 
@@ -38,7 +44,7 @@ import orjson
 
 from llmload.errors import ProfileError
 
-__all__ = ["FORMATS", "Dataset", "DatasetCursor", "DatasetEntry", "estimate_tokens", "load_dataset"]
+__all__ = ["FORMATS", "Dataset", "DatasetCursor", "DatasetEntry", "DatasetTurn", "estimate_tokens", "load_dataset"]
 
 #: Accepted values of a dataset prompt's ``format``.
 FORMATS = ("auto", "prompts", "sharegpt")
@@ -52,12 +58,25 @@ def estimate_tokens(text: str) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class DatasetTurn:
+    """A later user turn of a conversation and the length of the reply recorded after it."""
+
+    prompt: str
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
 class DatasetEntry:
-    """One usable prompt; ``output_tokens`` is ``None`` when the record gives no length."""
+    """One usable prompt; ``output_tokens`` is ``None`` when the record gives no length.
+
+    ``followups``: the conversation's later turns (only when loaded with ``turns=True``).
+    """
 
     prompt: str
     input_tokens: int
     output_tokens: int | None
+    followups: tuple[DatasetTurn, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +117,10 @@ class DatasetCursor:
         return entry
 
 
-def load_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
-    """Load (once per process, cached by resolved path and format) a dataset file.
+def load_dataset(path: str | Path, fmt: str = "auto", turns: bool = False) -> Dataset:
+    """Load (once per process, cached by resolved path, format and ``turns``) a dataset file.
+
+    ``turns`` keeps every conversation's later turns (:attr:`DatasetEntry.followups`).
 
     Raises :class:`~llmload.errors.ProfileError` naming the file (and line or record) for a
     missing file, unreadable JSON, a record of the wrong shape, or a dataset with no
@@ -107,11 +128,11 @@ def load_dataset(path: str | Path, fmt: str = "auto") -> Dataset:
     """
     if fmt not in FORMATS:
         raise ProfileError(f"dataset '{path}': unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    return _load(Path(path).resolve(), fmt)
+    return _load(Path(path).resolve(), fmt, turns)
 
 
 @functools.cache
-def _load(path: Path, fmt: str) -> Dataset:
+def _load(path: Path, fmt: str, turns: bool) -> Dataset:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -124,7 +145,7 @@ def _load(path: Path, fmt: str) -> Dataset:
     skipped = 0
     first_missing: str | None = None
     for where, record in _records(path, raw):
-        entry = _entry(record, fmt, f"dataset '{path}': {where}")
+        entry = _entry(record, fmt, f"dataset '{path}': {where}", turns)
         if entry is None:
             skipped += 1
             continue
@@ -163,13 +184,13 @@ def _records(path: Path, raw: bytes) -> list[tuple[str, Any]]:
     return out
 
 
-def _entry(record: Any, fmt: str, where: str) -> DatasetEntry | None:
+def _entry(record: Any, fmt: str, where: str, turns: bool) -> DatasetEntry | None:
     if isinstance(record, dict) and ("conversations" in record or "messages" in record):
         if fmt == "prompts":
             raise ProfileError(
                 f'{where}: a conversation record in a \'prompts\' dataset; set format = "sharegpt" or "auto"'
             )
-        return _conversation(record, where)
+        return _conversation(record, where, turns)
     if fmt == "sharegpt":
         raise ProfileError(
             f'{where}: expected {{"conversations": [...]}} or {{"messages": [...]}}; set format = "prompts" or "auto" for plain prompts'
@@ -194,12 +215,15 @@ def _prompt(record: Any, where: str) -> DatasetEntry:
     return DatasetEntry(text, estimate_tokens(text), out)
 
 
-def _conversation(record: dict[str, Any], where: str) -> DatasetEntry | None:
+def _conversation(record: dict[str, Any], where: str, keep_turns: bool) -> DatasetEntry | None:
     key = "conversations" if "conversations" in record else "messages"
     turns = record[key]
     if not isinstance(turns, list):
         raise ProfileError(f"{where}: {key!r} must be a list of turns, got {type(turns).__name__}")
     prompt: str | None = None
+    first_out: int | None = None
+    followups: list[DatasetTurn] = []
+    asked: str | None = None  # a later user turn waiting for its reply
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict):
             raise ProfileError(f"{where}: {key}[{i}] must be an object with a role and a text, got {_short(turn)}")
@@ -213,9 +237,20 @@ def _conversation(record: dict[str, Any], where: str) -> DatasetEntry | None:
         if prompt is None:
             if role in _USER and text.strip():
                 prompt = text
+        elif first_out is None:
+            if role in _ASSISTANT:
+                first_out = estimate_tokens(text)
+                if not keep_turns:
+                    break
+        elif asked is None:
+            if role in _USER and text.strip():
+                asked = text
         elif role in _ASSISTANT:
-            return DatasetEntry(prompt, estimate_tokens(prompt), estimate_tokens(text))
-    return None if prompt is None else DatasetEntry(prompt, estimate_tokens(prompt), None)
+            followups.append(DatasetTurn(asked, estimate_tokens(asked), estimate_tokens(text)))
+            asked = None
+    if prompt is None:
+        return None
+    return DatasetEntry(prompt, estimate_tokens(prompt), first_out, tuple(followups))
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -13,6 +13,17 @@ AIPerf), not of their logarithm. Every sample is an int, rounded to nearest, the
 to ``[min, max]``; ``min`` defaults to 1 and can never be below 1. Each draw uses the
 caller's :class:`random.Random`, never the global one. ``mean`` is the nominal mean, before
 rounding and clamping, meant for planning.
+
+**Durations** (:class:`Duration`, :func:`parse_duration`; a conversation's ``think_time_s``)
+are seconds ≥ 0, floats, never rounded::
+
+    think_time_s = 5                                                 # fixed (0 allowed)
+    think_time_s = {dist = "uniform", min = 2, max = 10}
+    think_time_s = {dist = "exponential", mean = 5, max = 60}        # memoryless pauses
+    think_time_s = {dist = "normal", mean = 5, stddev = 2, min = 1}
+    think_time_s = {dist = "lognormal", mean = 5, stddev = 4, max = 60}
+
+clamped to ``[min, max]`` (``min`` defaults to 0).
 """
 
 from __future__ import annotations
@@ -25,7 +36,17 @@ from typing import Any, Protocol, runtime_checkable
 
 from llmload.errors import ProfileError
 
-__all__ = ["Choice", "Distribution", "Fixed", "LogNormal", "Normal", "Uniform", "parse_distribution"]
+__all__ = [
+    "Choice",
+    "Distribution",
+    "Duration",
+    "Fixed",
+    "LogNormal",
+    "Normal",
+    "Uniform",
+    "parse_distribution",
+    "parse_duration",
+]
 
 
 @runtime_checkable
@@ -241,4 +262,92 @@ def _positive(d: dict[str, Any], key: str, where: str) -> float:
     v = d[key]
     if not _is_number(v) or v <= 0:
         raise ProfileError(f"{where}: {key} must be > 0, got {v!r}")
+    return float(v)
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """Seconds ≥ 0: ``fixed`` (``mean``), or drawn from ``uniform``/``normal``/``lognormal``/``exponential``.
+
+    ``uniform`` draws from ``[min, max]``; the others have ``mean`` (and ``stddev``; for
+    ``lognormal`` those of the result, as for token counts) and are clamped to ``[min, max]``.
+    """
+
+    kind: str
+    mean: float
+    stddev: float = 0.0
+    min: float = 0.0
+    max: float | None = None
+
+    def sample(self, rng: random.Random) -> float:
+        kind = self.kind
+        if kind == "fixed":
+            return self.mean
+        if kind == "uniform":
+            assert self.max is not None
+            return rng.uniform(self.min, self.max)
+        if kind == "exponential":
+            x = rng.expovariate(1.0 / self.mean)
+        elif kind == "normal":
+            x = rng.gauss(self.mean, self.stddev)
+        else:
+            s2 = math.log1p((self.stddev / self.mean) ** 2)
+            x = rng.lognormvariate(math.log(self.mean) - s2 / 2, math.sqrt(s2))
+        x = max(self.min, x)
+        return x if self.max is None else min(x, self.max)
+
+    def to_dict(self) -> float | dict[str, Any]:
+        if self.kind == "fixed":
+            return self.mean
+        if self.kind == "uniform":
+            return {"dist": "uniform", "min": self.min, "max": self.max}
+        d: dict[str, Any] = {"dist": self.kind, "mean": self.mean}
+        if self.kind != "exponential":
+            d["stddev"] = self.stddev
+        return _drop_none({**d, "min": self.min or None, "max": self.max})
+
+
+_DURATION_KEYS = {
+    "uniform": ({"min", "max"}, set()),
+    "exponential": ({"mean"}, {"min", "max"}),
+    "normal": ({"mean", "stddev"}, {"min", "max"}),
+    "lognormal": ({"mean", "stddev"}, {"min", "max"}),
+}
+_DURATION_FORMS = 'a number of seconds ≥ 0, or a table {dist = "uniform"|"exponential"|"normal"|"lognormal", ...}'
+
+
+def parse_duration(value: Any, where: str) -> Duration:
+    """A :class:`Duration` (seconds) from a profile value; ``where`` prefixes every error message."""
+    if _is_number(value):
+        if value < 0:
+            raise ProfileError(f"{where}: must be ≥ 0 seconds, got {value}")
+        return Duration("fixed", float(value))
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected {_DURATION_FORMS}, got {type(value).__name__} {value!r}")
+    kind = value.get("dist")
+    if kind not in _DURATION_KEYS:
+        raise ProfileError(f"{where}.dist: expected one of {', '.join(_DURATION_KEYS)}, got {kind!r}")
+    required, optional = _DURATION_KEYS[kind]
+    unknown = sorted(set(value) - required - optional - {"dist"})
+    if unknown:
+        allowed = ", ".join(sorted(required | optional))
+        raise ProfileError(f"{where}: unknown key {unknown[0]!r} for dist = {kind!r}; allowed keys: dist, {allowed}")
+    missing = sorted(required - set(value))
+    if missing:
+        raise ProfileError(f"{where}: dist = {kind!r} needs {missing[0]!r}; add {missing[0]} = ...")
+    lo = _seconds(value, "min", where) if "min" in value else 0.0
+    hi = _seconds(value, "max", where) if "max" in value else None
+    if hi is not None and hi < lo:
+        raise ProfileError(f"{where}: max ({hi:g}) must be ≥ min ({lo:g})")
+    if kind == "uniform":
+        return Duration("uniform", (lo + hi) / 2, 0.0, lo, hi)  # type: ignore[operator]
+    mean = _positive(value, "mean", where)
+    sd = _positive(value, "stddev", where) if "stddev" in required else 0.0
+    return Duration(kind, mean, sd, lo, hi)
+
+
+def _seconds(d: dict[str, Any], key: str, where: str) -> float:
+    v = d[key]
+    if not _is_number(v) or v < 0:
+        raise ProfileError(f"{where}: {key} must be a number of seconds ≥ 0, got {v!r}")
     return float(v)

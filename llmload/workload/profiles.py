@@ -12,18 +12,39 @@ A profile is a TOML (or JSON) file::
     output_tokens = 200                # an int, a distribution table, or "dataset"
     description = "..."                # optional
     prompt = "synthetic"               # default; or a dataset, below
-    shared_prefix_tokens = 0           # synthetic prompts: fixed opening shared by all requests
+
+    [[classes]]
+    name = "rag"
+    weight = 2
+    prefix = {groups = 8, tokens = 1000, popularity = "zipf:1.1"}   # shared system prompts
+    input_tokens = 100                 # with a prefix: the unique part after it
+    output_tokens = 300
 
     [[classes]]
     name = "chat"
     weight = 1
-    prompt = {source = "dataset", path = "sharegpt.json", format = "sharegpt"}
-    output_tokens = "dataset"          # the first assistant reply's estimated length
+    turns = {dist = "uniform", min = 2, max = 6}   # a conversation: a number or a distribution
+    think_time_s = {dist = "exponential", mean = 5, max = 30}      # pause before each next turn
+    input_tokens = 80                  # per turn: each new user message
+    output_tokens = 250                # per turn: each reply's max_tokens
 
-Distribution tables are described in :mod:`llmload.workload.distributions`. A dataset class
-takes its prompts (and their token estimates) from the file, so it has no ``input_tokens``;
-relative dataset paths start at the profile file's folder. Built-in profiles (``default``,
-``quadrants``) live beside this module under ``profiles/``.
+    [[classes]]
+    name = "sharegpt"
+    weight = 1
+    prompt = {source = "dataset", path = "sharegpt.json", format = "sharegpt"}
+    output_tokens = "dataset"          # the recorded assistant replies' estimated lengths
+    turns = "dataset"                  # optional: replay each conversation turn by turn
+
+Distribution tables are described in :mod:`llmload.workload.distributions` (``think_time_s``
+takes the duration forms there), shared prefixes in :mod:`llmload.workload.prefixes`,
+conversations in :mod:`llmload.workload.conversation`. A dataset class takes its prompts
+(and their token estimates) from the file, so it has no ``input_tokens``; relative dataset
+paths start at the profile file's folder. A class with ``turns`` is a conversation: its
+weight is then a ratio of conversations started, and each turn re-sends the whole
+conversation. The former ``shared_prefix_tokens = T`` is refused with how to rewrite it:
+``prefix = {tokens = T}``, with ``input_tokens`` now counting only the part after the
+prefix. Built-in profiles (``default``, ``quadrants``) live beside this module under
+``profiles/``.
 """
 
 from __future__ import annotations
@@ -39,7 +60,8 @@ import orjson
 
 from llmload.errors import ProfileError
 from llmload.workload.datasets import FORMATS
-from llmload.workload.distributions import Distribution, Fixed, parse_distribution
+from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
+from llmload.workload.prefixes import PrefixSpec, parse_prefix
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,7 +71,17 @@ else:  # pragma: no cover - exercised on 3.10 only
 __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "load_profile", "profile_from_dict"]
 
 _TOP_KEYS = ("name", "description", "classes", "source")  # source: informational, written by to_dict
-_CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "shared_prefix_tokens", "description")
+_CLASS_KEYS = (
+    "name",
+    "weight",
+    "input_tokens",
+    "output_tokens",
+    "prompt",
+    "prefix",
+    "turns",
+    "think_time_s",
+    "description",
+)
 _PROMPT_KEYS = ("source", "path", "format")
 
 
@@ -70,15 +102,23 @@ class PromptSource:
 @dataclass(frozen=True, slots=True)
 class RequestClass:
     """One kind of request. ``input_tokens`` is None for dataset prompts; ``output_tokens`` is
-    None when the dataset supplies it (``output_tokens = "dataset"``)."""
+    None when the dataset supplies it (``output_tokens = "dataset"``). ``turns`` is None for
+    single requests, else a distribution of turns per conversation or ``"dataset"`` (each
+    record's own turns); ``think_time_s`` is the pause before each next turn (None: none)."""
 
     name: str
     weight: float
     input_tokens: Distribution | None
     output_tokens: Distribution | None
     prompt: PromptSource = PromptSource()
-    shared_prefix_tokens: int = 0
+    prefix: PrefixSpec | None = None
     description: str = ""
+    turns: Distribution | str | None = None
+    think_time_s: Duration | None = None
+
+    @property
+    def is_conversation(self) -> bool:
+        return self.turns is not None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "weight": self.weight}
@@ -88,8 +128,12 @@ class RequestClass:
             d["input_tokens"] = self.input_tokens.to_dict()
         d["output_tokens"] = "dataset" if self.output_tokens is None else self.output_tokens.to_dict()
         d["prompt"] = self.prompt.to_dict()
-        if self.shared_prefix_tokens:
-            d["shared_prefix_tokens"] = self.shared_prefix_tokens
+        if self.prefix is not None:
+            d["prefix"] = self.prefix.to_dict()
+        if self.turns is not None:
+            d["turns"] = self.turns if isinstance(self.turns, str) else self.turns.to_dict()
+        if self.think_time_s is not None:
+            d["think_time_s"] = self.think_time_s.to_dict()
         return d
 
 
@@ -126,7 +170,11 @@ class Profile:
         for c in self.classes:
             inp = "dataset" if c.input_tokens is None else _mean(c.input_tokens)
             out = "dataset" if c.output_tokens is None else _mean(c.output_tokens)
-            extra = f", shared prefix {c.shared_prefix_tokens}" if c.shared_prefix_tokens else ""
+            extra = f", {c.prefix.describe()}" if c.prefix is not None else ""
+            if c.turns is not None:
+                turns = c.turns if isinstance(c.turns, str) else _mean(c.turns)
+                think = f", think ~{c.think_time_s.mean:g} s" if c.think_time_s is not None else ""
+                extra += f", {turns} turns per conversation{think}"
             src = c.prompt.kind if c.prompt.path is None else f"dataset {c.prompt.path.name}"
             lines.append(
                 f"  {c.name}: {100 * c.weight / total:.0f}% of requests, in {inp}, out {out} tokens ({src}{extra})"
@@ -224,6 +272,12 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
         raise ProfileError(
             f"{where}: expected a table with name, weight, input_tokens, output_tokens, got {type(c).__name__}"
         )
+    if "shared_prefix_tokens" in c:
+        raise ProfileError(
+            f"{where}.shared_prefix_tokens: replaced by prefix = {{tokens = {c['shared_prefix_tokens']!r}}}, "
+            "where input_tokens counts only the unique part after the prefix (subtract the prefix from "
+            "input_tokens to keep the same prompt lengths)"
+        )
     _check_keys(c, _CLASS_KEYS, f"{where}.")
     for key in ("name", "weight", "output_tokens"):
         if key not in c:
@@ -237,9 +291,7 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
             f"{where}.weight: must be a number > 0, got {weight!r}; weights are the ratio of requests sent"
         )
     prompt = _parse_prompt(c.get("prompt", "synthetic"), f"{where}.prompt", base_dir)
-    prefix = c.get("shared_prefix_tokens", 0)
-    if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
-        raise ProfileError(f"{where}.shared_prefix_tokens: must be an int ≥ 0, got {prefix!r}")
+    prefix = parse_prefix(c["prefix"], f"{where}.prefix") if "prefix" in c else None
     if prompt.kind == "synthetic":
         if "input_tokens" not in c:
             raise ProfileError(
@@ -251,10 +303,8 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
             raise ProfileError(
                 f"{where}.input_tokens: a dataset class takes its prompts' lengths from the file; remove input_tokens"
             )
-        if prefix:
-            raise ProfileError(
-                f"{where}.shared_prefix_tokens: applies to synthetic prompts only; remove it for a dataset class"
-            )
+        if prefix is not None:
+            raise ProfileError(f"{where}.prefix: applies to synthetic prompts only; remove it for a dataset class")
         inp = None
     out_raw = c["output_tokens"]
     if out_raw == "dataset":
@@ -266,7 +316,32 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     else:
         out = parse_distribution(out_raw, f"{where}.output_tokens")
     description = _str(c.get("description", ""), f"{where}.description")
-    return RequestClass(name, weight, inp, out, prompt, prefix, description)
+    turns, think = _parse_turns(c, prompt, where)
+    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think)
+
+
+def _parse_turns(
+    c: dict[str, Any], prompt: PromptSource, where: str
+) -> tuple[Distribution | str | None, Duration | None]:
+    """A class's ``turns`` and ``think_time_s``: (None, None) for single requests."""
+    if "turns" not in c:
+        if "think_time_s" in c:
+            raise ProfileError(
+                f"{where}.think_time_s: is the pause between the turns of a conversation; add turns = N (or remove it)"
+            )
+        return None, None
+    raw = c["turns"]
+    if raw == "dataset":
+        if prompt.kind != "dataset":
+            raise ProfileError(
+                f'{where}.turns: "dataset" replays a dataset\'s conversations and needs prompt = {{source = "dataset", ...}}; '
+                "give a number or a distribution instead"
+            )
+        turns: Distribution | str = "dataset"
+    else:
+        turns = parse_distribution(raw, f"{where}.turns")
+    think = parse_duration(c["think_time_s"], f"{where}.think_time_s") if "think_time_s" in c else None
+    return turns, think
 
 
 def _parse_prompt(p: Any, where: str, base_dir: Path | None) -> PromptSource:

@@ -21,9 +21,11 @@ prefix cache cannot serve one request from another's blocks. The body that follo
 slice at a random offset of a fixed pseudo-random word corpus of 65,536 words, built once
 per process; a 2,000-token prompt costs a few microseconds (a slice, not 2,000 draws).
 
-**Shared prefixes.** With a :class:`SharedPrefix` (a class's ``shared_prefix_tokens``),
-the first N tokens are a fixed text, the same for every request, user and worker process
-given the same seed and key (the class name); the unique tag and the body follow it.
+**Shared prefixes.** With a :class:`SharedPrefix` (a group of a class's ``prefix`` option,
+:mod:`llmload.workload.prefixes`), the prompt opens with its fixed text, the same for every
+request, user and worker process given the same seed and key; the prompt's own tokens (the
+unique tag, then the body) follow it. :func:`seeded_words` gives such fixed texts for any
+key (the trace replay's blocks use it too).
 
 Everything is deterministic given the RNG's seed.
 """
@@ -37,7 +39,7 @@ import random
 from array import array
 from dataclasses import dataclass
 
-__all__ = ["CORPUS_WORDS", "TAG_TOKENS", "WORDS", "SharedPrefix", "synthetic_prompt", "warm"]
+__all__ = ["CORPUS_WORDS", "TAG_TOKENS", "WORDS", "SharedPrefix", "seeded_words", "synthetic_prompt", "warm"]
 
 _WORDS_TEXT = """
 able about above accept access account act action active adapt add added address adjust adult after again age
@@ -133,37 +135,33 @@ def _tag(rng: random.Random, n: int) -> str:
     return "".join(" " + WORDS[(bits >> (10 * i)) & 1023] for i in range(n))
 
 
+def seeded_words(key: str, tokens: int) -> str:
+    """``tokens`` corpus words, each with its leading space, fixed by ``key`` alone (in any process)."""
+    digest = hashlib.sha256(key.encode()).digest()
+    return _words(random.Random(int.from_bytes(digest[:16], "big")), tokens)
+
+
 @dataclass(frozen=True, slots=True)
 class SharedPrefix:
-    """A fixed opening of ``tokens`` words shared by every prompt of one request class."""
+    """A fixed opening of ``tokens`` words shared by the prompts of one prefix group."""
 
     text: str  # words with their leading spaces: " w0 w1 ..."
     tokens: int
 
     @classmethod
     def build(cls, seed: int, key: str, tokens: int) -> SharedPrefix:
-        """The prefix for ``key`` (a class name): identical wherever ``seed`` is the same."""
-        digest = hashlib.sha256(f"llmload-shared-prefix:{seed}:{key}".encode()).digest()
-        return cls(_words(random.Random(int.from_bytes(digest[:16], "big")), tokens), tokens)
-
-    def head(self, n: int) -> str:
-        """The first ``n`` words of the prefix (all of it when ``n`` ≥ ``tokens``)."""
-        if n >= self.tokens:
-            return self.text
-        return "".join(" " + w for w in self.text.split()[:n])
+        """The prefix for ``key`` (a class name, or ``name#group``): identical wherever ``seed`` is the same."""
+        return cls(seeded_words(f"llmload-shared-prefix:{seed}:{key}", tokens), tokens)
 
 
 def synthetic_prompt(rng: random.Random, tokens: int, prefix: SharedPrefix | None = None) -> str:
-    """A prompt of exactly ``tokens`` words (≥ 1): shared prefix, unique tag, then body.
+    """``prefix`` (when given), then exactly ``tokens`` words (≥ 1) of its own: the unique tag, then body.
 
-    The budget goes to the shared prefix first, then to the :data:`TAG_TOKENS` tag, then
-    to the body; a budget smaller than the prefix is all prefix (and so not unique).
+    The prompt's own words start with the :data:`TAG_TOKENS` tag (fewer when ``tokens`` is
+    smaller), so it is unique after the prefix; it is ``prefix.tokens + tokens`` words long.
     """
     if tokens < 1:
         raise ValueError(f"a prompt needs at least one token, got {tokens}")
-    shared = ""
-    if prefix is not None and prefix.tokens:
-        shared = prefix.head(tokens)
-        tokens -= min(tokens, prefix.tokens)
+    shared = prefix.text if prefix is not None else ""
     tag = min(tokens, TAG_TOKENS)
     return (shared + _tag(rng, tag) + _words(rng, tokens - tag))[1:]

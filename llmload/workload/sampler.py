@@ -4,23 +4,29 @@ One :class:`WorkloadSampler` per Locust user. It owns a :class:`random.Random` s
 ``(seed, user_index)`` (never the global RNG) and a :class:`~llmload.workload.mix.Mix`
 started at ``offset = user_index``. Same profile, seed and user index ⇒ the identical
 sequence of samples; different user indices ⇒ different prompts. Shared prefixes depend
-on the seed and class name only, so they are identical for every user and every process
-given the same seed. Datasets are loaded once per process (cached) when the first sampler
-that needs them is built.
+on the seed, class name and group only, so they are identical for every user and every
+process given the same seed. Datasets are loaded once per process (cached) when the first
+sampler that needs them is built.
+
+Two ways to draw: :meth:`WorkloadSampler.next` gives single requests (every class must be
+a single-request class); :meth:`WorkloadSampler.start_session` gives the next class's
+:class:`~llmload.workload.conversation.Session`, a conversation turn by turn (one turn for
+a single-request class). A sampler built with ``conversations=False`` (the default, for a
+user that can only send single requests) refuses a profile with conversation classes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
 
 from llmload.errors import ProfileError
+from llmload.workload.conversation import ClassPlan, Session
 from llmload.workload.datasets import DatasetCursor, load_dataset
-from llmload.workload.distributions import Distribution
 from llmload.workload.mix import Mix
+from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.profiles import Profile, RequestClass
-from llmload.workload.prompts import SharedPrefix, synthetic_prompt, warm
+from llmload.workload.prompts import warm
 from llmload.workload.types import RequestSample
 
 __all__ = ["WorkloadSampler", "user_rng"]
@@ -32,29 +38,35 @@ def user_rng(seed: int, user_index: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:16], "big"))
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What one class needs at request time, resolved once per sampler."""
-
-    name: str
-    input_tokens: Distribution | None
-    output_tokens: Distribution | None
-    prefix: SharedPrefix | None
-    cursor: DatasetCursor | None
-
-
 class WorkloadSampler:
     """Produces one user's requests: ``next()`` returns the next :class:`RequestSample`.
 
-    ``max_tokens_cap`` (when set) caps every sample's ``max_tokens``.
-    Raises :class:`~llmload.errors.ProfileError` if a dataset cannot be used.
+    ``max_tokens_cap`` (when set) caps every sample's ``max_tokens``. ``conversations``:
+    the caller drives :meth:`start_session`; when False, a profile with a conversation
+    class is refused. Raises :class:`~llmload.errors.ProfileError` if a dataset cannot be
+    used, or for a conversation class when ``conversations`` is False.
     """
 
     __slots__ = ("_cap", "_mix", "_plans", "_rng", "profile", "seed", "user_index")
 
-    def __init__(self, profile: Profile, seed: int, user_index: int, max_tokens_cap: int | None = None) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        seed: int,
+        user_index: int,
+        max_tokens_cap: int | None = None,
+        conversations: bool = False,
+    ) -> None:
         if max_tokens_cap is not None and max_tokens_cap < 1:
             raise ValueError(f"max_tokens_cap must be ≥ 1 or None, got {max_tokens_cap}")
+        if not conversations:
+            for c in profile.classes:
+                if c.is_conversation:
+                    raise ProfileError(
+                        f"profile '{profile.source or profile.name}': class {c.name!r} is a conversation "
+                        f"(turns = {c.turns if isinstance(c.turns, str) else c.turns.to_dict()!r}), which this "
+                        "run cannot send yet: the load user sends single requests; remove turns and think_time_s"
+                    )
         self.profile = profile
         self.seed = seed
         self.user_index = user_index
@@ -65,34 +77,28 @@ class WorkloadSampler:
         if any(p.cursor is None for p in self._plans):
             warm()  # once per process, at the first user's start rather than inside its first request
 
-    def _plan(self, c: RequestClass) -> _Plan:
-        prefix = SharedPrefix.build(self.seed, c.name, c.shared_prefix_tokens) if c.shared_prefix_tokens else None
+    def _plan(self, c: RequestClass) -> ClassPlan:
+        prefixes = PrefixGroups(c.prefix, self.seed, c.name) if c.prefix is not None else None
         cursor = None
         if c.prompt.kind == "dataset":
             assert c.prompt.path is not None
-            dataset = load_dataset(c.prompt.path, c.prompt.format)
+            dataset = load_dataset(c.prompt.path, c.prompt.format, turns=c.is_conversation)
             if c.output_tokens is None and (missing := dataset.first_missing_output) is not None:
                 raise ProfileError(
                     f"dataset '{dataset.path}': {missing} has no output length, but class {c.name!r} has "
                     'output_tokens = "dataset"; add "output_tokens" to every record, or set output_tokens in the profile'
                 )
             cursor = DatasetCursor(dataset, self._rng)
-        return _Plan(c.name, c.input_tokens, c.output_tokens, prefix, cursor)
+        return ClassPlan(c.name, c.input_tokens, c.output_tokens, prefixes, cursor, c.turns, c.think_time_s, self._cap)
 
     def next(self) -> RequestSample:
-        """The next request of this user's stream."""
+        """The next request of this user's stream (single-request classes only)."""
         plan = self._plans[self._mix.next()]
-        rng = self._rng
-        if plan.cursor is None:
-            assert plan.input_tokens is not None
-            n = plan.input_tokens.sample(rng)
-            prompt = synthetic_prompt(rng, n, plan.prefix)
-            dataset_out = None
-        else:
-            entry = plan.cursor.next()
-            prompt, n, dataset_out = entry.prompt, entry.input_tokens, entry.output_tokens
-        out = plan.output_tokens.sample(rng) if plan.output_tokens is not None else dataset_out
-        assert out is not None
-        if self._cap is not None and out > self._cap:
-            out = self._cap
+        if plan.turns is not None:
+            raise RuntimeError(f"class {plan.name!r} is a conversation: use start_session()")
+        prompt, n, out, _ = plan.opening(self._rng)
         return RequestSample(plan.name, prompt, n, out)
+
+    def start_session(self) -> Session:
+        """The next conversation of this user's stream: the mix's next class, as a :class:`Session`."""
+        return Session(self._plans[self._mix.next()], self._rng)

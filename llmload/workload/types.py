@@ -12,9 +12,12 @@ class RequestSample:
     """One request to send, independent of the endpoint's wire format.
 
     ``prompt`` is the text (chat adapters send it as one user message unless
-    ``messages`` is given, e.g. from a ShareGPT conversation). ``input_tokens`` is the
+    ``messages`` is given: a conversation's history, user and assistant turns in order,
+    ending with the new user turn; completions and plain-text adapters send ``prompt``,
+    which then holds the whole conversation as one text). ``input_tokens`` is the
     workload's estimate of the prompt's token count (the server's ``usage`` wins when
-    sent); ``max_tokens`` is the number of output tokens to ask for.
+    sent); ``max_tokens`` is the number of output tokens to ask for. ``turn`` is the
+    request's turn in its conversation, 1 for the first (and for a single request).
     """
 
     class_name: str
@@ -22,3 +25,4 @@ class RequestSample:
     input_tokens: int
     max_tokens: int
     messages: tuple[dict[str, str], ...] | None = None
+    turn: int = 1

@@ -120,3 +120,23 @@ def test_cursor_single_entry(tmp_path):
     p.write_text('"only"\n')
     cur = DatasetCursor(load_dataset(p), random.Random(0))
     assert {cur.next().prompt for _ in range(3)} == {"only"}
+
+
+def test_conversations_keep_their_later_turns_when_asked():
+    plain = load_dataset(FIX / "multiturn.jsonl", "sharegpt")
+    assert all(e.followups == () for e in plain.entries)
+    ds = load_dataset(FIX / "multiturn.jsonl", "sharegpt", turns=True)
+    trip, cache, fast = ds.entries
+    assert [e.prompt for e in ds.entries] == [e.prompt for e in plain.entries]  # the first turn is unchanged
+    assert [e.output_tokens for e in ds.entries] == [e.output_tokens for e in plain.entries]
+    assert [(t.prompt, t.output_tokens) for t in trip.followups] == [
+        ("Make day two cheaper.", estimate_tokens("Walk along the river and skip the museum tickets.")),
+        ("And where should I eat?", estimate_tokens("Try a tasca near the market; lunch menus are cheap.")),
+    ]
+    assert trip.followups[0].input_tokens == estimate_tokens("Make day two cheaper.")
+    # a second user message before the reply is skipped; a last unanswered one is not kept
+    assert [(t.prompt, t.output_tokens) for t in cache.followups] == [
+        ("Who uses it?", estimate_tokens("vLLM, SGLang and llama.cpp."))
+    ]
+    assert fast.followups == ()
+    assert load_dataset(FIX / "multiturn.jsonl", "sharegpt", turns=True) is ds  # cached per (path, format, turns)

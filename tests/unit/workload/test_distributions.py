@@ -6,7 +6,16 @@ import statistics
 import pytest
 
 from llmload.errors import ProfileError
-from llmload.workload.distributions import Choice, Fixed, LogNormal, Normal, Uniform, parse_distribution
+from llmload.workload.distributions import (
+    Choice,
+    Duration,
+    Fixed,
+    LogNormal,
+    Normal,
+    Uniform,
+    parse_distribution,
+    parse_duration,
+)
 
 WHERE = "profile 'x.toml': classes[2].output_tokens"
 
@@ -132,3 +141,55 @@ def test_errors_name_file_and_field(value, message):
         parse_distribution(value, WHERE)
     assert str(e.value).startswith(message)
     assert "\n" not in str(e.value)
+
+
+# -- durations ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        2.5,
+        {"dist": "uniform", "min": 1, "max": 3},
+        {"dist": "exponential", "mean": 5, "max": 30},
+        {"dist": "normal", "mean": 4, "stddev": 2, "min": 1},
+        {"dist": "lognormal", "mean": 5, "stddev": 4, "max": 60},
+    ],
+)
+def test_durations_are_floats_within_bounds_deterministic_and_round_trip(value):
+    d = parse_duration(value, "w")
+    a = [d.sample(random.Random(4)) for _ in range(200)]
+    b = [d.sample(random.Random(4)) for _ in range(200)]
+    assert a == b
+    assert all(isinstance(x, float) and x >= d.min and (d.max is None or x <= d.max) for x in a)
+    assert parse_duration(d.to_dict(), "w") == d
+
+
+def test_duration_moments():
+    rng = random.Random(9)
+    exp = parse_duration({"dist": "exponential", "mean": 5}, "w")
+    xs = [exp.sample(rng) for _ in range(40_000)]
+    assert statistics.mean(xs) == pytest.approx(5, rel=0.03)
+    assert statistics.stdev(xs) == pytest.approx(5, rel=0.05)  # memoryless: stddev = mean
+    uni = parse_duration({"dist": "uniform", "min": 2, "max": 4}, "w")
+    assert uni.mean == 3 and statistics.mean(uni.sample(rng) for _ in range(20_000)) == pytest.approx(3, rel=0.02)
+    assert parse_duration(1.5, "w") == Duration("fixed", 1.5)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (-1, "where: must be ≥ 0 seconds, got -1"),
+        ("5s", "where: expected a number of seconds ≥ 0, or a table"),
+        ({"dist": "gamma"}, "where.dist: expected one of uniform, exponential, normal, lognormal, got 'gamma'"),
+        ({"dist": "exponential", "mean": 0}, "where: mean must be > 0"),
+        ({"dist": "uniform", "min": 1}, "where: dist = 'uniform' needs 'max'"),
+        ({"dist": "normal", "mean": 1, "stddev": 1, "scale": 2}, "where: unknown key 'scale'"),
+        ({"dist": "uniform", "min": -1, "max": 2}, "where: min must be a number of seconds ≥ 0"),
+    ],
+)
+def test_duration_errors_name_the_field(value, message):
+    with pytest.raises(ProfileError) as e:
+        parse_duration(value, "where")
+    assert str(e.value).startswith(message)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from llmload.errors import ProfileError
-from llmload.workload.distributions import Fixed, Normal
+from llmload.workload.distributions import Duration, Fixed, Normal, Uniform
+from llmload.workload.prefixes import PrefixSpec
 from llmload.workload.profiles import PromptSource, available_profiles, load_profile, profile_from_dict
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
@@ -33,7 +34,7 @@ def test_default_profile():
         ("long", 3, Fixed(2000), Fixed(800)),
     ]
     assert "summarization" in p.classes[2].description
-    assert all(c.prompt == PromptSource() and c.shared_prefix_tokens == 0 for c in p.classes)
+    assert all(c.prompt == PromptSource() and c.prefix is None and not c.is_conversation for c in p.classes)
 
 
 def test_quadrants_profile():
@@ -81,13 +82,13 @@ def test_toml_file_with_distributions(tmp_path):
         weight = 0.7
         input_tokens = {dist = "normal", mean = 300, stddev = 80, min = 10}
         output_tokens = 120
-        shared_prefix_tokens = 64
+        prefix = {tokens = 64}
         """,
     )
     p = load_profile(path)
     assert p.name == "p"  # file stem
     c = p.classes[0]
-    assert (c.weight, c.input_tokens, c.shared_prefix_tokens) == (0.7, Normal(300.0, 80.0, 10, None), 64)
+    assert (c.weight, c.input_tokens, c.prefix) == (0.7, Normal(300.0, 80.0, 10, None), PrefixSpec(1, 64))
     assert load_profile(str(path)) == p
 
 
@@ -156,8 +157,46 @@ CLASS = 'name = "a"\nweight = 1\ninput_tokens = 5\noutput_tokens = 6\n'
         ('classes = "short"\n', "classes: needs at least one request class"),
         ("description = 5\n[[classes]]\n" + CLASS, "description: must be a string, got 5"),
         (
-            "[[classes]]\n" + CLASS + "shared_prefix_tokens = -1\n",
-            "classes[0].shared_prefix_tokens: must be an int ≥ 0",
+            "[[classes]]\n" + CLASS + "shared_prefix_tokens = 64\n",
+            "classes[0].shared_prefix_tokens: replaced by prefix = {tokens = 64}, where input_tokens counts only",
+        ),
+        ("[[classes]]\n" + CLASS + "prefix = 64\n", "classes[0].prefix: expected a table {groups = N, tokens = T"),
+        ("[[classes]]\n" + CLASS + "prefix = {groups = 2}\n", "classes[0].prefix: missing 'tokens'"),
+        ("[[classes]]\n" + CLASS + "prefix = {tokens = 0}\n", "classes[0].prefix.tokens: must be an int ≥ 1, got 0"),
+        (
+            "[[classes]]\n" + CLASS + "prefix = {tokens = 8, groups = 1.5}\n",
+            "classes[0].prefix.groups: must be an int ≥ 1, got 1.5",
+        ),
+        (
+            "[[classes]]\n" + CLASS + 'prefix = {tokens = 8, popularity = "zipf"}\n',
+            'classes[0].prefix.popularity: expected "uniform" or "zipf:S" with S > 0',
+        ),
+        (
+            "[[classes]]\n" + CLASS + 'prefix = {tokens = 8, popularity = "zipf:-1"}\n',
+            "classes[0].prefix.popularity: expected",
+        ),
+        ("[[classes]]\n" + CLASS + "prefix = {tokens = 8, share = 1}\n", "classes[0].prefix.share: unknown key"),
+        (
+            "[[classes]]\n" + CLASS + "prefix = {tokens = 20000, groups = 2000}\n",
+            "classes[0].prefix: 2000 groups x 20000 tokens = 40,000,000 tokens of prefix text",
+        ),
+        (
+            f'[[classes]]\nname = "a"\nweight = 1\noutput_tokens = 6\nprefix = {{tokens = 8}}\n'
+            f'prompt = {{source = "dataset", path = "{FIX / "prompts.jsonl"}"}}\n',
+            "classes[0].prefix: applies to synthetic prompts only",
+        ),
+        ("[[classes]]\n" + CLASS + "turns = 0\n", "classes[0].turns: must be ≥ 1"),
+        ("[[classes]]\n" + CLASS + 'turns = "many"\n', "classes[0].turns: expected an int"),
+        ("[[classes]]\n" + CLASS + 'turns = "dataset"\n', 'classes[0].turns: "dataset" replays a dataset'),
+        ("[[classes]]\n" + CLASS + "think_time_s = 3\n", "classes[0].think_time_s: is the pause between the turns"),
+        ("[[classes]]\n" + CLASS + "turns = 3\nthink_time_s = -1\n", "classes[0].think_time_s: must be ≥ 0 seconds"),
+        (
+            "[[classes]]\n" + CLASS + 'turns = 3\nthink_time_s = {dist = "exponential"}\n',
+            "classes[0].think_time_s: dist = 'exponential' needs 'mean'",
+        ),
+        (
+            "[[classes]]\n" + CLASS + 'turns = 3\nthink_time_s = {dist = "uniform", min = 5, max = 1}\n',
+            "classes[0].think_time_s: max (1) must be ≥ min (5)",
         ),
         (
             "[[classes]]\n" + CLASS.replace("output_tokens = 6", 'output_tokens = "dataset"'),
@@ -224,3 +263,41 @@ def test_unknown_name_and_missing_file(tmp_path):
 def test_from_dict_rejects_non_table():
     with pytest.raises(ProfileError, match=r"profile '<dict>': expected a table"):
         profile_from_dict([1, 2])
+
+
+def test_prefix_and_conversation_options_round_trip_and_describe(tmp_path):
+    path = write(
+        tmp_path,
+        f"""
+        [[classes]]
+        name = "rag"
+        weight = 2
+        prefix = {{groups = 8, tokens = 1000, popularity = "zipf:1.1"}}
+        input_tokens = 100
+        output_tokens = 300
+
+        [[classes]]
+        name = "chat"
+        weight = 1
+        turns = {{dist = "uniform", min = 2, max = 6}}
+        think_time_s = {{dist = "exponential", mean = 5, max = 30}}
+        input_tokens = 80
+        output_tokens = 250
+
+        [[classes]]
+        name = "sg"
+        weight = 1
+        prompt = {{source = "dataset", path = "{FIX / "multiturn.jsonl"}", format = "sharegpt"}}
+        output_tokens = "dataset"
+        turns = "dataset"
+        """,
+    )
+    p = load_profile(path)
+    rag, chat, sg = p.classes
+    assert rag.prefix == PrefixSpec(8, 1000, 1.1) and not rag.is_conversation
+    assert chat.turns == Uniform(2, 6) and chat.think_time_s == Duration("exponential", 5.0, 0.0, 0.0, 30.0)
+    assert sg.turns == "dataset" and sg.think_time_s is None and sg.is_conversation
+    assert profile_from_dict(p.to_dict(), source=p.source) == p
+    text = p.describe()
+    assert "shared prefix 1000 x 8 groups (zipf:1.1)" in text
+    assert "~4 turns per conversation, think ~5 s" in text and "dataset turns per conversation" in text

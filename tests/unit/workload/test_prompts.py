@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from llmload.workload.prompts import CORPUS_WORDS, TAG_TOKENS, WORDS, SharedPrefix, synthetic_prompt
+from llmload.workload.prompts import CORPUS_WORDS, TAG_TOKENS, WORDS, SharedPrefix, seeded_words, synthetic_prompt
 
 VOCAB = frozenset(WORDS)
 
@@ -57,7 +57,7 @@ def test_shared_prefix_identical_across_requests_and_users_then_unique():
     assert heads == {prefix.text.strip()}
     tags = {tuple(p.split()[100 : 100 + TAG_TOKENS]) for p in prompts}
     assert len(tags) == len(prompts)
-    assert all(len(p.split()) == 300 for p in prompts)
+    assert all(len(p.split()) == 100 + 300 for p in prompts)  # the prefix, then the prompt's own 300
 
 
 def test_shared_prefix_depends_on_seed_and_key_only():
@@ -83,10 +83,17 @@ def test_shared_prefix_same_in_another_process():
     assert outs == {SharedPrefix.build(1234, "medium", 40).text.strip()}
 
 
-def test_budget_smaller_than_prefix_is_prefix_head():
+def test_a_short_prompt_after_a_prefix_still_starts_unique():
     prefix = SharedPrefix.build(3, "c", 50)
-    p = synthetic_prompt(random.Random(0), 7, prefix)
-    assert p.split() == prefix.text.split()[:7]
+    a, b = (synthetic_prompt(random.Random(seed), 2, prefix).split() for seed in (0, 1))
+    assert a[:50] == b[:50] == prefix.text.split()
+    assert len(a) == len(b) == 52 and a[50:] != b[50:]
+
+
+def test_seeded_words_depend_on_the_key_only():
+    assert seeded_words("k", 30) == seeded_words("k", 30) != seeded_words("j", 30)
+    assert len(seeded_words("k", 30).split()) == 30 and seeded_words("k", 30).startswith(" ")
+    assert SharedPrefix.build(1, "x", 30).text == seeded_words("llmload-shared-prefix:1:x", 30)
 
 
 def test_budget_smaller_than_tag():

@@ -75,7 +75,7 @@ def test_shared_prefix_same_for_all_users_and_instances():
     profile = profile_from_dict(
         {
             "classes": [
-                {"name": "sys", "weight": 1, "input_tokens": 400, "output_tokens": 10, "shared_prefix_tokens": 256},
+                {"name": "sys", "weight": 1, "input_tokens": 144, "output_tokens": 10, "prefix": {"tokens": 256}},
                 {"name": "free", "weight": 1, "input_tokens": 400, "output_tokens": 10},
             ]
         }
