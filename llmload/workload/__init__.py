@@ -22,6 +22,7 @@ from llmload.workload.profiles import (
 )
 from llmload.workload.prompts import SharedPrefix, synthetic_prompt
 from llmload.workload.sampler import WorkloadSampler
+from llmload.workload.traces import Trace, TraceEntry, TracePrompts, load_trace
 from llmload.workload.types import RequestSample
 
 __all__ = [
@@ -37,11 +38,15 @@ __all__ = [
     "RequestSample",
     "Session",
     "SharedPrefix",
+    "Trace",
+    "TraceEntry",
+    "TracePrompts",
     "WorkloadSampler",
     "available_profiles",
     "estimate_tokens",
     "load_dataset",
     "load_profile",
+    "load_trace",
     "parse_distribution",
     "parse_duration",
     "profile_from_dict",

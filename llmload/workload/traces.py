@@ -1,0 +1,285 @@
+"""Request traces in the Mooncake format: read and validate, turn entries into prompts, generate examples.
+
+**Format** (JSON Lines, one request per line, as in Mooncake's published traces)::
+
+    {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59]}
+
+* ``timestamp``: when the request arrives, in milliseconds from the start of the trace (an
+  int or a float ≥ 0; lines in non-decreasing order);
+* ``input_length``, ``output_length``: prompt and output tokens (ints ≥ 1);
+* ``hash_ids`` (optional): ids (ints ≥ 0) of the prompt's consecutive blocks of
+  :data:`BLOCK_TOKENS` (512) tokens, the last one possibly partial, so at most
+  ``ceil(input_length / 512)`` of them. Two requests whose blocks have equal ids share
+  those blocks' content: that is how a trace records prefix reuse (a shared system prompt,
+  the earlier turns of a conversation).
+
+Other keys are ignored (converters may keep metadata). Bad input is refused before any
+load with one line naming the file, the line and the field (:func:`load_trace`).
+
+**Prompts** (:class:`TracePrompts`): block id ``h`` becomes 512 fixed words that depend only
+on the run's seed and ``h`` (:func:`~llmload.workload.prompts.seeded_words`, N words ≈ N
+tokens), so equal ids give identical token blocks in every user and worker process, and a
+server's prefix cache sees the trace's reuse. A partial last block is the head of its
+block's words. Tokens beyond the listed blocks (or a whole prompt without ``hash_ids``)
+are unique to the request (drawn from the caller's RNG, starting with a random tag).
+
+**Generator** (:func:`generate_trace`): a synthetic trace with the structure of a chat
+service: Poisson arrivals, a few system prompts shared by popularity (Zipf), and
+follow-up turns that extend an earlier request's full blocks with new ones.
+``examples/traces/make_example.py`` writes the small example shipped in
+``examples/traces/``.
+
+Sending a trace open-loop at its times is the dispatcher's job (:mod:`llmload.arrivals`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from llmload.errors import ProfileError
+from llmload.workload.prompts import seeded_words, synthetic_prompt
+from llmload.workload.types import RequestSample
+
+__all__ = ["BLOCK_TOKENS", "Trace", "TraceEntry", "TracePrompts", "generate_trace", "load_trace", "trace_lines"]
+
+#: Tokens per ``hash_ids`` block (Mooncake's block size).
+BLOCK_TOKENS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEntry:
+    """One request of a trace."""
+
+    timestamp_ms: float
+    input_length: int
+    output_length: int
+    hash_ids: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.timestamp_ms
+        d: dict[str, Any] = {
+            "timestamp": int(t) if t == int(t) else t,
+            "input_length": self.input_length,
+            "output_length": self.output_length,
+        }
+        if self.hash_ids:
+            d["hash_ids"] = list(self.hash_ids)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The entries of one trace file, in time order."""
+
+    path: Path
+    entries: tuple[TraceEntry, ...]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def duration_ms(self) -> float:
+        """From the start of the trace (time 0) to its last arrival."""
+        return self.entries[-1].timestamp_ms
+
+    def block_reuse(self) -> float:
+        """Share of listed blocks whose id appeared in an earlier entry (0 when none are listed)."""
+        seen: set[int] = set()
+        listed = reused = 0
+        for e in self.entries:
+            for h in e.hash_ids:
+                listed += 1
+                reused += h in seen
+                seen.add(h)
+        return reused / listed if listed else 0.0
+
+
+def load_trace(path: str | Path, limit: int | None = None) -> Trace:
+    """Read and validate a Mooncake-format trace; ``limit`` keeps its first N entries.
+
+    Raises :class:`~llmload.errors.ProfileError` (one line: file, line, field, how to fix).
+    """
+    path = Path(path)
+    where = f"trace '{path}'"
+    if limit is not None and limit < 1:
+        raise ProfileError(f"{where}: the entry limit must be ≥ 1, got {limit}")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ProfileError(f"{where}: no such file; check the path") from None
+    except OSError as e:
+        raise ProfileError(f"{where}: cannot read it ({e.strerror or e})") from None
+    entries: list[TraceEntry] = []
+    previous = 0.0
+    for n, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        entry = _entry(line, f"{where}: line {n}")
+        if entry.timestamp_ms < previous:
+            raise ProfileError(
+                f"{where}: line {n}: timestamp {entry.timestamp_ms:g} is before the previous entry's {previous:g}; "
+                "sort the trace by timestamp"
+            )
+        previous = entry.timestamp_ms
+        entries.append(entry)
+        if limit is not None and len(entries) == limit:
+            break
+    if not entries:
+        raise ProfileError(
+            f"{where}: no entries; write one JSON object per line with timestamp, input_length, output_length"
+        )
+    return Trace(path, tuple(entries))
+
+
+def _entry(line: bytes, where: str) -> TraceEntry:
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError as e:
+        raise ProfileError(f"{where}: not valid JSON ({e}); write one JSON object per line") from None
+    if not isinstance(obj, dict):
+        raise ProfileError(
+            f"{where}: expected a JSON object with timestamp, input_length, output_length, got {_short(obj)}"
+        )
+    for key in ("timestamp", "input_length", "output_length"):
+        if key not in obj:
+            raise ProfileError(
+                f"{where}: missing {key!r}; every entry needs timestamp (ms), input_length, output_length"
+            )
+    t = obj["timestamp"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+        raise ProfileError(f"{where}: timestamp must be a number of milliseconds ≥ 0, got {t!r}")
+    lengths = []
+    for key in ("input_length", "output_length"):
+        v = obj[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ProfileError(f"{where}: {key} must be an int ≥ 1 (tokens), got {v!r}")
+        lengths.append(v)
+    ids = obj.get("hash_ids", [])
+    if not isinstance(ids, list):
+        raise ProfileError(f"{where}: hash_ids must be a list of block ids (ints ≥ 0), got {_short(ids)}")
+    for i, h in enumerate(ids):
+        if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+            raise ProfileError(f"{where}: hash_ids[{i}] must be an int ≥ 0, got {h!r}")
+    most = -(-lengths[0] // BLOCK_TOKENS)
+    if len(ids) > most:
+        raise ProfileError(
+            f"{where}: {len(ids)} hash_ids for input_length {lengths[0]}, which fills at most {most} blocks of "
+            f"{BLOCK_TOKENS} tokens; drop the extra ids or fix input_length"
+        )
+    return TraceEntry(float(t), lengths[0], lengths[1], tuple(ids))
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    s = repr(value)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+@functools.lru_cache(maxsize=4096)  # ~3 KB a block: at most ~12 MB per process
+def _block(seed: int, block_id: int) -> str:
+    return seeded_words(f"llmload-trace-block:{seed}:{block_id}", BLOCK_TOKENS)
+
+
+class TracePrompts:
+    """Prompts for trace entries: equal block ids give identical words (see the module docstring)."""
+
+    __slots__ = ("class_name", "seed")
+
+    def __init__(self, seed: int, class_name: str = "trace") -> None:
+        self.seed = seed
+        self.class_name = class_name
+
+    def prompt(self, entry: TraceEntry, rng: random.Random) -> str:
+        """``entry.input_length`` words: its blocks' words, then unique words for the rest."""
+        parts: list[str] = []
+        left = entry.input_length
+        for h in entry.hash_ids:
+            text = _block(self.seed, h)
+            if left < BLOCK_TOKENS:
+                text = text[: _end_of_word(text, left)]
+            parts.append(text)
+            left -= min(left, BLOCK_TOKENS)
+        if left:
+            parts.append(" " + synthetic_prompt(rng, left))
+        return "".join(parts)[1:]
+
+    def sample(self, entry: TraceEntry, rng: random.Random) -> RequestSample:
+        """The request to send for ``entry`` (``max_tokens`` = its output length)."""
+        return RequestSample(self.class_name, self.prompt(entry, rng), entry.input_length, entry.output_length)
+
+
+def _end_of_word(text: str, n: int) -> int:
+    """Index just past the ``n``-th word of ``text`` (" w0 w1 ..."), ``n`` ≥ 1."""
+    at = 0
+    for _ in range(n):
+        at = text.find(" ", at + 1)
+        if at < 0:
+            return len(text)
+    return at
+
+
+def generate_trace(
+    entries: int = 200,
+    seed: int = 0,
+    *,
+    rate_per_s: float = 2.0,
+    system_prompts: int = 4,
+    followup_share: float = 0.35,
+    max_blocks: int = 6,
+) -> list[TraceEntry]:
+    """A synthetic Mooncake-format trace of a chat service (deterministic given ``seed``).
+
+    Arrivals are Poisson at ``rate_per_s``. A new conversation opens with one of
+    ``system_prompts`` shared prompts of 1 or 2 blocks (Zipf popularity, s = 1.1), then up
+    to one new full block and a partial one (64–511 tokens). With probability
+    ``followup_share`` a request instead continues one of the last 8 requests: that
+    request's full blocks, then a new full block or not, then a new partial block, as a next
+    turn re-sends the conversation (at most ``max_blocks`` blocks; beyond, a new
+    conversation starts). Output lengths are log-normal around 120 tokens (16–512).
+    """
+    if entries < 1 or rate_per_s <= 0 or system_prompts < 1 or not 0 <= followup_share <= 1 or max_blocks < 3:
+        raise ValueError(
+            "generate_trace: need entries ≥ 1, rate_per_s > 0, system_prompts ≥ 1, 0 ≤ followup_share ≤ 1, max_blocks ≥ 3"
+        )
+    rng = random.Random(seed)
+    next_id = 0
+    systems: list[list[int]] = []
+    for _ in range(system_prompts):
+        size = rng.choice((1, 2))
+        systems.append(list(range(next_id, next_id + size)))
+        next_id += size
+    weights = [k**-1.1 for k in range(1, system_prompts + 1)]
+    recent: list[TraceEntry] = []
+    out: list[TraceEntry] = []
+    t = 0.0
+    for _ in range(entries):
+        base: list[int] | None = None
+        if recent and rng.random() < followup_share:
+            prev = rng.choice(recent)
+            full = list(prev.hash_ids[: prev.input_length // BLOCK_TOKENS])
+            if len(full) + 2 <= max_blocks:
+                base = full
+        if base is None:
+            base = list(rng.choices(systems, weights)[0])
+        new = rng.choice((0, 1)) + 1  # a new full block or not, then a new partial one
+        blocks = base + list(range(next_id, next_id + new))
+        next_id += new
+        partial = rng.randint(64, BLOCK_TOKENS - 1)
+        length = BLOCK_TOKENS * (len(blocks) - 1) + partial
+        output = min(512, max(16, round(rng.lognormvariate(math.log(120), 0.6))))
+        entry = TraceEntry(float(round(t)), length, output, tuple(blocks))
+        out.append(entry)
+        recent = (recent + [entry])[-8:]
+        t += rng.expovariate(rate_per_s) * 1000.0
+    return out
+
+
+def trace_lines(entries: list[TraceEntry]) -> bytes:
+    """The JSON Lines text of ``entries`` (what :func:`load_trace` reads back)."""
+    return b"".join(orjson.dumps(e.to_dict()) + b"\n" for e in entries)
