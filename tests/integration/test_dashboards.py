@@ -60,7 +60,7 @@ def start_sidecar(tmp_path: Path, hostname: str, *flags: str) -> tuple[subproces
     found: list[str] = []
 
     def serving() -> bool:
-        found[:] = re.findall(r"serving (http://\S+)/metrics", log.read_text())
+        found[:] = re.findall(r"scrape (http://\S+)/metrics", log.read_text())
         return bool(found)
 
     wait_until(serving, 20, f"gpu-sidecar {hostname}", p)
