@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from llmload.adapters.base import AdapterConfig
+from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
 from llmload.collect.config import CollectConfig
 from llmload.errors import ConfigError
 from llmload.shapes.ladder import LadderPlan, parse_ladder
@@ -86,6 +86,21 @@ def _number(value: Any, kind: type, flag: str) -> Any:
         return kind(text)
     except ValueError:
         raise ConfigError(f"{flag} {text!r}: must be a{'n integer' if kind is int else ' number'}") from None
+
+
+def _api_key(given: str, api: str) -> str:
+    """``--api-key``, else the adapter's own variable (``$OPENAI_API_KEY``, ``$ANTHROPIC_API_KEY``).
+
+    Locust fills the flag from ``$OPENAI_API_KEY``; for an adapter whose key lives in
+    another variable, a value equal to ``$OPENAI_API_KEY`` is that default, not a choice,
+    so an OpenAI key is never sent to another API's endpoint unless given as another value.
+    """
+    from llmload.adapters import api_key_env_of, get_adapter_class
+
+    env = api_key_env_of(get_adapter_class(api))
+    if env != DEFAULT_API_KEY_ENV and given == os.environ.get(DEFAULT_API_KEY_ENV, ""):
+        given = ""
+    return given or os.environ.get(env, "")
 
 
 def _workload(get: Any, worker: bool) -> str:
@@ -211,7 +226,7 @@ class RunConfig:
             summary_json=get("summary_json", "") or "",
             records_jsonl=get("records_jsonl", "") or "",
             model_auto=not model,
-            api_key=get("api_key", "") or os.environ.get("OPENAI_API_KEY", ""),
+            api_key=_api_key(get("api_key", "") or "", api),
             ladder=_ladder(get),
             degradation=_degradation(get),
             collect=CollectConfig.from_options(opts, summary_json=get("summary_json", "") or ""),

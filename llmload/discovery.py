@@ -11,12 +11,13 @@ from llmload.errors import ConfigError
 __all__ = ["discover_model"]
 
 
-def discover_model(host: str, api_key: str = "", timeout: float = 10.0) -> str:
-    """The first model id listed by ``{host}/v1/models``; ConfigError with a fix if none."""
+def discover_model(host: str, headers: dict[str, str] | None = None, timeout: float = 10.0) -> str:
+    """The first model id listed by ``{host}/v1/models``; ConfigError with a fix if none.
+
+    ``headers`` are the API's own (credentials: ``Adapter.api_headers``), sent as they are.
+    """
     url = host.rstrip("/") + "/v1/models"
-    req = urllib.request.Request(url, headers={"Accept": "application/json"})
-    if api_key:
-        req.add_header("Authorization", f"Bearer {api_key}")
+    req = urllib.request.Request(url, headers={"Accept": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             body = json.loads(resp.read() or b"{}")

@@ -36,6 +36,7 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         default=d["api"],
         env_var="LLMLOAD_API",
         help="Endpoint adapter: openai-chat (/v1/chat/completions), openai-completions (/v1/completions), "
+        "openai-responses (/v1/responses), anthropic-messages (/v1/messages), "
         "stream (POST /v1/stream gateway), or a plugin adapter. Default: %(default)s",
     )
     g.add_argument(
@@ -148,7 +149,8 @@ def add_arguments(parser: Any, defaults: dict[str, Any] | None = None) -> None:
         default="",
         env_var="OPENAI_API_KEY",
         is_secret=True,
-        help="Bearer token for the endpoint (default: $OPENAI_API_KEY). Never logged or written to summaries",
+        help="API key for the endpoint, sent the adapter's way (a bearer token; x-api-key for anthropic-messages). "
+        "Default: $OPENAI_API_KEY ($ANTHROPIC_API_KEY for anthropic-messages). Never logged or written to summaries",
     )
     g.add_argument(
         "--max-tokens-cap",

@@ -25,7 +25,7 @@ import orjson
 from locust import runners as locust_runners
 from locust.runners import STATE_STOPPED, MasterRunner, WorkerRunner
 
-from llmload.adapters import get_adapter_class
+from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Framing, RequestSpec
 from llmload.analysis import analyze, make_judge, series_from_timeseries
 from llmload.collect import Collection, start_collection
@@ -100,7 +100,7 @@ class Runtime:
         if config.model_auto and not self.is_worker:
             host = self.environment.host or getattr(opts, "host", None)
             if host:
-                model = discover_model(host, config.api_key)
+                model = discover_model(host, api_headers_for(get_adapter_class(config.api), config.api_key))
                 config = replace(config, adapter=replace(config.adapter, model=model), model_auto=False)
                 opts.model = model  # forwarded to workers with the spawn message
         if first:
@@ -121,7 +121,7 @@ class Runtime:
         self.profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.adapter = get_adapter_class(config.api)(config.adapter)
-        self.headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self.headers = api_headers_for(type(self.adapter), config.api_key)  # the adapter's own style; secret
         fmt = config.adapter.stream_format
         self._forced_framing = None if fmt == "auto" else Framing(fmt)
         old = getattr(self, "watchdog", None)

@@ -14,9 +14,20 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from llmload.adapters.base import DONE, Adapter, AdapterConfig, Framing, RequestSpec, StreamState
+from llmload.adapters.anthropic_messages import AnthropicMessagesAdapter
+from llmload.adapters.base import (
+    DONE,
+    Adapter,
+    AdapterConfig,
+    Framing,
+    RequestSpec,
+    StreamState,
+    api_headers_for,
+    api_key_env_of,
+)
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_completions import OpenAICompletionsAdapter
+from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.adapters.stream import StreamAdapter
 from llmload.errors import ConfigError
 
@@ -26,12 +37,16 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Adapter",
     "AdapterConfig",
+    "AnthropicMessagesAdapter",
     "Framing",
     "OpenAIChatAdapter",
     "OpenAICompletionsAdapter",
+    "OpenAIResponsesAdapter",
     "RequestSpec",
     "StreamAdapter",
     "StreamState",
+    "api_headers_for",
+    "api_key_env_of",
     "available_adapters",
     "get_adapter_class",
 ]
@@ -43,6 +58,8 @@ ENTRY_POINT_GROUP = "llmload.adapters"
 BUILTIN_ADAPTERS: dict[str, type] = {
     OpenAIChatAdapter.name: OpenAIChatAdapter,
     OpenAICompletionsAdapter.name: OpenAICompletionsAdapter,
+    OpenAIResponsesAdapter.name: OpenAIResponsesAdapter,
+    AnthropicMessagesAdapter.name: AnthropicMessagesAdapter,
     StreamAdapter.name: StreamAdapter,
 }
 

@@ -13,7 +13,18 @@ Hot-path contract of :meth:`Adapter.feed` (called once per framed event):
 * returns ``DONE`` (``-1``) for an explicit end-of-stream sentinel such as ``[DONE]``;
 * raises :class:`~llmload.errors.MalformedChunk` for an event it cannot parse and
   :class:`~llmload.errors.ServerErrorEvent` for an error reported inside the stream;
-* records ``finish_reason`` and usage on the per-request :class:`StreamState`.
+* records ``finish_reason`` and usage on the per-request :class:`StreamState`;
+* notes which *channel* an event was, for adapters whose API has a reasoning channel:
+  ``state.reasoning_chunks += 1`` for a reasoning event, and for an answer or tool-call
+  event ``if state.first_output_chunk < 0: state.first_output_chunk = state.reasoning_chunks``
+  (the index, among content events, of the first output event). Nothing else per event;
+  adapters without a reasoning channel do neither (every content event is output).
+
+Optional class attributes: ``api_key_env`` (the environment variable holding the key,
+default ``OPENAI_API_KEY``) and ``api_headers(api_key)`` (a classmethod returning the
+headers every request to the API carries besides its own: credentials and protocol
+headers; default ``Authorization: Bearer <key>`` when a key is set). Read them through
+:func:`api_headers_for` / :func:`api_key_env_of`.
 """
 
 from __future__ import annotations
@@ -25,10 +36,24 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 if TYPE_CHECKING:
     from llmload.workload.types import RequestSample
 
-__all__ = ["DONE", "Adapter", "AdapterConfig", "Framing", "RequestSpec", "StreamState"]
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DONE",
+    "Adapter",
+    "AdapterConfig",
+    "Framing",
+    "RequestSpec",
+    "StreamState",
+    "api_headers_for",
+    "api_key_env_of",
+    "bearer_headers",
+]
 
 #: Returned by :meth:`Adapter.feed` for an explicit end-of-stream sentinel.
 DONE = -1
+
+#: Where the API key comes from when an adapter does not say (``--api-key``'s default).
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 class Framing(enum.Enum):
@@ -83,17 +108,39 @@ class RequestSpec:
 class StreamState:
     """Per-request mutable state the adapter fills while parsing a stream.
 
-    ``usage_*`` stay ``None`` unless the server sent them. ``text_chars`` counts
-    characters of generated content (a cheap sanity signal, not a token count).
+    ``usage_*`` stay ``None`` unless the server sent them (``usage_reasoning_tokens``:
+    ``completion_tokens_details.reasoning_tokens`` / ``output_tokens_details.reasoning_tokens``).
+    ``text_chars`` counts characters of generated content (a cheap sanity signal, not a
+    token count). Channels (see the module docstring): ``reasoning_chunks`` = content
+    events that were reasoning, ``reasoning_extra_tokens`` = tokens beyond one per
+    reasoning event where the server stated a count, ``first_output_chunk`` = index among
+    content events of the first answer/tool-call event (-1: none, or no channels noted).
+    ``usage_counted`` is the running ``completion_tokens`` already attributed to content
+    events (servers that send usage on every chunk; see ``openai_common``).
     """
 
-    __slots__ = ("finish_reason", "text_chars", "usage_completion_tokens", "usage_prompt_tokens")
+    __slots__ = (
+        "finish_reason",
+        "first_output_chunk",
+        "reasoning_chunks",
+        "reasoning_extra_tokens",
+        "text_chars",
+        "usage_completion_tokens",
+        "usage_counted",
+        "usage_prompt_tokens",
+        "usage_reasoning_tokens",
+    )
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
         self.usage_prompt_tokens: int | None = None
         self.usage_completion_tokens: int | None = None
+        self.usage_reasoning_tokens: int | None = None
+        self.usage_counted: int | None = None
         self.text_chars = 0
+        self.reasoning_chunks = 0
+        self.reasoning_extra_tokens = 0
+        self.first_output_chunk = -1
 
 
 class Adapter(Protocol):
@@ -108,3 +155,22 @@ class Adapter(Protocol):
     def build_request(self, sample: RequestSample) -> RequestSpec: ...
 
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int: ...
+
+
+def bearer_headers(api_key: str) -> dict[str, str]:
+    """``Authorization: Bearer <key>`` (OpenAI and every OpenAI-compatible server), or none."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def api_headers_for(adapter_cls: type, api_key: str) -> dict[str, str]:
+    """Headers every request of ``adapter_cls``'s API carries: its ``api_headers`` or a Bearer token.
+
+    They hold the secret: callers must never log them.
+    """
+    own = getattr(adapter_cls, "api_headers", None)
+    return dict(own(api_key)) if own is not None else bearer_headers(api_key)
+
+
+def api_key_env_of(adapter_cls: type) -> str:
+    """The environment variable that holds ``adapter_cls``'s API key."""
+    return getattr(adapter_cls, "api_key_env", DEFAULT_API_KEY_ENV)

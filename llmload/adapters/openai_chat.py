@@ -4,10 +4,12 @@ Sends ``messages`` (the sample's conversation, else one user message with its pr
 A chunk's generated output is ``choices[0].delta``: ``content`` (a string, or a list of
 typed parts whose ``text`` parts are counted), and also ``reasoning_content`` /
 ``reasoning`` (reasoning models on vLLM, SGLang, llama.cpp, OpenRouter), ``refusal``
-(OpenAI) and ``tool_calls``. All of these are output tokens the server generated, so each
-counts as content: TTFT is the first of any of them, and a reasoning model's TTFT is its
-time to first *reasoning* token. Parsing rules shared with completions are in
-:mod:`llmload.adapters.openai_common`.
+(OpenAI) and ``tool_calls`` (a call's name or argument text). All of these are output
+tokens the server generated, so each counts as content: TTFT is the first of any of them,
+and a reasoning model's TTFT is its time to first *reasoning* token. The adapter notes the
+channel (see :mod:`llmload.adapters.base`): ``reasoning_content``/``reasoning`` are
+reasoning, the rest is output, so the time to first output token is known too. Parsing
+rules shared with completions are in :mod:`llmload.adapters.openai_common`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIChatAdapter"]
 
-_TEXT_FIELDS = ("reasoning_content", "reasoning", "refusal")
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 class OpenAIChatAdapter(OpenAIStreamAdapter):
@@ -43,6 +45,8 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
         text = delta.get("content")
         if text:
             state.text_chars += len(text) if type(text) is str else _parts_chars(text)
+            if state.first_output_chunk < 0:
+                state.first_output_chunk = state.reasoning_chunks
             return 1
         return _other_output(state, delta)
 
@@ -56,15 +60,23 @@ def _parts_chars(parts: list[dict[str, Any]]) -> int:
 
 def _other_output(state: StreamState, delta: dict[str, Any]) -> int:
     """Reasoning, refusal or tool-call output in a delta without content text."""
-    for field in _TEXT_FIELDS:
+    for field in _REASONING_FIELDS:
         text = delta.get(field)
         if text:
             state.text_chars += len(text)
+            state.reasoning_chunks += 1
             return 1
-    calls = delta.get("tool_calls")
-    if calls:
-        for call in calls:
+    chars = 0
+    refusal = delta.get("refusal")
+    if refusal:
+        chars = len(refusal)
+    else:
+        for call in delta.get("tool_calls") or ():
             function = call.get("function") or {}
-            state.text_chars += len(function.get("name") or "") + len(function.get("arguments") or "")
-        return 1
-    return 0
+            chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+    if not chars:
+        return 0
+    state.text_chars += chars
+    if state.first_output_chunk < 0:
+        state.first_output_chunk = state.reasoning_chunks
+    return 1

@@ -13,10 +13,13 @@ serve, Ollama and OpenAI itself):
 * A chunk with non-empty content returns 1 (one content chunk, whatever number of tokens
   it holds), unless the server states a count: with vLLM's ``continuous_usage_stats``
   every chunk carries a running ``usage.completion_tokens``, and the increase since the
-  previous chunk is returned.
+  previous *content* chunk is returned. Tokens the usage counted on chunks without
+  content (a tool-call parser holding text back, SGLang) thus land on the next content
+  chunk: a jump of k tokens is k tokens at that one stamp, never k events.
 * Role-only, empty-content, finish-only and usage-only chunks (``choices: []``) return 0.
-* ``usage`` is recorded wherever it appears (finish chunk or a separate chunk);
-  ``finish_reason`` is recorded from ``choices[0]``.
+* ``usage`` is recorded wherever it appears (finish chunk or a separate chunk), with
+  ``completion_tokens_details.reasoning_tokens`` when given; ``finish_reason`` is
+  recorded from ``choices[0]``.
 * Only ``choices[0]`` is read: llmload always asks for ``n = 1``.
 * Errors: ``{"error": ...}`` / ``{"object": "error", ...}`` chunks (also a top-level
   ``error`` beside a finishing choice, as OpenRouter sends mid-stream) and ``event: error``
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 from orjson import loads
 
-from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, bearer_headers
 from llmload.adapters.chunks import malformed, server_error, server_error_from_data
 
 if TYPE_CHECKING:
@@ -52,6 +55,11 @@ def record_usage(state: StreamState, usage: dict[str, Any]) -> None:
     completion = usage.get("completion_tokens")
     if completion is not None:
         state.usage_completion_tokens = int(completion)
+    details = usage.get("completion_tokens_details")
+    if details:
+        reasoning = details.get("reasoning_tokens")
+        if reasoning is not None:
+            state.usage_reasoning_tokens = int(reasoning)
 
 
 class OpenAIStreamAdapter:
@@ -61,6 +69,7 @@ class OpenAIStreamAdapter:
     default_path: ClassVar[str]
     default_framing: ClassVar[Framing] = Framing.SSE
     accept: ClassVar[str] = "text/event-stream"
+    api_headers = staticmethod(bearer_headers)
 
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
@@ -109,11 +118,9 @@ class OpenAIStreamAdapter:
         except (ValueError, KeyError, TypeError):
             return self._feed_unusual(state, data)
         try:
-            before = None
             usage = obj.get("usage")
             if usage:
-                before = state.usage_completion_tokens
-                record_usage(state, usage)
+                return self._feed_with_usage(state, obj, choices, usage)
             if not choices:
                 if obj.get("error"):
                     raise server_error(obj)
@@ -124,15 +131,41 @@ class OpenAIStreamAdapter:
                 state.finish_reason = reason
                 if obj.get("error"):  # OpenRouter: finish_reason "error" beside a top-level error
                     raise server_error(obj)
-            n = self._choice_content(state, choice)
-            if n and before is not None:
-                # The server counts tokens per chunk (continuous usage stats): trust it.
-                stated = state.usage_completion_tokens - before
-                if stated > 1:
-                    return stated
-            return n
+            return self._choice_content(state, choice)
         except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
             raise malformed(f"unexpected chunk structure ({type(exc).__name__})", data) from exc
+
+    def _feed_with_usage(self, state: StreamState, obj: dict[str, Any], choices: list, usage: dict[str, Any]) -> int:
+        """A chunk carrying ``usage``: record it; with a running count, return the tokens it states."""
+        counted = state.usage_counted  # completion tokens already attributed to content chunks
+        record_usage(state, usage)
+        total = state.usage_completion_tokens
+        if not choices:
+            if obj.get("error"):
+                raise server_error(obj)
+            if counted is None:
+                state.usage_counted = total
+            return 0
+        choice = choices[0]
+        reason = choice.get("finish_reason")
+        if reason:
+            state.finish_reason = reason
+            if obj.get("error"):
+                raise server_error(obj)
+        reasoning = state.reasoning_chunks
+        n = self._choice_content(state, choice)
+        if counted is None:  # the first usage seen: a baseline, this chunk counts as sent
+            state.usage_counted = total
+            return n
+        if not n:
+            return 0  # tokens counted here without content go to the next content chunk
+        state.usage_counted = total
+        stated = total - counted  # the server counts tokens per chunk (continuous usage stats): trust it
+        if stated > 1:
+            if state.reasoning_chunks != reasoning:
+                state.reasoning_extra_tokens += stated - 1
+            return stated
+        return n
 
     def _feed_unusual(self, state: StreamState, data: bytes) -> int:
         """Data that is not a JSON object with ``choices``: the sentinel, errors, usage-only, junk."""

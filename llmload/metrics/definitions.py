@@ -15,6 +15,12 @@ output tokens   ``usage.completion_tokens`` when sent, else counted  output_len 
 output tok/s    output tokens of successful requests / test time     output_throughput  output_token_throughput
 received tok/s  (output tokens of successful requests + tokens       — (completed       — (completed
                 received by failed or interrupted ones) / test time  requests only)     requests only)
+TTFO            first *output* (answer or tool-call) event − start   —                  time_to_first_output_token
+reasoning       first output event − first reasoning event           —                  —
+reas. tokens    usage ``*_tokens_details.reasoning_tokens``, else    —                  reasoning_token_count
+                counted reasoning events
+hidden reas.    usage says reasoning tokens > 0, none were streamed  —                  —
+buffered jumps  content events carrying k > 1 tokens (usage jumped)  —                  —
 ==============  ===================================================  =================  =======================
 
 Notes:
@@ -36,6 +42,23 @@ Notes:
 * Output tokens come from the server's ``usage`` when it sends it (``stream_options.
   include_usage``), else from the stream (one token per content event, or the count the
   server stated per event). The record says which (``output_tokens_from_usage``).
+* Reasoning models stream *reasoning* (chat ``reasoning_content``/``reasoning``,
+  Responses ``reasoning_text``/``reasoning_summary_text``, Messages ``thinking``) before
+  the answer. TTFT stays the first event of any channel (as vLLM bench, GuideLLM and
+  EvalScope count it); TTFO is the first answer or tool-call event (AIPerf's TTFO,
+  GuideLLM's ``time_to_first_output_token_ms``). Without reasoning, TTFO == TTFT.
+  Reasoning time exists only when reasoning was streamed before the first output.
+* Reasoning tokens: the server's count when its usage has one (OpenAI
+  ``completion_tokens_details.reasoning_tokens``, Responses
+  ``output_tokens_details.reasoning_tokens``), else counted from the stream (one per
+  reasoning event, or the count the server stated per event; exact unless a stated
+  multi-token event interleaves after the answer began). ``reasoning_tokens_from_usage``
+  says which. *Hidden reasoning*: usage reports reasoning tokens but the stream showed
+  none (OpenAI's reasoning models): its time is inside TTFT and TTFO alike.
+* A buffered token jump is an event the server says carried k > 1 tokens (its running
+  usage jumped: a tool-call parser held text back, or a server batches tokens per
+  event). Its k tokens share one stamp, so ITL has one long gap there, not k − 1 zero
+  gaps; TPOT (per token) is unaffected. Counting them tells why ITL looks coarse.
 """
 
 from __future__ import annotations
@@ -47,11 +70,15 @@ from llmload.metrics.record import RequestRecord
 __all__ = [
     "METRICS",
     "e2e_s",
+    "hidden_reasoning",
     "itl_s",
+    "reasoning_s",
     "received_output_tokens",
     "received_output_tokens_per_s",
+    "settle_reasoning",
     "settle_token_counts",
     "tpot_s",
+    "ttfo_s",
     "ttft_s",
 ]
 
@@ -97,6 +124,60 @@ def received_output_tokens_per_s(ok_output_tokens: int, partial_output_tokens: i
     if duration_s <= 0:
         return 0.0
     return received_output_tokens(ok_output_tokens, partial_output_tokens) / duration_s
+
+
+def ttfo_s(rec: RequestRecord) -> float | None:
+    """Time to first output token (s): first answer or tool-call event − request start."""
+    i = rec.first_output_chunk
+    if i < 0:
+        return None
+    return (rec.chunk_ns[i] - rec.start_ns) * _NS
+
+
+def reasoning_s(rec: RequestRecord) -> float | None:
+    """Reasoning time (s): first output event − first reasoning event; ``None`` without streamed reasoning first.
+
+    When reasoning was streamed before the output, the first content event is reasoning,
+    so this is ``chunk_ns[first_output_chunk] − chunk_ns[0]`` (= TTFO − TTFT).
+    """
+    i = rec.first_output_chunk
+    if i <= 0:
+        return None
+    return (rec.chunk_ns[i] - rec.chunk_ns[0]) * _NS
+
+
+def hidden_reasoning(rec: RequestRecord) -> bool:
+    """Whether the server reported reasoning tokens (usage) that the stream never showed."""
+    return rec.reasoning_tokens_from_usage and rec.reasoning_tokens > 0 and rec.reasoning_chunks == 0
+
+
+def settle_reasoning(
+    rec: RequestRecord,
+    first_output_chunk: int,
+    reasoning_chunks: int,
+    reasoning_extra_tokens: int,
+    usage_reasoning: int | None,
+) -> None:
+    """Fix the channel fields of a finished record from what the adapter noted (``StreamState``).
+
+    ``first_output_chunk``: index among content events of the first output event, as
+    noted by an adapter with a reasoning channel; an adapter without one notes nothing
+    (``reasoning_chunks == 0``), and then every content event is output (index 0).
+    Reasoning tokens: ``usage_reasoning`` when the server sent it, else
+    ``reasoning_chunks + reasoning_extra_tokens`` (one per reasoning event, plus what
+    the server stated beyond one).
+    """
+    n = len(rec.chunk_ns)
+    if reasoning_chunks == 0:
+        first_output_chunk = 0 if n else -1
+    rec.first_output_chunk = first_output_chunk if 0 <= first_output_chunk < n else -1
+    rec.reasoning_chunks = reasoning_chunks
+    if usage_reasoning is not None:
+        rec.reasoning_tokens = usage_reasoning
+        rec.reasoning_tokens_from_usage = True
+    else:
+        rec.reasoning_tokens = reasoning_chunks + reasoning_extra_tokens
+        rec.reasoning_tokens_from_usage = False
 
 
 def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:

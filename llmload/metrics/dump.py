@@ -7,7 +7,8 @@ several workers on one host never share a file. Lines are buffered and flushed a
 report and at the end of the test.
 
 Each line holds the raw facts (stamps relative to the request start, in ns) so that any
-metric can be recomputed exactly; :func:`record_from_line` reads one back into a
+metric can be recomputed exactly -- TTFO from ``chunks_ns[first_output_chunk]``, the
+reasoning fields and ``buffered_token_jumps`` as the record has them; :func:`record_from_line` reads one back into a
 :class:`~llmload.metrics.record.RequestRecord`.
 """
 
@@ -47,6 +48,11 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "output_tokens_from_usage": rec.output_tokens_from_usage,
         "max_tokens": rec.max_tokens,
         "finish_reason": rec.finish_reason,
+        "first_output_chunk": rec.first_output_chunk,
+        "reasoning_chunks": rec.reasoning_chunks,
+        "reasoning_tokens": rec.reasoning_tokens,
+        "reasoning_tokens_from_usage": rec.reasoning_tokens_from_usage,
+        "buffered_token_jumps": rec.buffered_token_jumps,
     }
     return orjson.dumps(doc) + b"\n"
 
@@ -63,6 +69,12 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.input_tokens_from_usage = d["input_tokens_from_usage"]
     rec.output_tokens, rec.output_tokens_from_usage = d["output_tokens"], d["output_tokens_from_usage"]
     rec.finish_reason = d["finish_reason"]
+    # Channel fields (absent from dumps written before they existed: no reasoning, all output).
+    rec.first_output_chunk = d.get("first_output_chunk", 0 if rec.chunk_ns else -1)
+    rec.reasoning_chunks = d.get("reasoning_chunks", 0)
+    rec.reasoning_tokens = d.get("reasoning_tokens", 0)
+    rec.reasoning_tokens_from_usage = d.get("reasoning_tokens_from_usage", False)
+    rec.buffered_token_jumps = d.get("buffered_token_jumps", 0)
     return rec
 
 

@@ -43,9 +43,21 @@ class RequestRecord:
             its stamps still run from the first send).
         step: index of the load step (concurrency ladder) whose *steady* window the
             request started in, or ``None`` (no ladder, or started during a ramp/warm-up).
+        buffered_token_jumps: content events that carried more than one token by the
+            server's own count (its running usage jumped by k > 1 at one chunk: tokens a
+            parser held back, or a server that sends several tokens per event). Those k
+            tokens sit at that one stamp, so ITL shows one long gap there, never k − 1 zeros.
+        first_output_chunk: index in ``chunk_ns`` of the first *output* (answer or
+            tool-call) event, -1 when none came. Equal to 0 unless reasoning came first.
+        reasoning_chunks: content events that were reasoning (0 for APIs without a
+            reasoning channel).
+        reasoning_tokens: reasoning tokens (the server's usage when it says, else counted
+            from the reasoning events); see :func:`~llmload.metrics.definitions.settle_reasoning`.
+        reasoning_tokens_from_usage: whether ``reasoning_tokens`` came from usage.
     """
 
     __slots__ = (
+        "buffered_token_jumps",
         "chunk_ns",
         "chunk_tokens",
         "class_name",
@@ -53,6 +65,7 @@ class RequestRecord:
         "error_kind",
         "error_message",
         "finish_reason",
+        "first_output_chunk",
         "headers_ns",
         "input_tokens",
         "input_tokens_from_usage",
@@ -60,6 +73,9 @@ class RequestRecord:
         "outcome",
         "output_tokens",
         "output_tokens_from_usage",
+        "reasoning_chunks",
+        "reasoning_tokens",
+        "reasoning_tokens_from_usage",
         "reconnects",
         "start_ns",
         "start_wall_ns",
@@ -87,6 +103,11 @@ class RequestRecord:
         self.finish_reason: str | None = None
         self.reconnects = 0
         self.step: int | None = None
+        self.buffered_token_jumps = 0
+        self.first_output_chunk = -1
+        self.reasoning_chunks = 0
+        self.reasoning_tokens = 0
+        self.reasoning_tokens_from_usage = False
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).
@@ -101,6 +122,8 @@ class RequestRecord:
         counts.extend([1] * (len(self.chunk_ns) - len(counts)))
         self.chunk_ns.append(stamp_ns)
         counts.append(tokens)
+        if tokens > 1:
+            self.buffered_token_jumps += 1
 
     @property
     def counted_tokens(self) -> int:

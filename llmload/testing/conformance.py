@@ -13,7 +13,12 @@ The sidecar gives the expected outcome (extra keys ``source`` and ``note`` are f
     {"content_events": 6, "tokens_sum": 6, "finish_reason": "length",
      "usage_prompt_tokens": 24, "usage_completion_tokens": 6,
      "error": null | "server_error" | "malformed_chunk", "done": true,
-     "text_chars": 21}                                  # text_chars is optional
+     "text_chars": 21,                                  # optional from here on
+     "reasoning_events": 4, "first_output_event": 4, "usage_reasoning_tokens": 4}
+
+``reasoning_events`` / ``first_output_event`` are the channels the adapter noted
+(``StreamState.reasoning_chunks`` / ``first_output_chunk``: -1 when it noted no output
+event), ``usage_reasoning_tokens`` the reasoning count from usage (``null`` if none).
 
 Replay stops, like the stream loop, at ``DONE`` or at the first exception. Typical use in
 an adapter package's tests::
@@ -57,9 +62,16 @@ _REQUIRED_KEYS = (
     "error",
     "done",
 )
-_OPTIONAL_KEYS = ("text_chars",)
+_OPTIONAL_KEYS = ("text_chars", "reasoning_events", "first_output_event", "usage_reasoning_tokens")
 _FREE_TEXT_KEYS = ("source", "note")
-_MAX_TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_new_tokens", "n_predict", "num_predict")
+_MAX_TOKEN_KEYS = (
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "max_new_tokens",
+    "n_predict",
+    "num_predict",
+)
 
 
 @dataclass(slots=True)
@@ -74,6 +86,9 @@ class TranscriptOutcome:
     error: str | None = None
     done: bool = False
     text_chars: int = 0
+    reasoning_events: int = 0
+    first_output_event: int = -1
+    usage_reasoning_tokens: int | None = None
     error_message: str | None = None
 
     def mismatches(self, expect: dict[str, Any]) -> list[str]:
@@ -143,6 +158,9 @@ def run_transcript(adapter: Adapter, path: Path, *, sse_parser: str = "fast") ->
     out.usage_prompt_tokens = state.usage_prompt_tokens
     out.usage_completion_tokens = state.usage_completion_tokens
     out.text_chars = state.text_chars
+    out.reasoning_events = state.reasoning_chunks
+    out.first_output_event = state.first_output_chunk
+    out.usage_reasoning_tokens = state.usage_reasoning_tokens
     return out
 
 

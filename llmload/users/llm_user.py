@@ -40,7 +40,7 @@ from llmload.errors import (
     StreamError,
     StreamTruncated,
 )
-from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.users.deadlines import Deadline
 from llmload.users.http import BodyReader, install_keepalive, take_reconnects
@@ -123,6 +123,10 @@ class LLMUser(FastHttpUser):
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
             settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
+            settle_reasoning(
+                rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
+                state.usage_reasoning_tokens,
+            )  # fmt: skip
             rec.finish_reason = state.finish_reason
             _check_complete(rec, state, framing)
             rec.outcome = "ok"  # decided; what follows only keeps the connection reusable

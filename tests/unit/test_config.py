@@ -37,6 +37,27 @@ def test_valid_options_build_a_frozen_config_without_the_secret_in_its_repr():
 
 
 @pytest.mark.parametrize(
+    ("api", "given", "env", "key"),
+    [
+        ("openai-chat", "sk-flag", {"OPENAI_API_KEY": "sk-env"}, "sk-flag"),
+        ("openai-chat", "", {"OPENAI_API_KEY": "sk-env"}, "sk-env"),
+        ("openai-responses", "", {"ANTHROPIC_API_KEY": "ant"}, ""),
+        ("anthropic-messages", "sk-flag", {"ANTHROPIC_API_KEY": "ant"}, "sk-flag"),
+        ("anthropic-messages", "", {"ANTHROPIC_API_KEY": "ant"}, "ant"),
+        # Locust filled --api-key from $OPENAI_API_KEY: not a choice, never sent to Anthropic
+        ("anthropic-messages", "sk-openai", {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "ant"}, "ant"),
+        ("anthropic-messages", "sk-openai", {"OPENAI_API_KEY": "sk-openai"}, ""),
+    ],
+)
+def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api, given, env, key):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert RunConfig.from_options(opts(api=api, api_key=given)).api_key == key
+
+
+@pytest.mark.parametrize(
     ("kw", "message"),
     [
         ({"api": "nope"}, r"--api 'nope': unknown endpoint adapter; choose one of .*openai-chat"),

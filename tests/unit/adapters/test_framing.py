@@ -93,7 +93,9 @@ def test_data_prefix_must_be_exact() -> None:
 
 
 def test_every_adapter_has_sse_fixtures() -> None:
-    assert {p.parent.name for p in SSE_FIXTURES} == {"openai-chat", "openai-completions", "stream"}
+    from llmload.adapters import BUILTIN_ADAPTERS
+
+    assert {p.parent.name for p in SSE_FIXTURES} == set(BUILTIN_ADAPTERS)
 
 
 @pytest.mark.parametrize("path", SSE_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")

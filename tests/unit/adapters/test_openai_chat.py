@@ -120,16 +120,50 @@ def test_content_chunk_counts_one_whatever_its_length(adapter, state) -> None:
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "refusal"])
-def test_reasoning_and_refusal_count_as_output(adapter, state, field: str) -> None:
+def test_reasoning_and_refusal_count_as_content(adapter, state, field: str) -> None:
     assert adapter.feed(state, chunk({field: "hmm", "content": None})) == 1
     assert state.text_chars == 3
 
 
-def test_tool_call_deltas_count_as_output(adapter, state) -> None:
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_is_the_reasoning_channel_until_the_first_output(adapter, state, field: str) -> None:
+    assert adapter.feed(state, chunk({field: "Let", "content": ""})) == 1
+    assert adapter.feed(state, chunk({field: " me"})) == 1
+    assert (state.reasoning_chunks, state.first_output_chunk) == (2, -1)
+    assert adapter.feed(state, chunk({"content": "4"})) == 1
+    assert (state.reasoning_chunks, state.first_output_chunk) == (2, 2)
+    assert adapter.feed(state, chunk({field: " again"})) == 1  # reasoning after the answer began
+    assert adapter.feed(state, chunk({"content": "."})) == 1
+    assert (state.reasoning_chunks, state.first_output_chunk) == (3, 2)
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [{"refusal": "I can't"}, {"tool_calls": [{"index": 0, "function": {"name": "f"}}]}],
+    ids=["refusal", "tool_call"],
+)
+def test_refusal_and_tool_calls_are_output(adapter, state, delta: dict) -> None:
+    adapter.feed(state, chunk({"reasoning": "hmm"}))
+    assert adapter.feed(state, chunk(delta)) == 1
+    assert state.first_output_chunk == 1
+
+
+def test_tool_call_deltas_count_as_output_when_they_carry_text(adapter, state) -> None:
     call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a"'}}
     assert adapter.feed(state, chunk({"tool_calls": [call]})) == 1
+    assert adapter.feed(state, chunk({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]})) == 1
+    assert adapter.feed(state, chunk({"tool_calls": [{"index": 0, "function": {"arguments": ""}}]})) == 0
     assert adapter.feed(state, chunk({"tool_calls": []})) == 0
-    assert state.text_chars == 5
+    assert state.text_chars == 9
+
+
+def test_usage_reasoning_tokens_are_recorded(adapter, state) -> None:
+    details = {"reasoning_tokens": 192, "audio_tokens": 0}
+    usage = {"prompt_tokens": 14, "completion_tokens": 213, "completion_tokens_details": details}
+    assert adapter.feed(state, orjson.dumps({"choices": [], "usage": usage})) == 0
+    assert (state.usage_completion_tokens, state.usage_reasoning_tokens) == (213, 192)
+    assert adapter.feed(state, orjson.dumps({"choices": [], "usage": {"completion_tokens_details": None}})) == 0
+    assert state.usage_reasoning_tokens == 192
 
 
 def test_done_sentinel(adapter, state) -> None:
@@ -171,6 +205,30 @@ def test_running_usage_gives_the_token_count_of_each_chunk(adapter, state) -> No
     assert adapter.feed(state, running("b c d", 4)) == 3
     assert adapter.feed(state, running("e", 4)) == 1  # content without a stated increase is still one chunk
     assert state.usage_completion_tokens == 4
+
+
+def test_a_usage_jump_over_chunks_without_content_lands_on_the_next_content_chunk(adapter, state) -> None:
+    def running(delta: dict, n: int) -> bytes:
+        return chunk(delta, usage={"prompt_tokens": 9, "completion_tokens": n})
+
+    assert adapter.feed(state, running({"role": "assistant", "content": ""}, 0)) == 0
+    assert adapter.feed(state, running({"content": "a"}, 1)) == 1
+    assert adapter.feed(state, running({}, 6)) == 0  # a parser holding text back; usage keeps counting
+    assert adapter.feed(state, running({}, 12)) == 0
+    call = {"index": 0, "function": {"name": "f", "arguments": '{"x": 1}'}}
+    assert adapter.feed(state, running({"tool_calls": [call]}, 17)) == 16
+    assert adapter.feed(state, running({"content": "b"}, 18)) == 1
+
+
+def test_stated_counts_of_reasoning_chunks_are_noted_as_reasoning_tokens(adapter, state) -> None:
+    def running(delta: dict, n: int) -> bytes:
+        return chunk(delta, usage={"completion_tokens": n})
+
+    adapter.feed(state, running({"role": "assistant"}, 0))
+    assert adapter.feed(state, running({"reasoning_content": "a b c"}, 3)) == 3
+    assert adapter.feed(state, running({"reasoning_content": "d"}, 4)) == 1
+    assert adapter.feed(state, running({"content": "e f"}, 6)) == 2
+    assert (state.reasoning_chunks, state.reasoning_extra_tokens, state.first_output_chunk) == (2, 2, 2)
 
 
 def test_usage_first_seen_on_a_content_chunk_is_not_a_per_chunk_count(adapter, state) -> None:

@@ -9,8 +9,10 @@ import pytest
 
 from llmload.adapters import (
     BUILTIN_ADAPTERS,
+    AnthropicMessagesAdapter,
     OpenAIChatAdapter,
     OpenAICompletionsAdapter,
+    OpenAIResponsesAdapter,
     StreamAdapter,
     available_adapters,
     get_adapter_class,
@@ -61,6 +63,8 @@ def test_builtins() -> None:
     assert {
         "openai-chat": OpenAIChatAdapter,
         "openai-completions": OpenAICompletionsAdapter,
+        "openai-responses": OpenAIResponsesAdapter,
+        "anthropic-messages": AnthropicMessagesAdapter,
         "stream": StreamAdapter,
     } == BUILTIN_ADAPTERS
     assert get_adapter_class("openai-chat") is OpenAIChatAdapter
@@ -74,7 +78,7 @@ def test_unknown_name_lists_the_valid_ones_on_one_line() -> None:
         get_adapter_class("openai")
     message = str(info.value)
     assert message.startswith("unknown adapter 'openai'; valid adapters: ")
-    assert "openai-chat, openai-completions, stream" in message
+    assert "anthropic-messages, openai-chat, openai-completions, openai-responses, stream" in message
     assert "\n" not in message
 
 

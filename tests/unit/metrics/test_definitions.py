@@ -2,7 +2,17 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.metrics.definitions import e2e_s, itl_s, settle_token_counts, tpot_s, ttft_s
+from llmload.metrics.definitions import (
+    e2e_s,
+    hidden_reasoning,
+    itl_s,
+    reasoning_s,
+    settle_reasoning,
+    settle_token_counts,
+    tpot_s,
+    ttfo_s,
+    ttft_s,
+)
 from llmload.metrics.record import RequestRecord
 
 MS = 1_000_000
@@ -64,3 +74,73 @@ def test_one_token_events_after_a_counted_event_still_count():
     r.add_counted_chunk(5, 2)
     assert r.counted_tokens == 1 + 3 + 1 + 1 + 2
     assert r.tokens_per_chunk() == [1, 3, 1, 1, 2]
+
+
+# -- reasoning channel ------------------------------------------------------------------------
+
+
+def test_reasoning_first_then_answer_gives_ttfo_and_reasoning_time():
+    # 4 reasoning events (100..130 ms), then the answer from 140 ms.
+    r = record([100, 110, 120, 130, 140, 150])
+    settle_reasoning(r, first_output_chunk=4, reasoning_chunks=4, reasoning_extra_tokens=0, usage_reasoning=None)
+    assert ttft_s(r) == pytest.approx(0.100)  # TTFT stays the first token of any channel
+    assert ttfo_s(r) == pytest.approx(0.140)
+    assert reasoning_s(r) == pytest.approx(0.040)
+    assert (r.reasoning_tokens, r.reasoning_tokens_from_usage) == (4, False)
+    assert not hidden_reasoning(r)
+
+
+def test_counted_reasoning_tokens_include_stated_counts_and_usage_wins():
+    r = record([100, 110, 120])
+    settle_reasoning(r, 1, reasoning_chunks=1, reasoning_extra_tokens=5, usage_reasoning=None)
+    assert (r.reasoning_tokens, r.reasoning_tokens_from_usage) == (6, False)
+    settle_reasoning(r, 1, reasoning_chunks=1, reasoning_extra_tokens=5, usage_reasoning=9)
+    assert (r.reasoning_tokens, r.reasoning_tokens_from_usage) == (9, True)
+
+
+def test_without_reasoning_ttfo_is_ttft_and_there_is_no_reasoning_time():
+    r = record([50, 60])
+    settle_reasoning(r, -1, 0, 0, None)  # an adapter that notes no channels: every event is output
+    assert r.first_output_chunk == 0
+    assert ttfo_s(r) == ttft_s(r) == pytest.approx(0.050)
+    assert reasoning_s(r) is None
+    assert r.reasoning_tokens == 0 and not hidden_reasoning(r)
+
+
+def test_hidden_reasoning_is_usage_reasoning_with_nothing_streamed():
+    r = record([900, 910])
+    settle_reasoning(r, 0, reasoning_chunks=0, reasoning_extra_tokens=0, usage_reasoning=192)
+    assert hidden_reasoning(r)
+    assert reasoning_s(r) is None  # its time is inside TTFT and TTFO alike
+    assert ttfo_s(r) == ttft_s(r)
+    settle_reasoning(r, 0, 0, 0, usage_reasoning=0)  # OpenAI's details on a non-reasoning model
+    assert not hidden_reasoning(r)
+
+
+def test_reasoning_without_any_output_has_no_ttfo():
+    r = record([100, 110, 120])
+    settle_reasoning(r, -1, reasoning_chunks=3, reasoning_extra_tokens=0, usage_reasoning=None)
+    assert r.first_output_chunk == -1
+    assert ttfo_s(r) is None and reasoning_s(r) is None
+    assert ttft_s(r) == pytest.approx(0.100) and r.reasoning_tokens == 3
+    empty = record([])
+    settle_reasoning(empty, -1, 0, 0, None)
+    assert empty.first_output_chunk == -1 and ttfo_s(empty) is None
+
+
+def test_reasoning_after_the_answer_began_is_not_reasoning_time():
+    r = record([100, 110, 120])
+    settle_reasoning(r, 0, reasoning_chunks=1, reasoning_extra_tokens=0, usage_reasoning=None)
+    assert ttfo_s(r) == ttft_s(r) and reasoning_s(r) is None
+    assert r.reasoning_tokens == 1
+
+
+def test_buffered_token_jumps_count_multi_token_events_only():
+    r = RequestRecord("x", 1, 40)
+    r.chunk_ns.append(1)
+    r.add_counted_chunk(2, 16)
+    r.chunk_ns.append(3)
+    r.add_counted_chunk(4, 2)
+    assert r.buffered_token_jumps == 2
+    assert r.counted_tokens == 20
+    assert len(itl_s(r)) == 3  # one gap per event

@@ -59,6 +59,20 @@ def test_optional_text_chars_is_checked_when_given(tmp_path: Path) -> None:
         assert_adapter_conforms(OpenAIChatAdapter(AdapterConfig()), tmp_path)
 
 
+def test_optional_channel_keys_are_checked_when_given(tmp_path: Path) -> None:
+    reasoning = STREAMS / "openai-chat" / "vllm_reasoning.sse"
+    copy_fixture(tmp_path, reasoning, reasoning_events=4, first_output_event=4, usage_reasoning_tokens=None)
+    assert_adapter_conforms(OpenAIChatAdapter(AdapterConfig()), tmp_path)
+    copy_fixture(tmp_path, reasoning, reasoning_events=3, first_output_event=0, usage_reasoning_tokens=4)
+    with pytest.raises(AssertionError) as info:
+        assert_adapter_conforms(OpenAIChatAdapter(AdapterConfig()), tmp_path)
+    message = str(info.value)
+    assert "(3 problems)" in message
+    assert "reasoning_events: expected 3, got 4" in message
+    assert "first_output_event: expected 0, got 4" in message
+    assert "usage_reasoning_tokens: expected 4, got None" in message
+
+
 def test_sidecar_problems_are_reported(tmp_path: Path) -> None:
     copy_fixture(tmp_path, contnet_events=6)
     (tmp_path / "orphan.sse").write_bytes(b"data: [DONE]\n\n")
@@ -79,7 +93,7 @@ def test_build_request_checks() -> None:
     problems = check_build_request(NoStreamFlag(AdapterConfig()))
     assert problems == [
         "body 'stream' is None, expected true",
-        "no max-tokens field equal to 17 (looked for max_tokens, max_completion_tokens, max_new_tokens, n_predict, num_predict)",
+        "no max-tokens field equal to 17 (looked for max_tokens, max_completion_tokens, max_output_tokens, max_new_tokens, n_predict, num_predict)",
     ]
 
 

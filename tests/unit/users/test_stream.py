@@ -20,7 +20,11 @@ from llmload.metrics.record import RequestRecord
 from llmload.users.stream import consume
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
-SSE = sorted(p for api in ("openai-chat", "openai-completions") for p in (FIXTURES / api).glob("*.sse"))
+SSE = sorted(
+    p
+    for api in ("openai-chat", "openai-completions", "openai-responses", "anthropic-messages")
+    for p in (FIXTURES / api).glob("*.sse")
+)
 
 
 class PiecesReader:
@@ -68,3 +72,33 @@ def test_events_that_arrive_together_share_one_stamp():
     consume(Framing.SSE, PiecesReader([ev * 3, ev, b"data: [DONE]\n\n"]), adapter, StreamState(), rec, "fast")
     assert len(rec.chunk_ns) == 4
     assert rec.chunk_ns[0] == rec.chunk_ns[1] == rec.chunk_ns[2] <= rec.chunk_ns[3]
+
+
+def test_a_usage_jump_of_16_is_16_tokens_at_one_stamp_and_no_zero_gaps(monkeypatch):
+    import itertools
+
+    import orjson
+
+    from llmload.metrics.definitions import itl_s, settle_token_counts, tpot_s
+
+    clock = itertools.count(0, 7_000_000)  # the loop's clock: +7 ms per read, one read per event
+    monkeypatch.setattr("llmload.users.stream.perf_counter_ns", lambda: next(clock))
+
+    def ev(delta, n, finish=None):
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + orjson.dumps({"choices": [choice], "usage": {"completion_tokens": n}}) + b"\n\n"
+
+    call = {"index": 0, "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    pieces = [ev({"role": "assistant", "content": ""}, 0), ev({"content": "a"}, 1), ev({"tool_calls": [call]}, 17),
+              ev({"content": "b"}, 18), ev({}, 18, "stop"), b"data: [DONE]\n\n"]  # fmt: skip
+    adapter = get_adapter_class("openai-chat")(AdapterConfig())
+    rec, state = RequestRecord("c", 1, 18), StreamState()
+    rec.start_ns = -1
+    assert consume(Framing.SSE, PiecesReader(pieces), adapter, state, rec, "fast") is True
+    assert rec.tokens_per_chunk() == [1, 16, 1]
+    assert rec.buffered_token_jumps == 1
+    gaps = itl_s(rec)
+    assert len(gaps) == 2 and (gaps > 0).all()  # one gap per event: never 15 zero-length samples
+    settle_token_counts(rec, None, None)  # usage lost: the stated counts still give every token
+    assert rec.output_tokens == 18
+    assert tpot_s(rec) == pytest.approx(0.014 / 17)

@@ -1,0 +1,190 @@
+"""The Anthropic Messages adapter (``anthropic-messages``, ``POST /v1/messages``).
+
+Request: ``{model, messages, max_tokens, stream: true, ...}`` with the headers
+``anthropic-version: 2023-06-01`` and, when a key is set, ``x-api-key`` (from
+``--api-key`` or ``$ANTHROPIC_API_KEY``; never logged). The prompt is one user message,
+or the sample's conversation, whose ``system`` messages become the top-level ``system``
+field. ``--temperature`` and ``--ignore-eos`` (a vLLM extension) are sent when set;
+extended thinking is the API's own ``thinking`` field (``--extra-body
+'{"thinking": {"type": "enabled", "budget_tokens": 1024}}'``).
+
+Stream: SSE with named events; the adapter dispatches on the name (or, without an
+``event:`` line, on the data's ``"type"``):
+
+* ``message_start``: ``message.usage.input_tokens`` (+ ``cache_creation_input_tokens``
+  + ``cache_read_input_tokens``: Anthropic counts cached prompt tokens apart) is the
+  prompt's usage;
+* ``content_block_delta``: content when its ``delta`` is a non-empty ``text_delta``
+  (``text``) or ``input_json_delta`` (``partial_json``, a tool call's input): output;
+  ``thinking_delta`` (``thinking``): reasoning (the channel is noted, see
+  :mod:`llmload.adapters.base`); ``signature_delta`` and ``citations_delta`` carry no
+  generated text;
+* ``message_delta``: ``delta.stop_reason`` is the finish reason (``end_turn``,
+  ``max_tokens``, ``tool_use``, ...), ``usage.output_tokens`` the completion usage
+  (thinking included: the API reports no separate reasoning count, so reasoning tokens
+  are counted from the ``thinking_delta`` events);
+* ``message_stop`` returns :data:`~llmload.adapters.base.DONE` (so does ``[DONE]``);
+* ``error`` raises :class:`~llmload.errors.ServerErrorEvent`
+  (``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``);
+* ``ping``, ``content_block_start``/``stop`` and unknown events carry no content. A
+  ``redacted_thinking`` block (encrypted reasoning) is not counted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+from orjson import loads
+
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState
+from llmload.adapters.chunks import malformed, server_error, server_error_from_data
+
+if TYPE_CHECKING:
+    from llmload.workload.types import RequestSample
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicMessagesAdapter"]
+
+#: The ``anthropic-version`` header sent with every request.
+ANTHROPIC_VERSION = "2023-06-01"
+_DELTA, _START, _MESSAGE_DELTA, _STOP, _ERROR = 1, 2, 3, 4, 5
+_KINDS = {
+    "content_block_delta": _DELTA,
+    "message_start": _START,
+    "message_delta": _MESSAGE_DELTA,
+    "message_stop": _STOP,
+    "error": _ERROR,
+}
+_OUTPUT_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
+_DONE_SENTINEL = b"[DONE]"
+
+
+class AnthropicMessagesAdapter:
+    """Streams ``/v1/messages`` (Anthropic Messages API, also served by gateways) as SSE."""
+
+    name: ClassVar[str] = "anthropic-messages"
+    default_path: ClassVar[str] = "/v1/messages"
+    default_framing: ClassVar[Framing] = Framing.SSE
+    api_key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+
+    @staticmethod
+    def api_headers(api_key: str) -> dict[str, str]:
+        """``anthropic-version``, and ``x-api-key`` when a key is set."""
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def __init__(self, config: AdapterConfig) -> None:
+        self.config = config
+        self.path = config.path or self.default_path
+        tail: dict[str, Any] = {"stream": True}
+        if config.ignore_eos:
+            tail["ignore_eos"] = True
+        if config.temperature is not None:
+            tail["temperature"] = config.temperature
+        tail.update(config.extra_body)  # the user's extra fields win
+        self._tail = tail
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "Accept-Encoding": "identity",
+        }
+
+    def build_request(self, sample: RequestSample) -> RequestSpec:
+        """POST ``{model, messages, max_tokens, stream: true}`` (+ ``system``); ``extra_body`` merged last."""
+        body: dict[str, Any] = {"model": self.config.model}
+        if sample.messages:
+            system = [m["content"] for m in sample.messages if m.get("role") == "system"]
+            body["messages"] = [m for m in sample.messages if m.get("role") != "system"]
+            if system:
+                body["system"] = "\n\n".join(system)
+        else:
+            body["messages"] = [{"role": "user", "content": sample.prompt}]
+        body["max_tokens"] = sample.max_tokens
+        body.update(self._tail)
+        return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
+
+    def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
+        """One SSE event; see the module docstring for the rules."""
+        if event:
+            kind = _KINDS.get(event)
+            if kind is None:
+                return 0  # ping, content_block_start/stop, unknown: no content
+            if kind == _ERROR:
+                raise server_error_from_data(data)
+            try:
+                obj = loads(data)
+            except ValueError:
+                raise malformed("not JSON", data) from None
+        else:
+            stripped = data.strip()
+            if stripped == _DONE_SENTINEL:
+                return DONE
+            if not stripped:
+                return 0
+            try:
+                obj = loads(stripped)
+            except ValueError:
+                raise malformed("not JSON", data) from None
+            if type(obj) is not dict:
+                raise malformed("not a JSON object", data)
+            kind = _KINDS.get(obj.get("type"))
+            if kind is None:
+                return 0
+            if kind == _ERROR:
+                raise server_error(obj)
+        try:
+            if kind == _DELTA:
+                delta = obj["delta"]
+                dtype = delta["type"]
+                if dtype == "thinking_delta":
+                    text = delta["thinking"]
+                    if not text:
+                        return 0
+                    state.text_chars += len(text)
+                    state.reasoning_chunks += 1
+                    return 1
+                field = _OUTPUT_FIELDS.get(dtype)
+                if field is None:
+                    return 0  # signature_delta, citations_delta
+                text = delta[field]
+                if not text:
+                    return 0
+                state.text_chars += len(text)
+                if state.first_output_chunk < 0:
+                    state.first_output_chunk = state.reasoning_chunks
+                return 1
+            if kind == _STOP:
+                return DONE
+            if kind == _START:
+                usage = obj["message"].get("usage")
+                if usage:
+                    _record_input(state, usage)
+                return 0
+            reason = obj["delta"].get("stop_reason")
+            if reason:
+                state.finish_reason = reason
+            usage = obj.get("usage")
+            if usage:
+                output = usage.get("output_tokens")
+                if output is not None:
+                    state.usage_completion_tokens = int(output)
+                if usage.get("input_tokens") is not None:
+                    _record_input(state, usage)
+            return 0
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
+
+
+def _record_input(state: StreamState, usage: dict[str, Any]) -> None:
+    """Prompt tokens of an Anthropic usage object: uncached + cache writes + cache reads."""
+    total = 0
+    seen = False
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = usage.get(key)
+        if value is not None:
+            total += int(value)
+            seen = True
+    if seen:
+        state.usage_prompt_tokens = total

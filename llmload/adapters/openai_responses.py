@@ -1,0 +1,187 @@
+"""The OpenAI Responses adapter (``openai-responses``, ``POST /v1/responses``).
+
+Request: ``{model, input, max_output_tokens, stream: true, store: false, ...}``. ``input``
+is the sample's prompt (a string), or its conversation as a list of ``{role, content}``
+messages. ``store: false`` keeps a load test from filling the server's response store;
+``extra_body`` (merged last) can turn it back on. ``--ignore-eos`` and ``--temperature``
+are sent as ``ignore_eos`` / ``temperature`` when set; the Responses API has no
+``stream_options``: usage always comes with the final event.
+
+Stream: SSE whose events are named (``event: response.output_text.delta``) and whose data
+repeats the name as ``"type"``. The adapter dispatches on the name, so lifecycle events
+(``response.created``, ``response.in_progress``, ``response.output_item.added``/``done``,
+``response.content_part.*``, every ``*.done`` with its full text, ...) cost a dict look-up
+and are never parsed. Data without an ``event:`` line (a proxy that drops it) is parsed
+and dispatched on its ``"type"``.
+
+* Output (content, counted once per event with a non-empty ``delta``):
+  ``response.output_text.delta``, ``response.refusal.delta``,
+  ``response.function_call_arguments.delta`` and ``response.custom_tool_call_input.delta``
+  (tool calls); reasoning: ``response.reasoning_text.delta`` and
+  ``response.reasoning_summary_text.delta`` (also the beta names
+  ``response.reasoning.delta`` / ``response.reasoning_summary.delta``). The adapter notes
+  the channel (see :mod:`llmload.adapters.base`).
+* End: ``response.completed`` and ``response.incomplete`` return
+  :data:`~llmload.adapters.base.DONE`; their ``response.usage`` gives ``input_tokens``,
+  ``output_tokens`` and ``output_tokens_details.reasoning_tokens``. The finish reason is
+  the response's ``status`` (``completed``), or for an incomplete response its
+  ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``). A
+  ``data: [DONE]`` some proxies append also ends the stream.
+* Errors: ``response.failed`` (its ``response.error``) and ``error`` events raise
+  :class:`~llmload.errors.ServerErrorEvent`; data that is not JSON, or a ``delta`` that
+  is not a string, raises :class:`~llmload.errors.MalformedChunk`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import orjson
+from orjson import loads
+
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, bearer_headers
+from llmload.adapters.chunks import malformed, server_error, server_error_from_data
+
+if TYPE_CHECKING:
+    from llmload.workload.types import RequestSample
+
+__all__ = ["OpenAIResponsesAdapter"]
+
+_OUTPUT, _REASONING, _END, _FAILED, _ERROR = 1, 2, 3, 4, 5
+_KINDS = {
+    "response.output_text.delta": _OUTPUT,
+    "response.refusal.delta": _OUTPUT,
+    "response.function_call_arguments.delta": _OUTPUT,
+    "response.custom_tool_call_input.delta": _OUTPUT,
+    "response.reasoning_text.delta": _REASONING,
+    "response.reasoning_summary_text.delta": _REASONING,
+    "response.reasoning.delta": _REASONING,
+    "response.reasoning_summary.delta": _REASONING,
+    "response.completed": _END,
+    "response.incomplete": _END,
+    "response.failed": _FAILED,
+    "error": _ERROR,
+}
+_DONE_SENTINEL = b"[DONE]"
+
+
+class OpenAIResponsesAdapter:
+    """Streams ``/v1/responses`` (OpenAI Responses API, also served by vLLM) as SSE."""
+
+    name: ClassVar[str] = "openai-responses"
+    default_path: ClassVar[str] = "/v1/responses"
+    default_framing: ClassVar[Framing] = Framing.SSE
+    api_headers = staticmethod(bearer_headers)
+
+    def __init__(self, config: AdapterConfig) -> None:
+        self.config = config
+        self.path = config.path or self.default_path
+        tail: dict[str, Any] = {"stream": True, "store": False}
+        if config.ignore_eos:
+            tail["ignore_eos"] = True
+        if config.temperature is not None:
+            tail["temperature"] = config.temperature
+        tail.update(config.extra_body)  # the user's extra fields win
+        self._tail = tail
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "Accept-Encoding": "identity",
+        }
+
+    def build_request(self, sample: RequestSample) -> RequestSpec:
+        """POST ``{model, input, max_output_tokens, stream: true, store: false}``; ``extra_body`` merged last."""
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "input": list(sample.messages) if sample.messages else sample.prompt,
+            "max_output_tokens": sample.max_tokens,
+        }
+        body.update(self._tail)
+        return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
+
+    def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
+        """One SSE event; see the module docstring for the rules."""
+        if event:
+            kind = _KINDS.get(event)
+            if kind is None:
+                return 0  # a lifecycle event: no content
+            if kind == _ERROR:
+                raise server_error_from_data(data)
+            try:
+                obj = loads(data)
+            except ValueError:
+                raise malformed("not JSON", data) from None
+        else:
+            stripped = data.strip()
+            if stripped == _DONE_SENTINEL:
+                return DONE
+            if not stripped:
+                return 0
+            try:
+                obj = loads(stripped)
+            except ValueError:
+                raise malformed("not JSON", data) from None
+            if type(obj) is not dict:
+                raise malformed("not a JSON object", data)
+            kind = _KINDS.get(obj.get("type"))
+            if kind is None:
+                if obj.get("error"):
+                    raise server_error(obj)
+                return 0
+            if kind == _ERROR:
+                raise server_error(obj)
+        try:
+            if kind == _OUTPUT:
+                delta = obj["delta"]
+                if not delta:
+                    return 0
+                if type(delta) is not str:
+                    raise TypeError("delta is not a string")
+                state.text_chars += len(delta)
+                if state.first_output_chunk < 0:
+                    state.first_output_chunk = state.reasoning_chunks
+                return 1
+            if kind == _REASONING:
+                delta = obj["delta"]
+                if not delta:
+                    return 0
+                if type(delta) is not str:
+                    raise TypeError("delta is not a string")
+                state.text_chars += len(delta)
+                state.reasoning_chunks += 1
+                return 1
+            response = obj.get("response") or {}
+            if kind == _FAILED:
+                raise server_error({"error": response.get("error") or "response.failed without an error object"})
+            _record_end(state, response)
+            return DONE
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
+
+
+def _record_end(state: StreamState, response: dict[str, Any]) -> None:
+    """Usage and finish reason of a ``response.completed`` / ``response.incomplete`` event."""
+    usage = response.get("usage")
+    if usage:
+        record_responses_usage(state, usage)
+    status = response.get("status")
+    if status == "incomplete":
+        details = response.get("incomplete_details") or {}
+        state.finish_reason = details.get("reason") or "incomplete"
+    else:
+        state.finish_reason = status or "completed"
+
+
+def record_responses_usage(state: StreamState, usage: dict[str, Any]) -> None:
+    """Store a Responses ``usage`` object (``input_tokens``, ``output_tokens``, reasoning) on ``state``."""
+    prompt = usage.get("input_tokens")
+    if prompt is not None:
+        state.usage_prompt_tokens = int(prompt)
+    completion = usage.get("output_tokens")
+    if completion is not None:
+        state.usage_completion_tokens = int(completion)
+    details = usage.get("output_tokens_details")
+    if details:
+        reasoning = details.get("reasoning_tokens")
+        if reasoning is not None:
+            state.usage_reasoning_tokens = int(reasoning)

@@ -1,0 +1,59 @@
+"""Raw records to JSON Lines and back: every fact a metric needs survives the round trip."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from llmload.metrics.definitions import reasoning_s, settle_reasoning, settle_token_counts, ttfo_s, ttft_s
+from llmload.metrics.dump import RecordDump, dump_path, record_from_line, record_to_line
+from llmload.metrics.record import RequestRecord
+
+MS = 1_000_000
+
+
+def reasoning_record() -> RequestRecord:
+    rec = RequestRecord("chat", 12, 40)
+    rec.start_ns, rec.start_wall_ns, rec.headers_ns = 5 * MS, 1_700_000_000 * 10**9, 6 * MS
+    rec.chunk_ns = [105 * MS, 115 * MS, 125 * MS]
+    rec.add_counted_chunk(135 * MS, 16)
+    rec.chunk_ns.append(145 * MS)
+    rec.end_ns = 150 * MS
+    rec.outcome, rec.status, rec.finish_reason = "ok", 200, "stop"
+    settle_token_counts(rec, 12, 24)
+    settle_reasoning(rec, first_output_chunk=2, reasoning_chunks=2, reasoning_extra_tokens=0, usage_reasoning=2)
+    return rec
+
+
+def test_round_trip_keeps_stamps_tokens_and_channels() -> None:
+    rec = reasoning_record()
+    back = record_from_line(record_to_line(rec))
+    assert ttft_s(back) == pytest.approx(ttft_s(rec)) == pytest.approx(0.100)
+    assert ttfo_s(back) == pytest.approx(ttfo_s(rec)) == pytest.approx(0.120)
+    assert reasoning_s(back) == pytest.approx(0.020)
+    assert back.tokens_per_chunk() == [1, 1, 1, 16, 1]
+    for name in ("first_output_chunk", "reasoning_chunks", "reasoning_tokens", "reasoning_tokens_from_usage",
+                 "buffered_token_jumps", "output_tokens", "output_tokens_from_usage", "input_tokens", "finish_reason"):  # fmt: skip
+        assert getattr(back, name) == getattr(rec, name), name
+    assert (back.buffered_token_jumps, back.reasoning_tokens, back.reasoning_tokens_from_usage) == (1, 2, True)
+
+
+def test_lines_written_before_the_channel_fields_read_as_all_output() -> None:
+    doc = orjson.loads(record_to_line(reasoning_record()))
+    for key in ("first_output_chunk", "reasoning_chunks", "reasoning_tokens", "reasoning_tokens_from_usage",
+                "buffered_token_jumps"):  # fmt: skip
+        del doc[key]
+    old = record_from_line(orjson.dumps(doc))
+    assert old.first_output_chunk == 0 and ttfo_s(old) == ttft_s(old)
+    assert (old.reasoning_chunks, old.reasoning_tokens, old.buffered_token_jumps) == (0, 0, 0)
+
+
+def test_dump_appends_lines_and_workers_get_their_own_file(tmp_path) -> None:
+    path = dump_path(str(tmp_path / "rec.jsonl"), 3)
+    assert path.name == "rec.worker3.jsonl"
+    dump = RecordDump(path)
+    dump.add(reasoning_record())
+    dump.add(reasoning_record())
+    dump.close()
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 2 and record_from_line(lines[1]).first_output_chunk == 2
