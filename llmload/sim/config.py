@@ -19,14 +19,18 @@ with ``--mode fixed``, are refused. In Python, ``SimConfig(preset="kv-pressure")
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, fields
+import os
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from llmload.errors import ConfigError
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 
-__all__ = ["SimConfig", "add_arguments", "config_from_args", "config_to_args"]
+__all__ = ["API_KEY_ENV", "SimConfig", "add_arguments", "config_from_args", "config_to_args"]
+
+#: Environment variable holding ``--api-key``'s default (how a parent hands a child the key).
+API_KEY_ENV = "LLMLOAD_SIM_API_KEY"
 
 _FIXED_TTFT_MS, _FIXED_ITL_MS = 180.0, 35.0
 
@@ -45,6 +49,10 @@ class SimConfig:
     picks ``engine`` when ``preset`` or ``engine`` is set, else ``fixed``.
     ``gpu_metrics_port``: also serve the simulated GPU's gauges on this port (0 = a free
     one) instead of on the main ``/metrics``; ``None`` = on the main ``/metrics``.
+    ``reasoning_tokens``: the first this many tokens of every chat, Responses and Messages
+    answer are reasoning, streamed in the API's own form (a request's
+    ``llmload_reasoning_tokens`` wins; see :mod:`llmload.sim.api`). ``api_key``: when set,
+    requests must carry it (``Authorization: Bearer``, ``x-api-key`` on ``/v1/messages``).
     """
 
     host: str = "127.0.0.1"
@@ -59,6 +67,8 @@ class SimConfig:
     preset: str = ""
     engine: EngineParams | None = None
     gpu_metrics_port: int | None = None
+    reasoning_tokens: int = 0
+    api_key: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0:
@@ -68,6 +78,8 @@ class SimConfig:
         for name, port in (("--port", self.port), ("--gpu-metrics-port", self.gpu_metrics_port)):
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"sim: {name} must be in 0..65535, got {port}")
+        if self.reasoning_tokens < 0:
+            raise ConfigError(f"sim: --reasoning-tokens must be >= 0, got {self.reasoning_tokens}")
         if self.default_max_tokens < 1:
             raise ConfigError(f"sim: --default-max-tokens must be >= 1, got {self.default_max_tokens}")
         if not self.model:
@@ -96,14 +108,17 @@ class SimConfig:
 
     def describe(self) -> str:
         """One line saying what this simulator does."""
+        extra = f", {self.reasoning_tokens} reasoning tokens first" if self.reasoning_tokens else ""
+        extra += ", API key required" if self.api_key else ""
         if self.mode == "fixed":
-            return f"fixed latency: ttft {self.ttft_ms:g} ms, itl {self.itl_ms:g} ms"
+            return f"fixed latency: ttft {self.ttft_ms:g} ms, itl {self.itl_ms:g} ms{extra}"
         e = self.engine
         assert e is not None
         return (
             f"engine model, preset {self.preset}: max-num-seqs {e.max_num_seqs}, {e.num_kv_blocks} KV blocks "
             f"x {e.block_size} tokens, chunked prefill {'on' if e.chunked_prefill else 'off'}, "
-            f"{e.batching} batching, prefix caching {'on' if e.prefix_caching else 'off'}, time scale {e.time_scale:g}"
+            f"{e.batching} batching, prefix caching {'on' if e.prefix_caching else 'off'}, "
+            f"time scale {e.time_scale:g}{extra}"
         )
 
 
@@ -180,6 +195,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='add "llmload_sent_ns" (time.perf_counter_ns() just before the write, CLOCK_MONOTONIC) '
         "to every streamed content chunk, to measure a client's timing error (default off)",
     )
+    g.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=d.reasoning_tokens,
+        help="the first N tokens of every chat, /v1/responses and /v1/messages answer are reasoning, streamed in "
+        "the API's own form (reasoning_content, reasoning_text deltas, thinking_delta); they count in the token "
+        'limit; a request\'s "llmload_reasoning_tokens" wins (default 0)',
+    )
+    g.add_argument(
+        "--api-key",
+        default=os.environ.get(API_KEY_ENV, ""),
+        help="require this key on generation requests and /v1/models (Authorization: Bearer, or x-api-key on "
+        f"/v1/messages); 401 otherwise (default: ${API_KEY_ENV}, else none)",
+    )
     e = parser.add_argument_group("engine model (docs/simulator.md)")
     e.add_argument(
         "--preset",
@@ -220,6 +249,8 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "seed": ns.seed,
         "default_max_tokens": ns.default_max_tokens,
         "stamp_chunks": ns.stamp_chunks,
+        "reasoning_tokens": getattr(ns, "reasoning_tokens", 0),
+        "api_key": getattr(ns, "api_key", ""),
     }
     if mode == "fixed":
         if ns.preset or overrides or ns.gpu_metrics_port is not None:
@@ -248,7 +279,7 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
 
 
 def config_to_args(config: SimConfig) -> list[str]:
-    """The command-line flags that rebuild ``config`` (inverse of :func:`config_from_args`)."""
+    """The command-line flags that rebuild ``config`` (inverse of :func:`config_from_args`), but its API key."""
     args = [
         "--host", config.host,
         "--port", str(config.port),
@@ -258,6 +289,10 @@ def config_to_args(config: SimConfig) -> list[str]:
     ]  # fmt: skip
     if config.stamp_chunks:
         args.append("--stamp-chunks")
+    if config.reasoning_tokens:
+        args += ["--reasoning-tokens", str(config.reasoning_tokens)]
+    # api_key is not a flag here (a command line is visible to every user of the host): a
+    # parent passes it in API_KEY_ENV (see llmload.sim.process.start_sim_process).
     if config.mode == "fixed":
         return [*args, "--ttft-ms", repr(config.ttft_ms), "--itl-ms", repr(config.itl_ms)]
     assert config.engine is not None

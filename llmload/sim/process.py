@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from llmload.errors import LlmloadError
-from llmload.sim.config import SimConfig, config_to_args
+from llmload.sim.config import API_KEY_ENV, SimConfig, config_to_args
 
 __all__ = ["SimProcess", "SimStartError", "start_sim_process"]
 
@@ -101,15 +101,17 @@ def start_sim_process(
     ``die_with_parent`` (Linux): the child gets SIGTERM when the *thread* that started
     it exits; pass False when starting it from a short-lived thread.
     """
+    env = dict(os.environ)
     if config_or_args is None:
         args = ["--port", "0"]
     elif isinstance(config_or_args, SimConfig):
         args = config_to_args(config_or_args)
+        if config_or_args.api_key:
+            env[API_KEY_ENV] = config_or_args.api_key  # not on the command line
     else:
         args = list(config_or_args)
         if not any(a == "--port" or a.startswith("--port=") for a in args):
             args += ["--port", "0"]
-    env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the directory holding the llmload package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env["PYTHONUNBUFFERED"] = "1"

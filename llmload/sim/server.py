@@ -1,12 +1,17 @@
 """The simulator's HTTP layer: connections, routing, ``/metrics``.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/stream``
-(wire format in :mod:`llmload.sim.api`), ``GET /v1/models``, ``GET /health``,
+(wire format in :mod:`llmload.sim.api`), ``POST /v1/responses``
+(:mod:`llmload.sim.api_responses`), ``POST /v1/messages`` (:mod:`llmload.sim.api_messages`),
+``GET /v1/models``, ``GET /health``,
 ``GET /metrics`` (Prometheus text: the engine's ``vllm:*`` series, see
 :mod:`.metrics`, and the simulated GPU's ``llmload_gpu_*`` gauges, see :mod:`.gpu`,
 unless ``gpu_metrics_port`` serves those on a port of their own). Unknown paths
 answer 404, a wrong method 405, bad JSON or fields 400, a full admission queue 429,
-always with the OpenAI error body ``{"error": {"message", "type", "code"}}``.
+always with the OpenAI error body ``{"error": {"message", "type", "code"}}``. With
+``--api-key`` the generation routes and ``/v1/models`` answer 401 unless the request
+carries the key the API's way: ``Authorization: Bearer <key>``, or ``x-api-key: <key>``
+(``/v1/messages``, which takes only that; ``/v1/models`` takes either).
 
 Each connection is an :class:`asyncio.Protocol` (no per-connection task, no stream
 objects) with ``TCP_NODELAY``. A generation request gets a writer (a *sink*,
@@ -27,7 +32,9 @@ from collections.abc import Callable
 from typing import Any
 
 from llmload.sim import http11
-from llmload.sim.api import WORDS, ApiError, Encoder, GenRequest, parse_request
+from llmload.sim.api import WORDS, ApiError, BaseEncoder, Encoder, GenRequest, parse_request
+from llmload.sim.api_messages import MessagesEncoder, parse_messages
+from llmload.sim.api_responses import ResponsesEncoder, parse_responses
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import FixedLatencyEngine
@@ -39,7 +46,14 @@ from llmload.sim.sinks import BufferedSink, RawSink, Sink, SseSink, StampedSseSi
 
 __all__ = ["SimServer", "run_in_thread", "serve"]
 
-_GENERATE = {"/v1/chat/completions": "chat", "/v1/completions": "completions", "/v1/stream": "stream"}
+_GENERATE = {
+    "/v1/chat/completions": "chat",
+    "/v1/completions": "completions",
+    "/v1/stream": "stream",
+    "/v1/responses": "responses",
+    "/v1/messages": "messages",
+}
+_ENCODERS: dict[str, type[BaseEncoder]] = {"responses": ResponsesEncoder, "messages": MessagesEncoder}
 _SSE = "text/event-stream; charset=utf-8"
 _PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _CHUNK = http11.chunk
@@ -116,8 +130,19 @@ class SimServer:
             lines += self.gpu.render(self._loop.time())
         return ("\n".join(lines) + "\n").encode()
 
-    def new_encoder(self, req: GenRequest) -> Encoder:
-        return Encoder(req, int(time.time()), self._rng.randrange(len(WORDS)))
+    def new_encoder(self, req: GenRequest) -> BaseEncoder:
+        return _ENCODERS.get(req.endpoint, Encoder)(req, int(time.time()), self._rng.randrange(len(WORDS)))
+
+    def authorized(self, req: http11.Request, endpoint: str | None) -> bool:
+        """Whether ``req`` carries ``--api-key`` the API's way (always, without one)."""
+        key = self.config.api_key
+        if not key:
+            return True
+        bearer = req.headers.get("authorization") == f"Bearer {key}"
+        x_api_key = req.headers.get("x-api-key") == key
+        if endpoint == "messages":
+            return x_api_key
+        return bearer or (x_api_key and endpoint is None)
 
 
 def serve(config: SimConfig, ready: Callable[[str], Any] | None = None) -> None:
@@ -188,7 +213,9 @@ class _Connection(asyncio.Protocol):
             self.dispatch(req)
 
     def finish(self, keep_alive: bool) -> None:
-        """Called by a sink when its response is complete."""
+        """Called by a sink when its response is complete (or ended early by an injected failure)."""
+        if self.seq is not None and self.app.engine is not None:
+            self.app.engine.cancel(self.seq)  # a no-op once the engine is done with it
         self.busy = False
         self.seq = None
         if self.transport is None:
@@ -210,6 +237,14 @@ class _Connection(asyncio.Protocol):
     def dispatch(self, req: http11.Request) -> None:
         app, ka = self.app, req.keep_alive
         endpoint = None if self.gpu_only else _GENERATE.get(req.path)
+        if (
+            (endpoint is not None or req.path == "/v1/models")
+            and not self.gpu_only
+            and not app.authorized(req, endpoint)
+        ):
+            way = "an x-api-key header" if endpoint == "messages" else "Authorization: Bearer <key>"
+            self._error(401, f"invalid or missing API key: send it as {way}", ka, "authentication_error")
+            return
         if endpoint is None:
             routes = ("/metrics",) if self.gpu_only else ("/health", "/v1/models", "/metrics")
             if req.path not in routes:
@@ -232,8 +267,16 @@ class _Connection(asyncio.Protocol):
         if req.method != "POST":
             self._error(405, f"use POST for {req.path}", ka)
             return
+        if endpoint == "messages" and "anthropic-version" not in req.headers:
+            self._error(400, "anthropic-version: header is required", ka)
+            return
+        parse = parse_responses if endpoint == "responses" else parse_messages if endpoint == "messages" else None
+        cfg = app.config
         try:
-            gen = parse_request(endpoint, req.body, app.config.model, app.config.default_max_tokens)
+            if parse is None:
+                gen = parse_request(endpoint, req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
+            else:
+                gen = parse(req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
         except ApiError as e:
             self._error(e.status, e.message, ka)
             return
@@ -249,9 +292,7 @@ class _Connection(asyncio.Protocol):
         elif gen.endpoint == "stream":
             sink = RawSink(self, enc, keep_alive, http11.head(200, "text/plain; charset=utf-8", keep_alive=keep_alive))
         else:
-            head = http11.head(200, _SSE, keep_alive=keep_alive)
-            if gen.endpoint == "chat":
-                head += _CHUNK(enc.role_event())
+            head = http11.head(200, _SSE, keep_alive=keep_alive) + b"".join([_CHUNK(e) for e in enc.head_events()])
             sink = (StampedSseSink if app.config.stamp_chunks else SseSink)(self, enc, keep_alive, head)
         try:
             seq = app.engine.submit(sink, gen.max_tokens, gen.prompt_tokens, gen.tokens)

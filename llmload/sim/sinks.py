@@ -1,6 +1,7 @@
 """Response writers ("sinks"): what the engine calls as a request's tokens come due.
 
-One class per response shape: :class:`SseSink` (streaming chat/completions),
+One class per response shape: :class:`SseSink` (streaming chat/completions/responses/
+messages: the encoder, :mod:`.api`, decides the events),
 :class:`StampedSseSink` (the same with ``llmload_sent_ns`` on every content chunk,
 ``--stamp-chunks``), :class:`RawSink` (``/v1/stream`` text), :class:`BufferedSink`
 (non-streaming JSON). ``emit(n, finished)`` writes ``n`` tokens, one SSE event per
@@ -12,12 +13,13 @@ the role chunk) until it is sent: at once for the fixed-latency engine
 (:meth:`Sink.flush_head`), with the first token for the engine model, so that a
 request that fails before its first token can still be answered with a status.
 ``fail(message)`` ends a response with an error: HTTP 500 with the OpenAI error body
-when nothing was sent yet, else a ``data: {"error": {...}}`` event then ``[DONE]``
-(raw text streams cannot carry one: the connection is closed mid-body).
+when nothing was sent yet, else the API's own mid-stream error events
+(``Encoder.error_events``; raw text streams cannot carry one: the connection is closed
+mid-body). A request with ``llmload_fail_after = k`` fails that way after ``k`` tokens.
 
 ``seq`` is the engine's handle of the request (set by the server after ``submit``); its
 ``cached_tokens`` (``None`` in the fixed-latency mode, which has no KV cache) becomes
-``usage.prompt_tokens_details.cached_tokens``.
+``usage.prompt_tokens_details.cached_tokens`` (or the API's own field).
 """
 
 from __future__ import annotations
@@ -26,10 +28,8 @@ from collections.abc import Callable
 from time import perf_counter_ns
 from typing import Any, Protocol
 
-import orjson
-
 from llmload.sim import http11
-from llmload.sim.api import DONE_EVENT, Encoder
+from llmload.sim.api import BaseEncoder
 
 __all__ = ["BufferedSink", "Connection", "RawSink", "Sink", "SseSink", "StampedSseSink"]
 
@@ -47,9 +47,9 @@ class Connection(Protocol):
 class Sink:
     """Base of the response writers the engine calls (see :class:`~.engine.TokenSink`)."""
 
-    __slots__ = ("conn", "emitted", "enc", "head", "keep_alive", "seq", "write")
+    __slots__ = ("conn", "emitted", "enc", "fail_at", "head", "keep_alive", "seq", "write")
 
-    def __init__(self, conn: Connection, enc: Encoder, keep_alive: bool, head: bytes = b"") -> None:
+    def __init__(self, conn: Connection, enc: BaseEncoder, keep_alive: bool, head: bytes = b"") -> None:
         assert conn.transport is not None
         self.conn = conn
         self.enc = enc
@@ -58,6 +58,7 @@ class Sink:
         self.emitted = 0
         self.head = head
         self.seq: Any = None
+        self.fail_at = enc.req.fail_after  # 0: never (``llmload_fail_after``)
 
     def cached_tokens(self) -> int | None:
         """Prompt tokens the engine's prefix cache served, when it has one."""
@@ -72,6 +73,20 @@ class Sink:
     def emit(self, n: int, finished: bool) -> None:
         raise NotImplementedError
 
+    def _injected_failure(self, n: int) -> bool:
+        """``llmload_fail_after``: when these ``n`` tokens reach it, send the tokens up to it, then fail."""
+        i, stop = self.emitted, self.fail_at
+        if i + n < stop:
+            return False
+        self.fail_at = 0
+        self._write_tokens(i, stop)
+        self.emitted = stop
+        self.fail(f"llmload sim: failure injected after {stop} tokens (llmload_fail_after)")
+        return True
+
+    def _write_tokens(self, i: int, end: int) -> None:
+        """Send tokens ``i .. end-1`` (and the head) without finishing; a buffered body sends nothing."""
+
     def fail(self, message: str) -> None:
         """End the response with a server error (see the module docstring)."""
         if self.head or isinstance(self, BufferedSink):
@@ -82,13 +97,17 @@ class Sink:
             self._fail_midstream(message)
 
     def _fail_midstream(self, message: str) -> None:
-        event = b"data: " + orjson.dumps(http11.error_body(500, message)) + b"\n\n"
-        self.write(_CHUNK(event) + _CHUNK(DONE_EVENT) + http11.LAST_CHUNK)
+        events = self.enc.error_events(message)
+        self.write(b"".join([_CHUNK(e) for e in events]) + http11.LAST_CHUNK)
         self.conn.finish(self.keep_alive)
 
 
 class SseSink(Sink):
     __slots__ = ()
+
+    def _write_tokens(self, i: int, end: int) -> None:
+        head, self.head = self.head, b""
+        self.write(head + self._events(i, end, False))
 
     def _events(self, i: int, end: int, finished: bool) -> bytes:
         """Token events ``i .. end-1``; the last carries the finish reason when ``finished``."""
@@ -98,6 +117,8 @@ class SseSink(Sink):
         return b"".join([_CHUNK(enc.token_event(j, finished and j == end - 1)) for j in range(i, end)])
 
     def emit(self, n: int, finished: bool) -> None:
+        if self.fail_at and self._injected_failure(n):
+            return
         i = self.emitted
         self.emitted = end = i + n
         head, self.head = self.head, b""
@@ -105,9 +126,8 @@ class SseSink(Sink):
         if not finished:
             self.write(data)
             return
-        if self.enc.req.include_usage:
-            data += _CHUNK(self.enc.usage_event(end, self.cached_tokens()))
-        self.write(data + _CHUNK(DONE_EVENT) + http11.LAST_CHUNK)
+        tail = b"".join([_CHUNK(e) for e in self.enc.end_events(end, self.cached_tokens())])
+        self.write(data + tail + http11.LAST_CHUNK)
         self.conn.finish(self.keep_alive)
 
 
@@ -125,7 +145,13 @@ class StampedSseSink(SseSink):
 class RawSink(Sink):
     __slots__ = ()
 
+    def _write_tokens(self, i: int, end: int) -> None:
+        word, head, self.head = self.enc.word, self.head, b""
+        self.write(head + b"".join([_CHUNK(word(j)) for j in range(i, end)]))
+
     def emit(self, n: int, finished: bool) -> None:
+        if self.fail_at and self._injected_failure(n):
+            return
         word, i = self.enc.word, self.emitted
         self.emitted = end = i + n
         data = self.head + b"".join([_CHUNK(word(j)) for j in range(i, end)])
@@ -144,6 +170,8 @@ class BufferedSink(Sink):
     __slots__ = ()
 
     def emit(self, n: int, finished: bool) -> None:
+        if self.fail_at and self._injected_failure(n):
+            return
         self.emitted += n
         if not finished:
             return
