@@ -1,7 +1,8 @@
 """Per-call cost of the stream hot path: ``Adapter.feed`` per content chunk, parsers per line.
 
 Run: ``.venv/bin/python benchmarks/adapter_parse.py [--number N]``. Prints µs per call
-(best of 5 repeats) for a typical vLLM-shaped content chunk through each adapter, and
+(best of 5 repeats) for a typical content event through each adapter (vLLM-shaped chunks, a
+Responses and a Messages delta event, a reasoning chunk), and
 µs per line for the fast SSE parser, the sseclient-py reference and the NDJSON parser.
 """
 
@@ -23,16 +24,25 @@ COMPLETIONS_CHUNK = (
     b'"model":"meta-llama/Llama-3.1-8B","choices":[{"index":0,"text":" world","logprobs":null,'
     b'"finish_reason":null,"stop_reason":null}]}'
 )
+CHAT_REASONING_CHUNK = CHAT_CHUNK.replace(b'"content"', b'"reasoning_content"')
+RESPONSES_DELTA = (
+    b'{"type":"response.output_text.delta","item_id":"msg_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b",'
+    b'"output_index":0,"content_index":0,"delta":" world","logprobs":[],"sequence_number":12}'
+)
+MESSAGES_DELTA = b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" world"}}'
 TGI_CHUNK = (
     b'{"index":4,"token":{"id":6437,"text":" world","logprob":-0.25,"special":false},'
     b'"generated_text":null,"details":null}'
 )
 W = 46  # label column width
-CASES = [
-    ("openai-chat", "vLLM chat chunk", CHAT_CHUNK),
-    ("openai-completions", "vLLM completions chunk", COMPLETIONS_CHUNK),
-    ("stream", "TGI token event", TGI_CHUNK),
-    ("stream", "plain-text read", b" world"),
+CASES = [  # (adapter, label, data, SSE event name)
+    ("openai-chat", "vLLM chat chunk", CHAT_CHUNK, ""),
+    ("openai-chat", "vLLM chat reasoning chunk", CHAT_REASONING_CHUNK, ""),
+    ("openai-completions", "vLLM completions chunk", COMPLETIONS_CHUNK, ""),
+    ("openai-responses", "output_text.delta event", RESPONSES_DELTA, "response.output_text.delta"),
+    ("anthropic-messages", "text_delta event", MESSAGES_DELTA, "content_block_delta"),
+    ("stream", "TGI token event", TGI_CHUNK, ""),
+    ("stream", "plain-text read", b" world", ""),
 ]
 
 
@@ -49,12 +59,12 @@ def main() -> None:
     number = ap.parse_args().number
 
     print(f"{'adapter.feed':<{W}} {'µs/call':>8}")
-    for name, label, chunk in CASES:
+    for name, label, chunk, event in CASES:
         adapter = get_adapter_class(name)(AdapterConfig())
         state = StreamState()
 
-        def call(feed=adapter.feed, state=state, chunk=chunk) -> int:
-            return feed(state, chunk)
+        def call(feed=adapter.feed, state=state, chunk=chunk, event=event) -> int:
+            return feed(state, chunk, event)
 
         assert call() == 1, (name, label)
         print(f"{name + ' / ' + label:<{W}} {per_call_us(call, number):8.3f}")
