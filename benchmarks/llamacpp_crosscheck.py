@@ -53,13 +53,13 @@ def main() -> int:
     print(f"llama-server b11434, model {args.model}, --threads 1 --parallel 8; {args.seconds} s per row; "
           f"prompts 40-60 tokens, {args.output_tokens} out; medians in ms")  # fmt: skip
     head = ("users", "ok", "err", "TTFT", "prompt_ms", "TTFT-prompt", "paired", "TPOT", "ITL p50", "srv/token",
-            "TPOT/srv", "ITL/srv", "saturated")  # fmt: skip
+            "TPOT/srv", "ITL/srv", "reconnects", "saturated")  # fmt: skip
     print(" ".join(f"{h:>11}" for h in head))
     for r in rows:
         cells = (r["users"], r["requests_ok"], r["errors"], _f(r["client_ttft_p50"]), _f(r["server_prompt_ms_p50"]),
                  _f(r.get("ttft_gap_p50")), _f(r.get("ttft_minus_prompt_p50")), _f(r["client_tpot_p50"]),
                  _f(r["client_itl_p50"]), _f(r["server_per_token_p50"]), _f(r.get("tpot_ratio"), ".3f"),
-                 _f(r.get("itl_ratio"), ".3f"), r["client_saturated"])  # fmt: skip
+                 _f(r.get("itl_ratio"), ".3f"), r["reconnects"], r["client_saturated"])  # fmt: skip
         print(" ".join(f"{c!s:>11}" for c in cells))
         if r["errors"]:
             print(f"  errors: {r['errors_by_kind']}")

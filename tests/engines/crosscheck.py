@@ -85,6 +85,7 @@ def crosscheck(
         "requests_ok": o["ok"],
         "errors": o["errors"],
         "errors_by_kind": summary["errors_by_kind"],
+        "reconnects": o.get("reconnects"),
         "server_requests": len(full),
         "client_ttft_p50": _median(ttft),
         "client_itl_p50": o["itl_ms"]["p50"],

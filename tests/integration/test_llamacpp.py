@@ -200,9 +200,9 @@ def test_one_user_many_requests_no_errors(llama_tiny, tmp_path):
     the closed pooled connection came back as ``connection: HTTPConnectionClosed``.
     """
     profile = write_profile(tmp_path / "p.toml", 10, 4)
-    s, _, _ = run_llmload(llama_tiny.url, tmp_path, "-u", "1", "-r", "1", "-t", "4s", "--profile", profile)
+    s, _, _ = run_llmload(llama_tiny.url, tmp_path, "-u", "1", "-r", "1", "-t", "6s", "--profile", profile)
     o = s["overall"]
-    assert o["requests"] >= 200, describe(s)
+    assert o["requests"] >= 200, describe(s)  # ~90 per second here
     assert o["errors"] == 0 and s["errors_by_kind"] == {}, describe(s)
     assert o["requests"] == o["ok"] + o["interrupted"] and o["interrupted"] <= 1, describe(s)
     assert o["output_tokens"] == 4 * o["ok"]
