@@ -62,8 +62,9 @@ llama-server: $(STAMP) $(BUILD_DEB_STAMP)
 demo: $(STAMP)
 	$(BIN)/llmload demo --port $(DEMO_PORT) --run-time $(DEMO_TIME) --users $(DEMO_USERS)
 
-test: $(STAMP) $(DEB_STAMP) llama-server
-	$(BIN)/python -m pytest -q
+# The llama-server build (first time only) overlaps the tests that do not need it: see the script.
+test: $(STAMP) $(DEB_STAMP) $(BUILD_DEB_STAMP)
+	@bash tests/engines/run_tests.sh $(BIN)/python
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit

@@ -33,7 +33,11 @@ from tests.engines.crosscheck import crosscheck, run_llmload, write_profile
 from tests.engines.llama_server import llama_server, missing_reason, scrape_metrics
 from tests.engines.make_gguf import ensure_model
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.llamacpp,
+    pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason())),
+]
 
 PROMPT = "Explain how a prefix cache works in an inference server."
 
