@@ -15,7 +15,7 @@ The two tabs, one row per request class (profile order) plus an ``Overall`` row 
 
 ``LLM`` — live, the last :data:`~llmload.metrics.aggregation.WINDOW_S` seconds
     (what someone watching a ramp wants: a run-so-far p99 hides what the server does *now*):
-    TTFT/TPOT/ITL p50 and p99 (ms), successful requests/s and output tokens/s (of requests
+    TTFT/TPOT/ITL p50 and p99 (ms), successful and failed requests/s and output tokens/s (of requests
     that finished in the window: tokens are counted when their request ends), requests in
     flight now, errors by kind (run so far) and whether the load generator is saturated now.
 ``LLM (run)`` — the run so far, the numbers the final summary will show: requests, ok,
@@ -52,6 +52,7 @@ from flask import Response, request
 
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import ClassStats, MetricSet
+from llmload.web import install_charts
 
 __all__ = [
     "LIVE_COLUMNS",
@@ -92,7 +93,8 @@ def _latency_columns(metrics: tuple[tuple[str, str], ...]) -> list[tuple[str, st
 #: rows keep our order (profile order, Overall last).
 LIVE_COLUMNS: list[tuple[str, str]] = [
     ("class", f"Class (last {WINDOW_S:g} s)"),
-    ("requests_per_s", "Req/s"),
+    ("requests_per_s", "OK req/s"),
+    ("errors_per_s", "Err/s"),
     ("output_tokens_per_s", "Output tok/s"),
     *_latency_columns(_LATENCY),
     ("in_flight", "In flight"),
@@ -164,6 +166,7 @@ def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
             {
                 "class": name,
                 "requests_per_s": _rate(w.counters["ok"], snap.window_s),
+                "errors_per_s": _rate(w.counters["errors"], snap.window_s),
                 "output_tokens_per_s": _rate(w.counters["output_tokens"], snap.window_s),
                 **_percentiles(w, tuple(m for m, _ in _LATENCY)),
                 "in_flight": snap.in_flight if overall else in_flight.get(name, 0),
@@ -342,4 +345,5 @@ def install_web_ui(environment: Any, runtime: Any) -> bool:
         return Response(json.dumps(data()), mimetype="application/json")
 
     app.add_url_rule(f"{_base_path(app)}/{LIVE_PATH}", "llmload_live", llmload_live)
+    install_charts(environment, runtime)  # the LLM tab's live charts (llmload.web)
     return True

@@ -66,6 +66,11 @@ class Series:
     def any(self) -> bool:
         return any(v == v for v in self._a)
 
+    def at(self, i: int) -> float | None:
+        """The value of poll ``i``, None where missing (or not reached)."""
+        v = self._a[i] if 0 <= i < len(self._a) else _NAN
+        return None if v != v else v
+
 
 @dataclass
 class EndpointTrack:
@@ -177,12 +182,13 @@ class Timeline:
         """The gauge at each poll: one endpoint's, or all endpoints' combined by the signal's agg."""
         n = len(self.t)
         cols = [e.gauges[name].column(n) for u, e in self.endpoints.items() if name in e.gauges and url in (None, u)]
-        mean = server_signal(name).agg == "mean"
-        out: Column = []
-        for row in zip(*cols, strict=True) if cols else ():
-            seen = [v for v in row if v is not None]
-            out.append(None if not seen else (sum(seen) / len(seen) if mean else sum(seen)))
+        out: Column = [_combine_gauge(name, row) for row in zip(*cols, strict=True)] if cols else []
         return out or [None] * n
+
+    def latest(self, name: str) -> float | None:
+        """The gauge at the last poll, all endpoints combined (what :meth:`gauge` ends with), in O(endpoints)."""
+        i = len(self.t) - 1
+        return _combine_gauge(name, [e.gauges[name].at(i) for e in self.endpoints.values() if name in e.gauges])
 
     def counter(self, name: str, url: str | None = None) -> tuple[Column, Column]:
         """(increment, rate per second) at each poll, summed over endpoints."""
@@ -242,3 +248,17 @@ class Timeline:
         n = len(self.t)
         cols = {k: d.values[name].column(n) for k, d in self.devices.items() if name in d.values}
         return [combine({k: c[i] for k, c in cols.items() if c[i] is not None}, name) for i in range(n)]
+
+    def latest_gpu(self, name: str) -> float | None:
+        """All GPUs' ``name`` at the last poll, combined (what :meth:`gpu` ends with), in O(GPUs)."""
+        i = len(self.t) - 1
+        values = {k: d.values[name].at(i) for k, d in self.devices.items() if name in d.values}
+        return combine({k: v for k, v in values.items() if v is not None}, name)
+
+
+def _combine_gauge(name: str, values: list[float | None] | tuple[float | None, ...]) -> float | None:
+    """Several endpoints' ``name`` at one poll, by the signal's agg (missing ones left out)."""
+    seen = [v for v in values if v is not None]
+    if not seen:
+        return None
+    return sum(seen) / len(seen) if server_signal(name).agg == "mean" else sum(seen)

@@ -161,7 +161,7 @@ def test_llm_tab_shows_live_numbers_in_a_real_browser(sim, tmp_path):
         for name in CLASSES:
             assert TTFT_MS * 0.95 <= number(rows[name]["TTFT p50 ms"]) <= TTFT_MS * 1.5 + 20, rows[name]
         assert ITL_MS * 0.8 <= number(overall["ITL p50 ms"]) <= ITL_MS * 3 + 5, overall
-        assert number(overall["Output tok/s"]) > 0 and number(overall["Req/s"]) > 0
+        assert number(overall["Output tok/s"]) > 0 and number(overall["OK req/s"]) > 0 and number(overall["Err/s"]) == 0
         assert 0 <= int(overall["In flight"]) <= 6
         assert overall["Errors (run)"] == ""
         assert overall["Client saturated"] in ("no", "YES: results measure the client, not the server")

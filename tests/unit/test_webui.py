@@ -135,6 +135,7 @@ def test_rows_per_class_and_overall_from_the_live_window(web):
     assert overall["ttft_p99_ms"] == pytest.approx(200, rel=0.01)
     # rates over the 10 s the window covers; tokens of successful requests only
     assert short["requests_per_s"] == pytest.approx(0.8) and short["output_tokens_per_s"] == pytest.approx(4.0)
+    assert short["errors_per_s"] == pytest.approx(0.2) and overall["errors_per_s"] == pytest.approx(0.3)
     assert overall["output_tokens_per_s"] == pytest.approx((8 * 5 + 2 * 21) / 10, abs=0.01)
     assert (short["in_flight"], long_["in_flight"], medium["in_flight"], overall["in_flight"]) == (1, 2, 0, 3)
     assert short["errors_by_kind"] == "http_429: 2" and long_["errors_by_kind"] == "stall_timeout: 1"
