@@ -4,24 +4,27 @@ The latency functions take a finished :class:`~llmload.metrics.record.RequestRec
 return seconds (or ``None`` when the metric does not exist for that request); the
 throughput functions take counters and the test time.
 
-==============  ===================================================  =================  =======================
-llmload name    formula                                              vLLM bench name    AIPerf name
-==============  ===================================================  =================  =======================
-TTFT            first event with non-empty content − request start   TTFT               time_to_first_token
-ITL             gap between consecutive content events (every gap)   ITL                inter_chunk_latency
-TPOT            (last content event − first) / (output_tokens − 1)   TPOT               inter_token_latency
-E2E             end of stream − request start                        E2EL               request_latency
-output tokens   ``usage.completion_tokens`` when sent, else counted  output_len         output_sequence_len
-output tok/s    output tokens of successful requests / test time     output_throughput  output_token_throughput
-received tok/s  (output tokens of successful requests + tokens       — (completed       — (completed
-                received by failed or interrupted ones) / test time  requests only)     requests only)
-TTFO            first *output* (answer or tool-call) event − start   —                  time_to_first_output_token
-reasoning       first output event − first reasoning event           —                  —
-reas. tokens    usage ``*_tokens_details.reasoning_tokens``, else    —                  reasoning_token_count
+==============  ===================================================  ==================  =======================
+llmload name    formula                                              vLLM bench name     AIPerf name
+==============  ===================================================  ==================  =======================
+TTFT            first event with non-empty content − request start   TTFT                time_to_first_token
+ITL             gap between consecutive content events (every gap)   ITL                 inter_chunk_latency
+TPOT            (last content event − first) / (output_tokens − 1)   TPOT                inter_token_latency
+E2E             end of stream − request start                        E2EL                request_latency
+output tokens   ``usage.completion_tokens`` when sent, else counted  output_len          output_sequence_len
+output tok/s    output tokens of successful requests / test time     output_throughput   output_token_throughput
+received tok/s  (output tokens of successful requests + tokens       — (completed        — (completed
+                received by failed or interrupted ones) / test time  requests only)      requests only)
+TTFO            first *output* (answer or tool-call) event − start   —                   time_to_first_output_token
+reasoning       first output event − first reasoning event           —                   —
+reas. tokens    usage ``*_tokens_details.reasoning_tokens``, else    —                   reasoning_token_count
                 counted reasoning events
-hidden reas.    usage says reasoning tokens > 0, none were streamed  —                  —
-buffered jumps  content events carrying k > 1 tokens (usage jumped)  —                  —
-==============  ===================================================  =================  =======================
+hidden reas.    usage says reasoning tokens > 0, none were streamed  —                   —
+buffered jumps  content events carrying k > 1 tokens (usage jumped)  —                   —
+OK req/s        successful requests / test time                      request_throughput  request_throughput
+Err/s           failed requests / test time                          — (failed count)    — (error_request_count)
+error rate      failed / (successful + failed) requests              —                   —
+==============  ===================================================  ==================  =======================
 
 Notes:
 

@@ -24,8 +24,8 @@ tabs are ``role="tab"`` buttons; if that ever breaks, the tab still shows its ta
 the page still works on its own.
 
 **Sampling.** A greenlet on the process with the web UI (standalone or master) records
-one sample every :data:`~llmload.web.series.SAMPLE_INTERVAL_S` while a test spawns or runs
-(and one more just after it stops); the first sample of a new test empties the buffer. It
+one sample every :data:`~llmload.web.series.SAMPLE_INTERVAL_S` while a test spawns, runs or
+lets its last requests finish (and one more once it has stopped); the first sample of a new test empties the buffer. It
 ends when the web UI's server does. It reads the runtime only through
 :class:`ChartInputs` (:func:`inputs_from_runtime` is the one place that knows the runtime).
 """
@@ -63,7 +63,8 @@ CHARTS_PATH = "llmload/charts"
 STATIC_PATH = "llmload/static"
 STATIC_DIR = Path(__file__).with_name("static")
 LOADER = f'<script src="./{STATIC_PATH}/loader.js"></script>'
-_ACTIVE = ("spawning", "running")
+#: Runner states in which a test is measured: its last requests still finish in cleanup (standalone) and stopping (master).
+_ACTIVE = ("spawning", "running", "cleanup", "stopping")
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,7 @@ def last_before(t: list[float], values: list, at: float):
 def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
     pytest.importorskip("selenium")
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     host = sim("--preset", "batch-starved")
     port = free_port()
@@ -78,12 +78,14 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
             d = get_json(base + "/llmload/series")
             return d if d["state"] == "stopped" and len(d["steps"]) == 2 and d["steps"][1]["ended_at"] else None
 
-        data = WebDriverWait(driver, 2 * STEP_S + 30, poll_frequency=1).until(ended)
-        time.sleep(2.5)  # the frame's next poll (every 2 s) draws the last point
+        WebDriverWait(driver, 2 * STEP_S + 30, poll_frequency=1).until(ended)
+        time.sleep(2.5)  # the sampler's last sample, after the stop (every 2 s)
+        data = get_json(base + "/llmload/series")
+        time.sleep(2.5)  # the frame's next poll (every 2 s) draws it
         t, col = data["t"], data["columns"]
         step0, step1 = data["steps"]
         assert (step0["users"], step1["users"]) == (1, 20)
-        assert min(col["users"]) == 1 and max(col["users"]) == 20
+        assert col["users"][0] == 1 and max(col["users"]) == 20 and col["users"][-1] == 0  # 0: stopped
         before = last_before(t, col["ttft_p50_ms"], step1["started_at"])  # 1 user, end of its step
         after = last_before(t, col["ttft_p50_ms"], step1["ended_at"])  # 20 users, end of theirs
         assert before is not None and after is not None, col["ttft_p50_ms"]
@@ -116,12 +118,34 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         legend = driver.find_element(By.CSS_SELECTOR, "#chart-ttft .u-legend").text
         assert "baseline p50" in legend and "limit 1.5× baseline" in legend
         assert driver.find_element(By.ID, "class").get_attribute("value") == "Overall"
+        assert driver.execute_script("return window.llmloadErrors") == []
         driver.switch_to.default_content()
 
         shot = tmp_path / "web_ui_charts.png"
         driver.save_screenshot(str(shot))
         if os.environ.get("LLMLOAD_DOCS_SCREENSHOTS"):
             shutil.copyfile(shot, DOCS_PNG)
+
+        # Log scale for the latencies, then one class: redrawn, nothing broken.
+        driver.switch_to.frame(frame)
+        driver.find_element(By.ID, "log").click()
+        Select(driver.find_element(By.ID, "class")).select_by_value("long")
+        long_ = get_json(base + "/llmload/series?class=long")["columns"]
+        ok_long = [v for v in long_["ok_per_s"] if v is not None][-1]
+        assert ok_long < [v for v in col["ok_per_s"] if v is not None][-1]  # one class of three: fewer than all
+
+        def shows_long(d):
+            text = d.find_element(By.CSS_SELECTOR, "#chart-rate b[data-key='ok_per_s']").text
+            return number(text) == pytest.approx(ok_long, abs=0.01)
+
+        wait.until(shows_long)
+        ttft = driver.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
+        assert number(ttft.replace(",", "")) == pytest.approx(
+            [v for v in long_["ttft_p50_ms"] if v is not None][-1], rel=0.02
+        )
+        assert driver.execute_script("return window.llmloadErrors") == []
+        driver.switch_to.default_content()
+        driver.save_screenshot(str(tmp_path / "web_ui_charts_log_long.png"))
     except BaseException:
         if driver is not None:
             driver.switch_to.default_content()

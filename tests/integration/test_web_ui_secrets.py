@@ -42,6 +42,8 @@ PAGES = (
     "/logs",
     "/worker-count",
     "/llmload/live",
+    "/llmload/series",
+    "/llmload/charts",
     "/metrics",
 )
 

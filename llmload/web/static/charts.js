@@ -86,7 +86,8 @@
     const b = chart.base && state.baseline && state.baseline[chart.base];
     if (b != null) {
       const n = state.t.length;
-      out.push({ label: 'baseline p50', stroke: C.base, dash: [4, 4], data: new Array(n).fill(b) });
+      const of = state.cls === 'Overall' ? '' : ' (all classes)';  // the live baseline is the whole step's
+      out.push({ label: `baseline p50${of}`, stroke: C.base, dash: [4, 4], data: new Array(n).fill(b) });
       if (state.factor) out.push({ label: `limit ${state.factor}× baseline`, stroke: C.limit, dash: [6, 3], data: new Array(n).fill(b * state.factor) });
     }
     return out;
@@ -98,7 +99,9 @@
     const opts = {
       width: Math.max(300, el.clientWidth), height: 190,
       cursor: { sync: { key: 'llmload' } },
-      scales: { x: { time: true }, y: { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] } },
+      scales: { x: { time: true }, y: chart.unit === 'ms' && $('log').checked
+        ? { distr: 3 }  // log: the baseline and its limit stay readable when the tail grows 50-fold
+        : { range: (u, lo, hi) => [0, hi > 0 ? hi * 1.1 : 1] } },
       axes: [axis, { ...axis, size: 56, values: (u, vals) => vals.map(tick) }],
       series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false, value: (u, v) => fmt(v) }))],
       hooks: { draw: [drawSteps] },
@@ -155,31 +158,48 @@
       : 'waiting for a test: the charts fill in every few seconds while one runs';
   }
 
-  async function poll() {
-    const hidden = window.frameElement ? window.frameElement.offsetParent === null : document.hidden;
-    if (!hidden || state.generation === null) {
-      const q = new URLSearchParams({ class: state.cls });
-      if (state.generation !== null) {
-        q.set('generation', state.generation);
-        if (state.t.length) q.set('since', state.t[state.t.length - 1]);
-      }
-      try {
-        const r = await fetch(`series?${q}`, { cache: 'no-store' });
-        if (r.ok) {
-          merge(await r.json());
-          const now = hostColour();
-          if (now !== fg) {  // the UI switched between light and dark
-            fg = now; document.documentElement.style.setProperty('--fg', fg);
-            for (const p of Object.values(plots)) if (p.u) { p.u.destroy(); p.u = null; }
-          }
-          render();
-        }
-      } catch (e) { /* the UI went away or restarts: try again */ }
-    }
-    setTimeout(poll, POLL_MS);
+  function poll() {
+    setTimeout(poll, POLL_MS);  // whatever happens in refresh
+    refresh();
   }
 
-  $('class').addEventListener('change', (e) => { state.cls = e.target.value; state.generation = null; state.t = []; state.cols = {}; });
+  async function refresh() {
+    const hidden = window.frameElement ? window.frameElement.offsetParent === null : document.hidden;
+    if (hidden && state.generation !== null) return;
+    const q = new URLSearchParams({ class: state.cls });
+    if (state.generation !== null) {
+      q.set('generation', state.generation);
+      if (state.t.length) q.set('since', state.t[state.t.length - 1]);
+    }
+    let d = null;
+    try {
+      const r = await fetch(`series?${q}`, { cache: 'no-store' });
+      if (r.ok) d = await r.json();
+    } catch (e) { return; }  // the UI went away or restarts: the next poll tries again
+    if (!d) return;
+    merge(d);
+    const now = hostColour();
+    if (now !== fg) {  // the UI switched between light and dark
+      fg = now; document.documentElement.style.setProperty('--fg', fg);
+      for (const p of Object.values(plots)) if (p.u) { p.u.destroy(); p.u = null; }
+    }
+    render();
+  }
+
+  // Script errors are kept for the browser test (tests/integration/test_web_ui_charts.py).
+  window.llmloadErrors = [];
+  window.addEventListener('error', (e) => window.llmloadErrors.push(String(e.message)));
+  window.addEventListener('unhandledrejection', (e) => window.llmloadErrors.push(String(e.reason)));
+
+  $('class').addEventListener('change', (e) => {
+    Object.assign(state, { cls: e.target.value, generation: null, t: [], cols: {} });
+    render();  // empty until the class's series arrive, at once
+    refresh();
+  });
+  $('log').addEventListener('change', () => {
+    for (const id of ['ttft', 'tpot']) if (plots[id] && plots[id].u) { plots[id].u.destroy(); plots[id].u = null; }
+    render();
+  });
   window.addEventListener('resize', () => {
     for (const p of Object.values(plots)) if (p.u && !p.box.hidden) p.u.setSize({ width: Math.max(300, p.el.clientWidth), height: 190 });
   });

@@ -90,10 +90,12 @@ def test_samples_only_while_a_test_runs_and_a_new_test_starts_a_new_series(web):
         feed(runtime, [finished("short")], users=1, in_flight=1, in_flight_by_class={"short": 1})
         assert sampler.tick() is True
     assert len(sampler.buffer) == 3 and sampler.buffer.generation == g + 1
+    env.runner.state = "cleanup"  # the last requests finish (stop timeout)
+    assert sampler.tick() is True and sampler.buffer.generation == g + 1
     env.runner.state = "stopped"
     clock.t += 2.0
     assert sampler.tick() is True  # one more, just after the stop (the last reports)
-    assert sampler.tick() is False and len(sampler.buffer) == 4
+    assert sampler.tick() is False and len(sampler.buffer) == 5
     env.runner.state = "spawning"  # the next test
     assert sampler.tick() is True and len(sampler.buffer) == 1 and sampler.buffer.generation == g + 2
 
