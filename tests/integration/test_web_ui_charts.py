@@ -6,7 +6,8 @@ reads the chart data route (``/llmload/series``), the chart frame's DOM and the 
 takes a screenshot. With 4 sequences at most, 20 users queue: TTFT p50 must end far above the
 1-user step's, with the engine's queue above zero, the baseline and its limit drawn.
 
-``LLMLOAD_DOCS_SCREENSHOTS=1`` also writes the screenshot to ``docs/web_ui_charts.png`` (README).
+The test takes ~55 s (two 18 s steps). ``LLMLOAD_DOCS_SCREENSHOTS=1`` also writes the screenshot
+to ``docs/web_ui_charts.png`` (README).
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
            "--host", host, "--max-tokens-cap", "16", "--ladder", "1,20", "--step-time", f"{STEP_S}s",
            "--step-warmup", f"{WARMUP_S}s", "--engine-metrics", host, "--gpu-metrics", host,
            "--collect-interval", "1s"]  # fmt: skip
-    t_start = time.monotonic()
     with log.open("w") as out:
         env = {**os.environ, "LLMLOAD_EXPORTER_PORT": "0"}
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
@@ -159,4 +159,3 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
     output = log.read_text()
     assert "Uncaught exception" not in output and "could not sample the live charts" not in output, output[-4000:]
     assert proc.returncode == 0, output[-3000:]
-    assert time.monotonic() - t_start < 90
