@@ -80,7 +80,7 @@ def _help() -> int:
     """Locust's help with llmload's flags (Locust prints help before it imports a locustfile)."""
     from locust.argument_parser import get_parser
 
-    from llmload.options import add_arguments
+    from llmload.config import add_arguments
 
     parser = get_parser()
     parser.prog = "llmload run"

@@ -12,16 +12,18 @@
         ├── MalformedChunk            an event the adapter cannot parse (``malformed_chunk``)
         ├── ServerErrorEvent          the server reported an error inside the stream (``server_error``)
         ├── StreamTruncated           ended early: fewer tokens than asked and no finish reason (``stream_truncated``)
-        ├── EmptyResponse             a successful answer that carried no content (``empty_response``)
-        └── DeadlineExceeded          a watchdog deadline (``ttft_timeout``, ``stall_timeout``, ``total_timeout``)
+        └── EmptyResponse             a successful answer that carried no content (``empty_response``)
+    RequestFailed                     what Locust's failure table shows for a failed request (``kind: message``)
 
 A request that met a closed keep-alive connection before any response byte is sent again
 once on a fresh connection (:mod:`llmload.users.http`); only if that fails too is it a
 ``connection`` error.
 
-A request that fails because of a bug in llmload or in an adapter is counted as
-``client_error`` (and its traceback shown by Locust), so that it is never mistaken for a
-server fault.
+Deadlines (``ttft_timeout``, ``stall_timeout``, ``total_timeout``) are not exceptions of this
+tree: the watchdog throws :class:`llmload.users.deadlines.Deadline` (a ``BaseException``, like
+``gevent.Timeout``) into the late request's greenlet. A request that fails because of a bug in
+llmload or in an adapter is counted as :data:`CLIENT_ERROR` (and its traceback shown by
+Locust), so that it is never mistaken for a server fault.
 
 Error kinds are the labels used in ``errors_by_kind`` of the summary and in
 ``llmload_errors_total{kind}``; :data:`ERROR_KINDS` lists the fixed ones
@@ -31,21 +33,24 @@ Error kinds are the labels used in ``errors_by_kind`` of the summary and in
 from __future__ import annotations
 
 __all__ = [
+    "CLIENT_ERROR",
     "ERROR_KINDS",
     "ConfigError",
     "ConnectError",
-    "DeadlineExceeded",
     "EmptyResponse",
     "HttpStatusError",
     "LlmloadError",
     "MalformedChunk",
     "ProfileError",
+    "RequestFailed",
     "ServerErrorEvent",
     "StreamDisconnected",
     "StreamError",
     "StreamTruncated",
 ]
 
+#: A request that failed because of a bug in llmload or in an adapter, not because of the server.
+CLIENT_ERROR = "client_error"
 #: Fixed error kinds (plus open-ended ``http_<status>``).
 ERROR_KINDS = (
     "connection",
@@ -57,7 +62,7 @@ ERROR_KINDS = (
     "stream_truncated",
     "empty_response",
     "server_error",
-    "client_error",
+    CLIENT_ERROR,
 )
 
 
@@ -116,7 +121,5 @@ class EmptyResponse(StreamError):
     kind = "empty_response"
 
 
-class DeadlineExceeded(StreamError):
-    """Raised by the deadline watchdog; ``kind`` is one of ttft/stall/total_timeout."""
-
-    kind = "total_timeout"
+class RequestFailed(Exception):
+    """The exception Locust's failure table shows for a failed LLM request: ``"<kind>: <message>"``."""

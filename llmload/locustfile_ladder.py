@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from locust import events
 
+from llmload.ladder.shape import LadderShape
 from llmload.plugin import activate
-from llmload.shapes import LadderShape
 from llmload.users import LLMUser
 
 activate(events, ladder="1,5,10,20,30,50")
@@ -16,4 +16,4 @@ class LLMStreamUser(LLMUser):
 
 
 class Ladder(LadderShape):
-    """Holds each ``--ladder`` user count for ``--step-time``; see llmload/shapes/ladder.py."""
+    """Holds each ``--ladder`` user count for ``--step-time``; see llmload/ladder/plan.py."""

@@ -1,22 +1,27 @@
-"""Wiring llmload into Locust: the ONE place where listeners and events are registered.
+"""Wiring llmload into Locust: the ONE place where listeners, messages and web UI routes are registered.
 
 A locustfile calls :func:`activate` once at import (Locust parses the command line right
 after importing locustfiles, so the flag group must be added then); everything else is
-installed on the ``init`` event by :func:`install`:
+installed on the ``init`` event by :func:`install`, which creates the process's
+:class:`~llmload.runtime.process.Runtime` (its roles: load process, coordinator, or both)
+and connects it:
 
 ===========================  ================================================================
-Locust event                 what llmload does
+Locust seam                  what llmload does
 ===========================  ================================================================
-init_command_line_parser     adds the llmload flags (:mod:`llmload.options`)
+init_command_line_parser     adds the llmload flags (:data:`llmload.config.FLAGS`)
 init                         validates flags and profile (one error line, exit 2, no load sent),
-                             creates the :class:`~llmload.runtime.Runtime` as ``environment.llmload``
+                             binds the Prometheus exporter, creates the runtime as
+                             ``environment.llmload``, hands the users their load context
+                             (:mod:`llmload.users.context`) and the ladder shape its driver
 test_start                   re-reads flags (web UI form, workers), starts a new run view
 spawning_complete            tracks the largest user count
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
-llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.steps`)
-test_stop / quitting         builds the summary, prints the table, writes ``--summary-json``;
-                             then closes the Prometheus listener (:mod:`llmload.exporter`)
+llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
+test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
+                             run directory; then closes the Prometheus listener
+web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``
 ===========================  ================================================================
 
 llmload's own event, declared here:
@@ -33,44 +38,53 @@ from typing import Any
 
 from locust.event import EventHook
 
+from llmload.config import add_arguments
 from llmload.errors import ConfigError
-from llmload.exporter import install_exporter
-from llmload.options import add_arguments
+from llmload.ladder import MESSAGE as STEP_MESSAGE
+from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
-from llmload.steps import MESSAGE as STEP_MESSAGE
+from llmload.users.context import attach
 from llmload.webui import install_web_ui
 
 __all__ = ["activate", "install"]
 
 
 def activate(events: Any, **defaults: Any) -> None:
-    """Call once from a locustfile: ``activate(locust.events)`` (optionally ``api=...``)."""
+    """Call once from a locustfile: ``activate(locust.events)`` (optionally ``api=...``, ``profile=...``, ``ladder=...``)."""
     events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser, defaults))
     events.init.add_listener(lambda environment, **_: install(environment))
 
 
-def install(environment: Any) -> Runtime:
-    """Create the runtime and register every listener. Exits with one error line on bad input."""
+def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
+    """Create the runtime (unless given one for ``environment``) and register every listener.
+
+    Exits with one error line on bad input.
+    """
     try:
-        runtime = Runtime(environment)
-        # Binds the Prometheus listener now (a busy port exits here, before load); its
-        # quitting listener goes first so that it runs last (quitting fires in reverse).
-        install_exporter(environment, runtime)
+        runtime = runtime or Runtime(environment)
+        if runtime.coordinator is not None:
+            runtime.coordinator.start_exporter()  # binds now: a busy port exits here, before load
     except ConfigError as e:
         sys.stderr.write(f"llmload: error: {e}\n")
         sys.exit(2)
     environment.llmload = runtime
     ev = environment.events
     ev.llmload_request = EventHook()
-    ev.llmload_request.add_listener(lambda record, **_: runtime.on_record(record))
+    if runtime.load is not None:
+        load = runtime.load
+        attach(environment, load)
+        ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
     ev.spawning_complete.add_listener(lambda user_count, **_: runtime.on_spawned(user_count))
     ev.test_stop.add_listener(lambda **_: runtime.on_test_stop())
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))
-    if runtime.is_worker:
+    if runtime.role == "worker":
         environment.runner.register_message(STEP_MESSAGE, lambda msg, **_: runtime.on_step_message(msg))
+    if runtime.coordinator is not None:
+        if isinstance(environment.shape_class, LadderShape):
+            environment.shape_class.attach(runtime.coordinator.driver)
+        install_web_ui(environment, runtime.coordinator)  # the LLM tabs; nothing without a web UI
     runtime.start()
-    install_web_ui(environment, runtime)  # the LLM tabs; nothing without a web UI
     return runtime

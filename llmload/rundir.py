@@ -11,7 +11,8 @@ written (``--runs-dir DIR``, default ``runs``; ``--no-run-dir`` turns it off)::
       timeseries.json   engine / GPU series (schema llmload.timeseries/1), only when metrics were collected
 
 ``llmload report RUN_DIR`` adds ``report.html``, ``report.md`` and ``report.json``.
-:func:`load_run` reads a run back from its directory or from a summary JSON file.
+:func:`load_run` reads a run back from its directory or from a summary JSON file, into the
+typed results (:func:`llmload.results.from_summary`).
 
 Secrets never reach these files: the summary's config is already public, and every
 mapping written here is scrubbed of keys that name a credential (:data:`SECRET_KEYS`).
@@ -31,7 +32,9 @@ from typing import Any, TextIO
 
 import orjson
 
+from llmload.config import public_url
 from llmload.errors import LlmloadError
+from llmload.results import RunResult, SummaryError, from_summary, to_summary
 
 __all__ = [
     "SECRET_KEYS",
@@ -58,13 +61,25 @@ class RunDirError(LlmloadError):
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """A run read back: its directory, its name, the summary, and (when present) series and config."""
+    """A run read back: its directory, its name, its results, and (when present) series and config.json."""
 
     path: Path  # the run directory (or the directory holding the summary file)
     name: str  # the directory's name, or the summary file's stem
-    summary: dict[str, Any]
+    result: RunResult
     timeseries: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
+
+    @classmethod
+    def from_summary(
+        cls,
+        path: Path,
+        name: str,
+        summary: dict[str, Any],
+        timeseries: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> Run:
+        """A run from a summary dict (:class:`~llmload.results.SummaryError` when it cannot be read)."""
+        return cls(path, name, from_summary(summary), timeseries, config)
 
 
 def scrub(value: Any) -> Any:
@@ -107,8 +122,7 @@ def _dump(path: Path, value: Any, indent: bool = True) -> None:
     os.replace(tmp, path)
 
 
-def _started(summary: dict[str, Any]) -> float:
-    text = summary.get("started_at")
+def _started(text: str | None) -> float:
     if isinstance(text, str):
         try:
             return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
@@ -119,15 +133,14 @@ def _started(summary: dict[str, Any]) -> float:
 
 def write_run_dir(
     root: str | os.PathLike[str],
-    summary: dict[str, Any],
+    result: RunResult,
     *,
     timeseries: dict[str, Any] | None = None,
     host: str | None = None,
 ) -> Path:
-    """Write a new run directory under ``root`` (layout in the module docstring); raises OSError."""
-    config = summary.get("config") or {}
-    path = create_run_dir(root, _started(summary), config.get("profile"))
-    summary = scrub(summary)
+    """Write a new run directory of ``result`` under ``root`` (layout in the module docstring); raises OSError."""
+    path = create_run_dir(root, _started(result.started_at), result.config.get("profile"))
+    summary = scrub(to_summary(result))
     if timeseries is not None:
         summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}
         if "schema" in timeseries:
@@ -152,15 +165,11 @@ def write_run_dir(
 
 
 def _public_host(host: str | None) -> str | None:
-    if not host:
-        return None
-    from llmload.collect.config import public_url
-
-    return public_url(host)
+    return public_url(host) if host else None
 
 
 def save_run(
-    summary: dict[str, Any],
+    result: RunResult,
     runs_dir: str,
     out: TextIO,
     *,
@@ -175,7 +184,7 @@ def save_run(
     if not runs_dir:
         return None
     try:
-        path = write_run_dir(runs_dir, summary, timeseries=series() if series else None, host=host)
+        path = write_run_dir(runs_dir, result, timeseries=series() if series else None, host=host)
     except Exception as e:  # disk full, permissions, a bad value: never lose the run's end over this
         log.error("llmload: cannot write the run directory under %s: %s", runs_dir, e)
         return None
@@ -207,6 +216,10 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     summary = _read_json(summary_path)
     if not isinstance(summary, dict) or "overall" not in summary:
         raise RunDirError(f"{summary_path}: not an llmload summary (no 'overall' key)")
+    try:
+        result = from_summary(summary)
+    except SummaryError as e:
+        raise RunDirError(f"{summary_path}: {e}") from None
     series = None
     ref = (summary.get("timeseries") or {}).get("path")
     series_path = base / ref if ref else base / "timeseries.json"
@@ -215,4 +228,4 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     config_path = base / "config.json"
     config = _read_json(config_path) if p.is_dir() and config_path.is_file() else None
     name = base.resolve().name if p.is_dir() or p.stem == "summary" else p.stem
-    return Run(path=base, name=name, summary=summary, timeseries=series, config=config)
+    return Run(path=base, name=name, result=result, timeseries=series, config=config)

@@ -25,18 +25,18 @@ The two tabs, one row per request class (profile order) plus an ``Overall`` row 
 A saturated client (CPU >= 85 % of a core or event-loop lag >= 50 ms in some load-generating
 process) means the latencies measure the client, not the server; the Overall row says so.
 
-Numbers come from the aggregator's snapshot without folding this process's pending records
-first (:meth:`~llmload.runtime.Runtime.snapshot` would do that, and also restart the CPU
-sampling interval on every browser poll, which could flag a short busy interval as
-saturation). They are therefore as fresh as the last report: at most Locust's report
-interval (3 s) old, on a master as on a standalone process.
+Numbers come from a :class:`LiveSource` (the coordinator, :mod:`llmload.runtime.coordinator`):
+the aggregator's snapshot as last reported, without folding this process's pending records
+first (that would also restart the CPU sampling interval on every browser poll, which could
+flag a short busy interval as saturation). They are therefore as fresh as the last report:
+at most Locust's report interval (3 s) old, on a master as on a standalone process.
 
 Installed by :func:`llmload.plugin.install` on ``init``, when Locust has already created the
 web UI (``locust.main`` creates it before firing ``init``). There is no web UI on workers,
 in ``--headless`` runs or in ``--processes`` children: then nothing is done. Code that
 builds its own ``Environment`` and creates the web UI after ``install`` calls
 :func:`install_web_ui` itself, before the UI serves its first request (Flask accepts no
-new routes after that).
+new routes after that). This module registers no event listener.
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Response, request
 
@@ -60,6 +59,7 @@ __all__ = [
     "LIVE_TAB",
     "RUN_COLUMNS",
     "RUN_TAB",
+    "LiveSource",
     "hide_secret_defaults",
     "install_web_ui",
     "live_data",
@@ -200,28 +200,24 @@ def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[s
     return rows
 
 
-class _RunClock:
-    """Test time of the current run (from test_start to test_stop, or to now)."""
+class LiveSource(Protocol):
+    """Where the tabs' numbers come from."""
 
-    def __init__(self) -> None:
-        self.t0 = self.t1 = 0.0
+    def live_snapshot(self) -> Snapshot:
+        """The merged state as last reported (no side effects)."""
 
-    def start(self) -> None:
-        self.t0, self.t1 = time.monotonic(), 0.0
+    def class_order(self) -> list[str]:
+        """Request classes in profile order."""
 
-    def stop(self) -> None:
-        if self.t0 and not self.t1:
-            self.t1 = time.monotonic()
-
-    @property
-    def seconds(self) -> float:
-        return ((self.t1 or time.monotonic()) - self.t0) if self.t0 else 0.0
+    def run_seconds(self) -> float:
+        """Test time of the current run: from its start to its stop, or to now."""
 
 
-def live_data(environment: Any, runtime: Any, run_s: float = 0.0) -> dict[str, Any]:
+def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
     """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
-    snap = runtime.aggregator.snapshot()
-    order = [c.name for c in runtime.profile.classes]
+    snap = source.live_snapshot()
+    order = source.class_order()
+    run_s = source.run_seconds()
     runner = environment.runner
     saturated = snap.client_saturated
     return {
@@ -292,7 +288,7 @@ def _base_path(app: Any) -> str:
     return ""
 
 
-def install_web_ui(environment: Any, runtime: Any) -> bool:
+def install_web_ui(environment: Any, source: LiveSource) -> bool:
     """Add the LLM tabs and ``/llmload/live`` to ``environment.web_ui``; False when there is none."""
     web_ui = getattr(environment, "web_ui", None)
     if web_ui is None:
@@ -301,9 +297,6 @@ def install_web_ui(environment: Any, runtime: Any) -> bool:
         return True
     web_ui._llmload_installed = True
     hide_secret_defaults(web_ui)
-    clock = _RunClock()
-    environment.events.test_start.add_listener(lambda **_: clock.start())
-    environment.events.test_stop.add_listener(lambda **_: clock.stop())
 
     ta = web_ui.template_args
     ta["extended_tabs"] = _merge_by_key(
@@ -322,7 +315,7 @@ def install_web_ui(environment: Any, runtime: Any) -> bool:
     failed = []  # log a failing hook once, not on every poll
 
     def data() -> dict[str, Any]:
-        return live_data(environment, runtime, clock.seconds)
+        return live_data(environment, source)
 
     @app.after_request
     def _add_llm_stats(resp: Response) -> Response:

@@ -8,8 +8,8 @@ Start it from the web UI too (no --headless): the shape drives the user count.
 
 from locust import events
 
+from llmload.ladder.shape import LadderShape
 from llmload.plugin import activate
-from llmload.shapes import LadderShape
 from llmload.users import LLMUser
 
 activate(events, ladder="1,5,10,20,30,50")

@@ -15,18 +15,14 @@ raise ``--baseline-requests``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.analysis.steps import Perf, StepView
+from llmload.results.judgement import BaselineRef
 
 __all__ = ["MIN_REQUESTS", "Baseline", "choose_baseline"]
 
 #: Fewer finished requests than this in a step (or successful ones in the baseline): its p50 says nothing.
 MIN_REQUESTS = 3
-
-
-def _pair(p: Perf, metric: str) -> dict[str, float | None]:
-    return {"p50": getattr(p, f"{metric}_p50"), "p99": getattr(p, f"{metric}_p99")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,24 +37,9 @@ class Baseline:
         p = self.step.classes.get(name)
         return p if p is not None and p.ok >= MIN_REQUESTS else None
 
-    def to_dict(self) -> dict[str, Any]:
-        s, p = self.step, self.step.perf
-        out: dict[str, Any] = {
-            "step": s.index,
-            "users": s.users,
-            "source": self.source,
-            "requests": p.ok,
-            "ttft_ms": _pair(p, "ttft"),
-            "tpot_ms": _pair(p, "tpot"),
-            "itl_ms": _pair(p, "itl"),
-            "e2e_ms": {"p50": p.e2e_p50, "p99": p.e2e_p99, "mean": p.e2e_mean},
-            "classes": {},
-        }
-        if s.ci:
-            out["p50_ci95"] = {k: list(v) for k, v in s.ci.items()}
-        for name, c in s.classes.items():
-            out["classes"][name] = {"requests": c.ok, "ttft_ms": _pair(c, "ttft"), "tpot_ms": _pair(c, "tpot")}
-        return out
+    def ref(self) -> BaselineRef:
+        """What the results record: the step's index and the source (the figures are the step's own)."""
+        return BaselineRef(self.step.index if self.step.index is not None else 0, self.source)
 
 
 def choose_baseline(steps: list[StepView]) -> tuple[Baseline | None, str | None, str]:

@@ -41,7 +41,7 @@ def _score(f: Finding, ctx: Context) -> int:
     score = _CONFIDENCE_SCORE.get(f.confidence, 0)
     if ctx.binding is not None and ctx.binding in f.explains:
         score += 3
-    if ctx.breach is not None and f.step is not None and f.step == ctx.breach.get("step"):
+    if ctx.breach is not None and f.step is not None and f.step == ctx.breach.step:
         score += 1
     return score
 

@@ -1,4 +1,4 @@
-"""What a diagnosis rule returns (:class:`Finding`), what it reads (:class:`Context`), and how rules declare their inputs.
+"""What a diagnosis rule reads (:class:`Context`), returns (:class:`~llmload.results.judgement.Finding`), and how rules declare their inputs.
 
 A rule is a plain function ``Context -> list[Finding]`` decorated with :func:`rule`,
 which records its id, layer and the signal sources it needs:
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.analysis.steps import StepView
+from llmload.results.judgement import Breach, Finding, Verdict
+from llmload.results.model import RunResult
 
 __all__ = ["CONFIDENCES", "Context", "Finding", "Rule", "build_context", "rule"]
 
@@ -28,42 +30,6 @@ _SERVER_CORE = ("waiting", "running", "kv_cache_usage")
 _GPU_CORE = ("utilization", "memory_bandwidth_utilization", "sm_activity")
 
 
-@dataclass(slots=True)
-class Finding:
-    """One diagnosed cause: which layer, how sure, the numbers that fired it, and what to change.
-
-    ``explains`` names the verdict metrics it accounts for (``"ttft"``, ``"tpot"``,
-    ``"errors"``); the ranking puts findings that explain the metric that breached first.
-    """
-
-    id: str
-    layer: str
-    title: str
-    confidence: str
-    evidence: dict[str, Any]
-    evidence_text: list[str]
-    change: str
-    step: int | None = None
-    users: int | None = None
-    explains: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's form: evidence without unknown (None) values, floats to 4 decimals."""
-        evidence = {k: round(v, 4) if isinstance(v, float) else v for k, v in self.evidence.items() if v is not None}
-        return {
-            "id": self.id,
-            "layer": self.layer,
-            "title": self.title,
-            "confidence": self.confidence,
-            "evidence": evidence,
-            "evidence_text": self.evidence_text,
-            "change": self.change,
-            "step": self.step,
-            "users": self.users,
-            "explains": list(self.explains),
-        }
-
-
 @dataclass(frozen=True, slots=True)
 class Context:
     """Everything the rules read: the steps, the baseline, the verdict's breach, the client's state."""
@@ -71,7 +37,7 @@ class Context:
     steps: tuple[StepView, ...]
     baseline: StepView | None = None
     degradation: float = 0.5
-    breach: dict[str, Any] | None = None
+    breach: Breach | None = None
     client: dict[str, Any] = field(default_factory=dict)
     coarse_bandwidth: bool = False
 
@@ -90,7 +56,7 @@ class Context:
     @property
     def binding(self) -> str | None:
         """The family of the metric that breached first: ``"ttft"``, ``"tpot"``, ``"errors"`` or None."""
-        metric = (self.breach or {}).get("metric")
+        metric = self.breach.metric if self.breach is not None else None
         if not metric:
             return None
         return "errors" if metric == "error_rate" else metric.split("_")[0]
@@ -135,20 +101,19 @@ def rule(
 def build_context(
     steps: list[StepView],
     baseline: StepView | None,
-    verdict: Mapping[str, Any] | None,
-    summary: Mapping[str, Any],
+    verdict: Verdict | None,
+    result: RunResult,
     degradation: float,
 ) -> Context:
-    """The rules' view of a summary (its ``client`` block, whether the GPU bandwidth figure is coarse)."""
-    coarse = any(
-        "memory_bandwidth_utilization" in (d.get("coarse") or ())
-        for d in (summary.get("gpu") or {}).get("devices") or ()
-    )
+    """The rules' view of a run (the client's state, whether the GPU bandwidth figure is coarse)."""
+    devices: Any = (result.gpu or {}).get("devices") or ()
+    coarse = any(isinstance(d, Mapping) and "memory_bandwidth_utilization" in (d.get("coarse") or ()) for d in devices)
+    client = {"saturated": result.client_saturated, "saturated_processes": list(result.client_saturated_processes)}
     return Context(
         steps=tuple(steps),
         baseline=baseline,
         degradation=degradation,
-        breach=(verdict or {}).get("breach"),
-        client=dict(summary.get("client") or {}),
+        breach=verdict.breach if verdict is not None else None,
+        client=client,
         coarse_bandwidth=coarse,
     )

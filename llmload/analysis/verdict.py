@@ -37,10 +37,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from llmload.analysis.baseline import MIN_REQUESTS, Baseline
 from llmload.analysis.steps import Perf, StepView
+from llmload.results.judgement import Breach, Confidence, PassVerdict, Verdict
 
 __all__ = ["ERROR_RATE_LIMIT", "Pass", "concurrency_of", "judge_pass", "judge_steps", "no_verdict"]
 
@@ -60,16 +60,12 @@ class Pass:
     """One judgement over the ladder: the last safe step, the breach, or why it stopped early."""
 
     safe: StepView | None
-    breach: dict[str, Any] | None
+    breach: Breach | None
     stopped: str | None = None
 
 
 def _users(n: int) -> str:
     return "1 user" if n == 1 else f"{n} users"
-
-
-def _r(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits)
 
 
 def judge_pass(
@@ -101,17 +97,8 @@ def judge_pass(
             over.sort(key=lambda x: x[1] / x[2] if x[2] else math.inf, reverse=True)
             metric, v, limit = over[0]
             base = 0.0 if metric == "error_rate" else (base_perf.value(metric) if base_perf else None)
-            breach = {
-                "step": s.index,
-                "users": s.users,
-                "metric": metric,
-                "value": _r(v, 4),
-                "limit": _r(limit, 4),
-                "baseline": _r(base, 4),
-                "ratio": _r(v / base, 3) if base else None,
-                "also": [m for m, _, _ in over[1:]],
-            }
-            return Pass(safe, breach)
+            ratio = v / base if base else None
+            return Pass(safe, Breach(s.index, s.users, metric, v, limit, base, ratio, tuple(m for m, _, _ in over[1:])))
         safe = s
     return Pass(safe, None)
 
@@ -155,28 +142,26 @@ def _band(steps: list[StepView], base: StepView, limits: dict[str, float | None]
     return out[0], out[1]
 
 
-def _summary_of(p: Pass, limits: dict[str, float | None]) -> dict[str, Any]:
+def _summary_of(p: Pass, limits: dict[str, float | None]) -> PassVerdict:
     status = "breach" if p.breach else ("insufficient_data" if p.stopped else "ok")
-    out = {
-        "status": status,
-        "limits": {f"{m}_ms": _r(v) for m, v in limits.items()} | {"error_rate": ERROR_RATE_LIMIT},
-        "safe_step": p.safe.index if p.safe else None,
-        "safe_users": p.safe.users if p.safe else None,
-        "breach": p.breach,
-    }
-    if p.stopped:
-        out["note"] = p.stopped
-    return out
+    return PassVerdict(
+        status=status,
+        limits={f"{m}_ms": v for m, v in limits.items()} | {"error_rate": ERROR_RATE_LIMIT},
+        safe_step=p.safe.index if p.safe else None,
+        safe_users=p.safe.users if p.safe else None,
+        breach=p.breach,
+        note=p.stopped or None,
+    )
 
 
-def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict[str, PassVerdict]:
+    out: dict[str, PassVerdict] = {}
     for name in baseline.step.classes:
         base = baseline.class_perf(name)
         if base is None or base.ttft_p50 is None:
             n = baseline.step.classes[name].ok
-            out[name] = {"status": "no_baseline", "safe_step": None, "safe_users": None, "breach": None,
-                         "note": f"{n} successful requests of this class in the baseline (at least {MIN_REQUESTS} needed)"}  # fmt: skip
+            note = f"{n} successful requests of this class in the baseline (at least {MIN_REQUESTS} needed)"
+            out[name] = PassVerdict("no_baseline", None, None, None, None, note)
             continue
         limits = _limits(base, P50, factor)
         p = judge_pass(steps, baseline.step, limits, lambda s, m, n=name: s.classes[n].value(m) if n in s.classes else None,
@@ -209,28 +194,13 @@ def _band_note(low: Pass, high: Pass) -> str:
     return f"safe for certain up to {_users(low.safe.users)}, possibly up to {high.safe.users}, {spread}"
 
 
-def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> dict[str, Any]:
+def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> Verdict:
     """A verdict that could not be reached (``no_ladder``, ``no_baseline``, ``insufficient_data``)."""
-    return {
-        "status": status,
-        "note": note,
-        "degradation": degradation,
-        "limits": None,
-        "safe_step": None,
-        "safe_users": None,
-        "top_users": top_users,
-        "steps_judged": 0,
-        "breach": None,
-        "p99": None,
-        "confidence": {"band_users": [None, None], "band_steps": [None, None], "method": "", "note": note},
-        "recommended_limit": None,
-        "recommended_note": note,
-        "per_class": {},
-    }
+    return Verdict(status, note, degradation, top_users=top_users, confidence=Confidence(note=note), recommended_note=note)
 
 
-def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -> dict[str, Any]:
-    """The verdict dict (module docstring; schema in docs/summary-schema.md)."""
+def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -> Verdict:
+    """The verdict (module docstring; schema in docs/summary-schema.md)."""
     factor = 1.0 + degradation
     ladder = [s for s in steps if s.index is not None and s.index >= 0]
     base = baseline.step
@@ -256,28 +226,24 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
     )
     if not with_ci:
         method = "no per-step confidence intervals in this summary: the band is the verdict itself"
-    return {
-        "status": status,
-        "note": note,
-        "degradation": degradation,
-        "limits": {
-            "ttft_p50_ms": _r(limits["ttft_p50"]),
-            "tpot_p50_ms": _r(limits["tpot_p50"]),
-            "error_rate": ERROR_RATE_LIMIT,
-        },
-        "safe_step": main.safe.index if main.safe else None,
-        "safe_users": main.safe.users if main.safe else None,
-        "top_users": top,
-        "steps_judged": len(ladder),
-        "breach": main.breach,
-        "p99": _summary_of(p99, limits99),
-        "confidence": {
-            "band_users": [low.safe.users if low.safe else None, high.safe.users if high.safe else None],
-            "band_steps": [low.safe.index if low.safe else None, high.safe.index if high.safe else None],
-            "method": method,
-            "note": _band_note(low, high),
-        },
-        "recommended_limit": recommended,
-        "recommended_note": why,
-        "per_class": _per_class(steps, baseline, factor),
-    }
+    return Verdict(
+        status=status,
+        note=note,
+        degradation=degradation,
+        limits={"ttft_p50_ms": limits["ttft_p50"], "tpot_p50_ms": limits["tpot_p50"], "error_rate": ERROR_RATE_LIMIT},
+        safe_step=main.safe.index if main.safe else None,
+        safe_users=main.safe.users if main.safe else None,
+        top_users=top,
+        steps_judged=len(ladder),
+        breach=main.breach,
+        p99=_summary_of(p99, limits99),
+        confidence=Confidence(
+            band_users=(low.safe.users if low.safe else None, high.safe.users if high.safe else None),
+            band_steps=(low.safe.index if low.safe else None, high.safe.index if high.safe else None),
+            method=method,
+            note=_band_note(low, high),
+        ),
+        recommended_limit=recommended,
+        recommended_note=why,
+        per_class=_per_class(steps, baseline, factor),
+    )

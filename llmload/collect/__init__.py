@@ -17,22 +17,20 @@ concept per module:
 * :mod:`~llmload.collect.timeline` — the run's readings in time order;
 * :mod:`~llmload.collect.status` — each endpoint's health, as reported;
 * :mod:`~llmload.collect.report` — the summary parts and the stored series;
-* :mod:`~llmload.collect.config` — the flags, validated once;
 * :mod:`~llmload.collect.sources` — HTTP: scrape or Prometheus query (the only I/O);
 * :mod:`~llmload.collect.collector` — the polling greenlet of one run.
 
-See docs/server-metrics.md.
+The flags are :class:`llmload.config.CollectConfig`. See docs/server-metrics.md.
 """
 
 from __future__ import annotations
 
 from llmload.collect.collector import Collection, start_collection
-from llmload.collect.config import CollectConfig
 from llmload.collect.engines import ENGINES, EngineReading, detect_engine, read_engine
 from llmload.collect.exposition import Samples, parse_exposition, samples_from_query
 from llmload.collect.gpus import GpuReading, read_gpus
 from llmload.collect.histogram import BucketHistogram
-from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries, window_summary
+from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.signals import GPU_SIGNALS, SERVER_SIGNALS, Signal
 from llmload.collect.timeline import Timeline
 
@@ -42,7 +40,6 @@ __all__ = [
     "SERVER_SIGNALS",
     "TIMESERIES_SCHEMA",
     "BucketHistogram",
-    "CollectConfig",
     "Collection",
     "EngineReading",
     "GpuReading",
@@ -58,5 +55,4 @@ __all__ = [
     "server_summary",
     "start_collection",
     "timeseries",
-    "window_summary",
 ]

@@ -23,13 +23,13 @@ from typing import Any
 import gevent
 import orjson
 
-from llmload.collect.config import CollectConfig, public_url
 from llmload.collect.engines import read_engine
 from llmload.collect.gpus import GpuReading, read_gpus
-from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries, window_summary
+from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.sources import FetchError, PrometheusSource, ScrapeSource, http_request
 from llmload.collect.status import UNREACHABLE, EndpointStatus
 from llmload.collect.timeline import Timeline
+from llmload.config import CollectConfig, public_url
 
 __all__ = ["Collection", "start_collection"]
 
@@ -188,10 +188,6 @@ class Collection:
         if self.series_path is not None:
             out["timeseries"] = {"path": cfg.timeseries_ref, "schema": TIMESERIES_SCHEMA, "polls": len(self.timeline)}
         return out
-
-    def window_summary(self, t_from: float, t_to: float) -> dict[str, Any]:
-        """Engine and GPU signals between two wall-clock times (e.g. a ladder step's steady window)."""
-        return window_summary(self.timeline, t_from, t_to)
 
     def timeseries(self) -> dict[str, Any]:
         cfg = self.config

@@ -40,7 +40,7 @@ from llmload.collect.stats import counter_stats, gauge_stats, histogram_stats_ms
 from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Column, Timeline
 
-__all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries", "window_summary"]
+__all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries"]
 
 TIMESERIES_SCHEMA = "llmload.timeseries/1"
 
@@ -102,25 +102,6 @@ def _window_mean_ms(tl: Timeline, name: str, url: str | None) -> float | None:
                 if c is not None:
                     total, count = total + (s or 0.0), count + c
     return round(total / count * 1000.0, 3) if count else None
-
-
-def window_summary(tl: Timeline, t_from: float, t_to: float) -> dict[str, Any]:
-    """Engine and GPU signals over the polls between wall times ``t_from`` and ``t_to``
-    (a ladder step's steady window): ``{"server": {signal: ...}, "gpu": {signal: GAUGE}}``.
-
-    Gauges as in the run summary; counters' increase and rate over the window's intervals;
-    engine histograms only as their exact mean (``{"mean"}`` in ms: buckets are not kept
-    per poll). Parts without any reading are left out.
-    """
-    w = tl.window(t_from, t_to)
-    out: dict[str, Any] = {}
-    server = _server_signals(w)
-    if server:
-        out["server"] = server
-    gpu = {s.name: {"unit": s.unit, **st} for s in GPU_SIGNALS if (st := gauge_stats(w.gpu(s.name))) is not None}
-    if gpu:
-        out["gpu"] = gpu
-    return out
 
 
 def server_summary(

@@ -4,23 +4,22 @@
 * :mod:`llmload.exporter.collector` — the pull collector over one snapshot per scrape,
   in its own registry (the series, their labels and units are listed there);
 * :mod:`llmload.exporter.server` — the dedicated listener, the web UI route, and
-  :func:`install_exporter`, which ``llmload.plugin.install`` calls.
+  :func:`start_exporter`, which the coordinator (:mod:`llmload.runtime.coordinator`) calls.
 """
 
 from __future__ import annotations
 
 from llmload.exporter.buckets import BUCKETS, ClassicBuckets
 from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
-from llmload.exporter.server import DEFAULT_PORT, Exporter, ExporterConfig, install_exporter
+from llmload.exporter.server import Exporter, MetricsServer, start_exporter
 
 __all__ = [
     "BUCKETS",
-    "DEFAULT_PORT",
     "ClassicBuckets",
     "ExportContext",
     "Exporter",
-    "ExporterConfig",
     "LlmloadCollector",
-    "install_exporter",
+    "MetricsServer",
     "new_registry",
+    "start_exporter",
 ]

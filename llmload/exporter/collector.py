@@ -51,7 +51,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from prometheus_client.core import (
@@ -103,14 +102,6 @@ class ExportContext:
     classes: tuple[str, ...] = ()  # exported at 0 before their first request
     step: tuple[int, int, bool] | None = None  # running ladder step: (index, users, steady)
     baseline: dict[str, float] | None = None  # {"ttft_p50": s, "ttft_p99": s, "tpot_p50": s, "tpot_p99": s}
-
-    @classmethod
-    def from_runtime(cls, runtime: Any) -> ExportContext:
-        cfg = runtime.config
-        return cls(
-            cfg.api, cfg.adapter.model, runtime.profile.name, runtime.profile.class_names,
-            step=runtime.steps.current(), baseline=runtime.live_baseline(),
-        )  # fmt: skip
 
 
 class LlmloadCollector(Collector):

@@ -1,7 +1,8 @@
 """Serving the exporter's registry over HTTP, and wiring it into a Locust process.
 
-:func:`install_exporter` runs on the master or a standalone process (workers hold no merged
-state and export nothing). It serves ``/metrics`` in two places:
+The coordinator (:mod:`llmload.runtime.coordinator`, on the master or a standalone process;
+workers hold no merged state and export nothing) calls :func:`start_exporter`, which serves
+``/metrics`` in two places:
 
 * a dedicated listener on ``--exporter-host:--exporter-port`` (default ``0.0.0.0:9646``),
   in headless and web-UI mode alike, so one scrape config fits every run;
@@ -12,8 +13,9 @@ The listener is gevent's ``pywsgi`` server (like Locust's web UI), so a scrape r
 a greenlet of the process's own loop and reads the aggregator without locks. It binds
 during ``init``: a busy port is a :class:`~llmload.errors.ConfigError` (one error line,
 exit 2, no load sent). It is closed when the runner quits (its holder greenlet lives in
-``runner.greenlet``) or at ``quitting``, after ``--exporter-linger`` seconds, so a
-headless run can let Prometheus take a last scrape with the final counts.
+``runner.greenlet``) or at ``quitting`` after the summary, after ``--exporter-linger``
+seconds, so a headless run can let Prometheus take a last scrape with the final counts.
+The flags are :class:`~llmload.config.ExporterConfig`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import errno
 import logging
 import socket
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import gevent
@@ -31,40 +33,16 @@ from gevent.pywsgi import WSGIServer
 from prometheus_client import make_wsgi_app
 from prometheus_client.registry import CollectorRegistry
 
-from llmload.config import parse_duration
+from llmload.config import ExporterConfig
 from llmload.errors import ConfigError
 from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
+from llmload.metrics.aggregation import Snapshot
 
-__all__ = ["DEFAULT_PORT", "Exporter", "ExporterConfig", "MetricsServer", "install_exporter"]
+__all__ = ["Exporter", "MetricsServer", "start_exporter"]
 
 log = logging.getLogger("llmload")
 
-#: Default port of the dedicated listener (not in Prometheus' allocation list; free in practice).
-DEFAULT_PORT = 9646
 _MAX_CONNECTIONS = 16  # concurrent scrapes served; more wait in the accept queue
-
-
-@dataclass(frozen=True, slots=True)
-class ExporterConfig:
-    """The exporter's flags, validated once. ``port`` 0 = no dedicated listener."""
-
-    enabled: bool = True
-    host: str = "0.0.0.0"
-    port: int = DEFAULT_PORT
-    linger_s: float = 0.0
-
-    @classmethod
-    def from_options(cls, opts: Any) -> ExporterConfig:
-        get = lambda name, default: getattr(opts, name, default) if opts is not None else default  # noqa: E731
-        port = get("exporter_port", DEFAULT_PORT)
-        if port is None or not 0 <= int(port) <= 65535:
-            raise ConfigError(f"--exporter-port {port}: must be 1..65535 (0 = no dedicated listener)")
-        return cls(
-            enabled=not get("no_exporter", False),
-            host=get("exporter_host", "0.0.0.0") or "0.0.0.0",
-            port=int(port),
-            linger_s=parse_duration(get("exporter_linger", "0"), "--exporter-linger") or 0.0,
-        )
 
 
 class MetricsServer:
@@ -151,32 +129,31 @@ def _serve_on_web_ui(web_ui: Any, registry: CollectorRegistry) -> None:
     web_ui.app.add_url_rule(f"{base}/metrics", "llmload_metrics", metrics)
 
 
-def install_exporter(environment: Any, runtime: Any) -> Exporter | None:
-    """Start the exporter for ``runtime`` unless this is a worker or ``--no-exporter`` was given.
+def start_exporter(
+    config: ExporterConfig,
+    snapshot: Callable[[], Snapshot],
+    context: Callable[[], ExportContext],
+    *,
+    web_ui: Any = None,
+    group: Any = None,
+) -> Exporter | None:
+    """Serve ``snapshot()`` and ``context()`` as ``/metrics`` (None when ``--no-exporter``).
 
-    Call from ``install`` before registering the runtime's own ``quitting`` listener: the
-    listener is closed after the summary is written. Raises :class:`ConfigError` when the
-    port cannot be bound.
+    Binds the dedicated listener now (a busy port is a :class:`ConfigError`), adds the
+    route to ``web_ui`` when there is one, and holds the listener open in ``group`` (the
+    runner's greenlet group: the listener closes when the runner quits) until
+    :meth:`Exporter.close`.
     """
-    if runtime.is_worker:  # nothing merged here; the master exports for all workers
-        return None
-    config = ExporterConfig.from_options(environment.parsed_options)
     if not config.enabled:
         return None
-    collector = LlmloadCollector(
-        lambda: runtime.snapshot(window=False, run=False), lambda: ExportContext.from_runtime(runtime)
-    )
-    registry = new_registry(collector)
+    registry = new_registry(LlmloadCollector(snapshot, context))
     server = None
     if config.port:
         server = MetricsServer(registry, config.host, config.port)
         server.start()
         log.info("llmload: Prometheus metrics at %s", server.url)
-    web_ui = getattr(environment, "web_ui", None)
     if web_ui is not None:
         _serve_on_web_ui(web_ui, registry)
     exporter = Exporter(registry, server, config.linger_s)
-    runner = environment.runner
-    exporter.hold(runner.greenlet if runner is not None else None)
-    environment.events.quitting.add_listener(lambda **_: exporter.close())
+    exporter.hold(group)
     return exporter

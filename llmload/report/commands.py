@@ -9,7 +9,6 @@ prints the before/after table.
 from __future__ import annotations
 
 import argparse
-import copy
 import io
 import sys
 from dataclasses import replace
@@ -33,22 +32,22 @@ FORMATS = {
 
 
 def analysed(run: Run) -> Run:
-    """``run`` itself, or, when its summary predates the analysis (no ``verdict`` key), a copy analysed now."""
-    if "verdict" in run.summary:
+    """``run`` itself, or, when its summary predates the analysis (no ``verdict``), a copy analysed now."""
+    result = run.result
+    if result.judgement is not None:
         return run
-    from llmload.analysis import analyze, series_from_timeseries
+    from llmload.analysis import analyze
+    from llmload.results import series_from_timeseries, with_step_signals
 
-    summary = copy.deepcopy(run.summary)
-    server, gpu = series_from_timeseries(run.timeseries)
-    degradation = (summary.get("config") or {}).get("degradation") or 0.5
+    degradation = result.config.get("degradation") or 0.5
     try:
-        analyze(summary, degradation=degradation, server=server, gpu=gpu)
+        result = with_step_signals(result, *series_from_timeseries(run.timeseries))
+        judgement = analyze(result, degradation)
     except Exception as e:  # an old or hand-made summary the analysis cannot read: report what is there
         note = f"this summary has no analysis and it could not be run now ({type(e).__name__}: {e})"
-        return replace(run, summary={**run.summary, "warnings": [*(run.summary.get("warnings") or []), note]})
+        return replace(run, result=replace(run.result, warnings=(*run.result.warnings, note)))
     note = "this summary had no verdict: the analysis ran in llmload report (without per-step confidence intervals)"
-    summary["warnings"] = [*(summary.get("warnings") or []), note]
-    return replace(run, summary=summary)
+    return replace(run, result=replace(result, judgement=judgement, warnings=(*result.warnings, note)))
 
 
 def write_report(run: Run, out_dir: str | Path | None = None, formats: tuple[str, ...] = tuple(FORMATS)) -> list[Path]:

@@ -17,12 +17,17 @@ text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
 from llmload.report import fmt
 from llmload.report.data import row
+from llmload.results.model import RunResult, Stats, StepResult
+
+if TYPE_CHECKING:
+    from llmload.rundir import Run
 
 __all__ = ["COMPARE_SCHEMA", "METRICS", "SAME_WITHIN", "compare_runs", "write_console", "write_json", "write_markdown"]
 
@@ -40,21 +45,21 @@ METRICS = (
 )
 
 
-def _side(run: Any) -> dict[str, Any]:
-    s = run.summary
-    v = s.get("verdict") or {}
+def _side(run: Run) -> dict[str, Any]:
+    r = run.result
+    v = r.judgement.verdict if r.judgement is not None else None
     return {
         "name": run.name,
-        "started_at": s.get("started_at"),
-        "safe_users": v.get("safe_users"),
-        "recommended_limit": v.get("recommended_limit"),
-        "binding": (v.get("breach") or {}).get("metric"),
+        "started_at": r.started_at,
+        "safe_users": v.safe_users if v else None,
+        "recommended_limit": v.recommended_limit if v else None,
+        "binding": v.breach.metric if v and v.breach else None,
     }
 
 
-def _steps_by_users(summary: dict[str, Any]) -> dict[int, dict[str, Any]]:
+def _steps_by_users(result: RunResult) -> dict[int, StepResult]:
     """Ladder steps keyed by users (the last step of a given size wins; the pre-run is left out)."""
-    return {st["users"]: st for st in summary.get("steps") or [] if (st.get("index") or 0) >= 0 and "users" in st}
+    return {st.users: st for st in result.steps if st.index >= 0}
 
 
 def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[float | None, float | None, str | None]:
@@ -72,7 +77,7 @@ def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[floa
     return delta, pct, "better" if (delta > 0) == higher_better else "worse"
 
 
-def _rows(scope: str, users: int | None, a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _rows(scope: str, users: int | None, a: Stats | None, b: Stats | None) -> list[dict[str, Any]]:
     ra, rb = row(scope, a) if a else {}, row(scope, b) if b else {}
     out = []
     for key, label, unit, higher in METRICS:
@@ -84,27 +89,28 @@ def _rows(scope: str, users: int | None, a: dict[str, Any] | None, b: dict[str, 
     return out
 
 
-def compare_runs(a: Any, b: Any) -> dict[str, Any]:
+def compare_runs(a: Run, b: Run) -> dict[str, Any]:
     """Compare runs ``a`` (before) and ``b`` (after), :class:`~llmload.rundir.Run` objects."""
-    sa, sb = _steps_by_users(a.summary), _steps_by_users(b.summary)
-    rows = _rows("overall", None, a.summary.get("overall"), b.summary.get("overall"))
+    sa, sb = _steps_by_users(a.result), _steps_by_users(b.result)
+    rows = _rows("overall", None, a.result.overall, b.result.overall)
     for users in sorted(set(sa) | set(sb)):
         ra, rb = sa.get(users), sb.get(users)
-        rows += _rows(fmt.users(users), users, ra and ra.get("overall"), rb and rb.get("overall"))
-    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": _differences(a.summary, b.summary), "rows": rows}
+        rows += _rows(fmt.users(users), users, ra and ra.overall, rb and rb.overall)
+    notes = _differences(a.result.config, b.result.config)
+    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows}
 
 
-#: Settings that make two runs' numbers incomparable when they differ: (label, getter).
+#: Settings that make two runs' numbers incomparable when they differ: (label, getter of the public config).
 _SETTINGS = (
-    ("model", lambda s: (s.get("config") or {}).get("model")),
-    ("workload profile", lambda s: (s.get("config") or {}).get("profile")),
-    ("max tokens cap", lambda s: (s.get("config") or {}).get("max_tokens_cap")),
-    ("ladder", lambda s: ((s.get("config") or {}).get("ladder") or {}).get("levels")),
-    ("step time", lambda s: ((s.get("config") or {}).get("ladder") or {}).get("step_s")),
+    ("model", lambda c: c.get("model")),
+    ("workload profile", lambda c: c.get("profile")),
+    ("max tokens cap", lambda c: c.get("max_tokens_cap")),
+    ("ladder", lambda c: (c.get("ladder") or {}).get("levels")),
+    ("step time", lambda c: (c.get("ladder") or {}).get("step_s")),
 )
 
 
-def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """One line per setting that differs between the runs (numbers may not compare like for like)."""
     out = []
     for label, get in _SETTINGS:

@@ -1,7 +1,8 @@
 """What a run report shows, as data (``report.json``, schema ``llmload.report/1``).
 
-:func:`build_report` turns a :class:`~llmload.rundir.Run` (summary ``llmload.summary/2``
-plus its optional time series) into one dict that every report writer reads::
+:func:`build_report` turns a :class:`~llmload.rundir.Run` (its typed
+:class:`~llmload.results.model.RunResult`, read from a ``llmload.summary/2`` summary, plus its
+optional time series) into one dict that the HTML and Markdown writers read::
 
     {"schema": "llmload.report/1",
      "run": {"name", "started_at", "duration_s", "users_max", "host", "api", "model",
@@ -26,7 +27,15 @@ Series times are seconds from ``t0`` (the test start); the plot input is this pl
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from llmload.results.judgement import Judgement
+from llmload.results.model import RunResult, Stats, StepResult
+from llmload.results.summary import SCHEMA, baseline_dict
+
+if TYPE_CHECKING:
+    from llmload.rundir import Run
 
 __all__ = ["PLOTTED_SIGNALS", "REPORT_SCHEMA", "build_report", "row", "series_points"]
 
@@ -46,31 +55,28 @@ PLOTTED_SIGNALS = (
 _STEP_SIGNALS = {"server": ("waiting", "running", "kv_cache_usage"), "gpu": ("utilization", "memory_bandwidth_utilization")}
 
 
-def _q(stats: dict[str, Any], metric: str, q: str) -> float | None:
-    block = stats.get(f"{metric}_ms") or {}
-    return block.get(q)
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
 
 
-def row(name: str, stats: dict[str, Any]) -> dict[str, Any]:
-    """The report's flat view of one STATS block of the summary."""
-    requests = stats.get("requests") or 0
-    errors = stats.get("errors") or 0
+def row(name: str, stats: Stats) -> dict[str, Any]:
+    """The report's flat view of one :class:`Stats` (ms, to µs)."""
     out: dict[str, Any] = {
         "name": name,
-        "requests": requests,
-        "ok": stats.get("ok"),
-        "errors": errors,
-        "error_rate": round(errors / requests, 6) if requests else None,
-        "tok_s": stats.get("output_tokens_per_s"),
-        "req_s": stats.get("requests_per_s"),
+        "requests": stats.requests,
+        "ok": stats.ok,
+        "errors": stats.errors,
+        "error_rate": round(stats.errors / stats.requests, 6) if stats.requests else None,
+        "tok_s": round(stats.output_tokens_per_s, 3),
+        "req_s": round(stats.requests_per_s, 3),
     }
     for metric in ("ttft", "tpot", "itl", "e2e"):
-        for q in ("p50", "p99"):
-            out[f"{metric}_{q}"] = _q(stats, metric, q)
+        lat = stats.lat(metric)
+        out[f"{metric}_p50"], out[f"{metric}_p99"] = _r(lat.p50), _r(lat.p99)
     return out
 
 
-def series_points(timeseries: dict[str, Any] | None) -> dict[str, list[tuple[float, float | None]]]:
+def series_points(timeseries: Mapping[str, Any] | None) -> dict[str, list[tuple[float, float | None]]]:
     """``llmload.timeseries/1`` columns -> ``{"server.waiting": [(t_wall_s, value), ...], ...}``."""
     if not timeseries:
         return {}
@@ -91,75 +97,71 @@ def _window_mean(points: list[tuple[float, float | None]], t0: float | None, t1:
     return round(sum(vals) / len(vals), 6) if vals else None
 
 
-def _step_signals(step: dict[str, Any], points: dict[str, list[tuple[float, float | None]]]) -> dict[str, Any]:
-    """Per-step engine / GPU means: the summary's (analysis) when present, else from the series."""
+def _step_signals(step: StepResult, points: dict[str, list[tuple[float, float | None]]]) -> dict[str, Any]:
+    """Per-step engine / GPU means: the results' when present, else from the series."""
     out: dict[str, Any] = {}
     for part, names in _STEP_SIGNALS.items():
-        given = step.get(part) or {}
+        given = getattr(step, part)
         means = {}
         for name in names:
             if name in given and isinstance(given[name], dict):
                 means[name] = given[name].get("mean")
             elif f"{part}.{name}" in points:
-                means[name] = _window_mean(points[f"{part}.{name}"], step.get("steady_from"), step.get("ended_at"))
+                means[name] = _window_mean(points[f"{part}.{name}"], step.steady_from, step.ended_at)
         means = {k: v for k, v in means.items() if v is not None}
         if means:
             out[part] = means
     return out
 
 
-def _status(step: dict[str, Any], verdict: dict[str, Any] | None, baseline: dict[str, Any] | None) -> str:
-    index = step.get("index")
-    if baseline and baseline.get("step") == index:
+def _status(step: StepResult, j: Judgement | None) -> str:
+    index = step.index
+    if j is not None and j.baseline is not None and j.baseline.step == index:
         return "baseline"
-    if not verdict:
+    if j is None:
         return "ok"
-    breach = verdict.get("breach") or {}
-    if breach and breach.get("step") == index:
+    v = j.verdict
+    breach = v.breach
+    if breach is not None and breach.step == index:
         return "breach"
-    if verdict.get("safe_step") == index:
+    if v.safe_step == index:
         return "safe"
-    if breach and breach.get("step") is not None and index is not None and index > breach["step"]:
+    if breach is not None and breach.step is not None and index > breach.step:
         return "over"
     return "ok"
 
 
-def _steps(summary: dict[str, Any], points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Any]]:
-    verdict, baseline = summary.get("verdict"), summary.get("baseline")
+def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Any]]:
     out = []
-    for step in summary.get("steps") or []:
-        r = row(f"{step.get('users')} users", step.get("overall") or {})
-        r.update(
-            index=step.get("index"),
-            users=step.get("users"),
-            steady_s=step.get("steady_s"),
-            status=_status(step, verdict, baseline),
-            **_step_signals(step, points),
-        )
+    for step in result.steps:
+        r = row(f"{step.users} users", step.overall)
+        r.update(index=step.index, users=step.users, steady_s=step.steady_s, status=_status(step, result.judgement),
+                 **_step_signals(step, points))  # fmt: skip
         out.append(r)
     return out
 
 
-def _classes(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    per_class = ((summary.get("verdict") or {}).get("per_class")) or {}
+def _classes(result: RunResult) -> list[dict[str, Any]]:
+    per_class = result.judgement.verdict.per_class if result.judgement is not None else {}
+    total = result.overall.requests
     out = []
-    for name, stats in (summary.get("classes") or {}).items():
+    for name, stats in result.classes.items():
         r = row(name, stats)
-        judged = per_class.get(name) or {}
+        judged = per_class.get(name)
         r.update(
-            weight=stats.get("weight"),
-            share=stats.get("share_of_requests"),
-            safe_users=judged.get("safe_users"),
-            breach=judged.get("breach"),
+            weight=result.weights.get(name),
+            share=round(stats.requests / total, 4) if total else None,
+            safe_users=judged.safe_users if judged else None,
+            breach=judged.breach.to_dict() if judged and judged.breach else None,
         )
         out.append(r)
     return out
 
 
-def _signals(summary: dict[str, Any]) -> dict[str, Any]:
+def _signals(result: RunResult) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for part in ("server", "gpu"):
-        sigs = (summary.get(part) or {}).get("signals") or {}
+        sigs = (getattr(result, part) or {}).get("signals") or {}
         picked = {
             name: {"unit": s.get("unit"), "mean": s.get("mean"), "max": s.get("max")}
             for name, s in sigs.items()
@@ -170,7 +172,7 @@ def _signals(summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _series(summary: dict[str, Any], timeseries: dict[str, Any] | None) -> dict[str, Any] | None:
+def _series(result: RunResult, timeseries: Mapping[str, Any] | None) -> dict[str, Any] | None:
     points = series_points(timeseries)
     if not points:
         return None
@@ -180,27 +182,22 @@ def _series(summary: dict[str, Any], timeseries: dict[str, Any] | None) -> dict[
         "t0": t0,
         "signals": {k: [[rel(t), v] for t, v in pts] for k, pts in points.items()},
         "steps": [
-            {
-                "index": s.get("index"),
-                "users": s.get("users"),
-                "start_s": rel(s.get("started_at")),
-                "steady_s": rel(s.get("steady_from")),
-                "end_s": rel(s.get("ended_at")),
-            }
-            for s in summary.get("steps") or []
+            {"index": s.index, "users": s.users, "start_s": rel(s.started_at), "steady_s": rel(s.steady_from),
+             "end_s": rel(s.ended_at)}
+            for s in result.steps
         ],
-    }
+    }  # fmt: skip
 
 
-def _run_meta(name: str, summary: dict[str, Any], config_file: dict[str, Any] | None) -> dict[str, Any]:
-    config = summary.get("config") or {}
-    profile = summary.get("profile") or {}
+def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | None) -> dict[str, Any]:
+    config = result.config
+    profile = result.profile
     mix = ":".join(f"{c.get('weight'):g}" for c in profile.get("classes") or [] if isinstance(c.get("weight"), (int, float)))
     return {
         "name": name,
-        "started_at": summary.get("started_at"),
-        "duration_s": summary.get("duration_s"),
-        "users_max": summary.get("users_max"),
+        "started_at": result.started_at,
+        "duration_s": round(result.duration_s, 3),
+        "users_max": result.users_max,
         "host": (config_file or {}).get("host"),
         "api": config.get("api"),
         "model": config.get("model"),
@@ -209,27 +206,28 @@ def _run_meta(name: str, summary: dict[str, Any], config_file: dict[str, Any] | 
         "seed": config.get("seed"),
         "max_tokens_cap": config.get("max_tokens_cap"),
         "ladder": config.get("ladder"),
-        "degradation": (summary.get("verdict") or {}).get("degradation", config.get("degradation")),
-        "workers": summary.get("workers"),
-        "summary_schema": summary.get("schema"),
+        "degradation": result.judgement.verdict.degradation if result.judgement else config.get("degradation"),
+        "workers": result.workers,
+        "summary_schema": result.schema or SCHEMA,
     }
 
 
-def build_report(run: Any) -> dict[str, Any]:
+def build_report(run: Run) -> dict[str, Any]:
     """The report data of ``run`` (a :class:`~llmload.rundir.Run`); see the module docstring."""
-    s = run.summary
+    result = run.result
+    j = result.judgement
     points = series_points(run.timeseries)
     return {
         "schema": REPORT_SCHEMA,
-        "run": _run_meta(run.name, s, run.config),
-        "warnings": list(s.get("warnings") or []),
-        "errors_by_kind": dict(s.get("errors_by_kind") or {}),
-        "baseline": s.get("baseline"),
-        "verdict": s.get("verdict"),
-        "steps": _steps(s, points),
-        "overall": row("overall", s.get("overall") or {}),
-        "classes": _classes(s),
-        "findings": list(s.get("findings") or []),
-        "signals": _signals(s),
-        "series": _series(s, run.timeseries),
+        "run": _run_meta(run.name, result, run.config),
+        "warnings": list(result.warnings),
+        "errors_by_kind": dict(result.errors_by_kind),
+        "baseline": baseline_dict(result, j) if j is not None else None,
+        "verdict": j.verdict.to_dict() if j is not None else None,
+        "steps": _steps(result, points),
+        "overall": row("overall", result.overall),
+        "classes": _classes(result),
+        "findings": [f.to_dict() for f in j.findings] if j is not None else [],
+        "signals": _signals(result),
+        "series": _series(result, run.timeseries),
     }

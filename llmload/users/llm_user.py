@@ -3,7 +3,8 @@
 :class:`LLMUser` is a ``FastHttpUser`` (geventhttpclient: the cheapest Locust client per
 token, measured in shared/research/locust.md). Each task iteration sends one request of
 the workload's next class, reads the stream through :mod:`llmload.users.stream`, and
-finishes the :class:`~llmload.metrics.record.RequestRecord`:
+finishes the :class:`~llmload.metrics.record.RequestRecord`. Everything it needs from its
+process comes from its :class:`~llmload.users.context.LoadContext`.
 
 * outcome ``ok`` / ``error`` (with its kind, see :mod:`llmload.errors`) / ``interrupted``
   (cut by the end of the test: neither ok nor error). A connection failure is
@@ -33,6 +34,7 @@ from locust.contrib.fasthttp import FastHttpUser
 
 from llmload.adapters.base import Framing, StreamState
 from llmload.errors import (
+    CLIENT_ERROR,
     ConnectError,
     EmptyResponse,
     HttpStatusError,
@@ -42,12 +44,12 @@ from llmload.errors import (
 )
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
+from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline
 from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
-    from llmload.runtime import Runtime
     from llmload.workload.sampler import WorkloadSampler
 
 __all__ = ["LLMUser"]
@@ -72,17 +74,16 @@ class LLMUser(FastHttpUser):
     connection_timeout = 30.0
 
     def __init__(self, environment) -> None:
-        if environment.llmload.watchdog.limits.any:
+        self._context: LoadContext = context_of(environment)
+        if self._context.watchdog.limits.any:
             self.network_timeout = None
         super().__init__(environment)
         install_keepalive(self.client)
 
-    _runtime: Runtime
     _sampler: WorkloadSampler
 
     def on_start(self) -> None:
-        self._runtime = self.environment.llmload
-        self._sampler = self._runtime.new_sampler()
+        self._sampler = self._context.new_sampler()
 
     def _drop_connections(self) -> None:
         """Close this user's connections (only when its pool is its own, as by default)."""
@@ -92,12 +93,14 @@ class LLMUser(FastHttpUser):
     @task
     def generate(self) -> None:
         """Send the next request of the mix and record it."""
-        runtime = self._runtime
+        ctx = self._context
         sample = self._sampler.next()
-        spec = runtime.adapter.build_request(sample)
+        adapter = ctx.adapter
+        spec = adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
-        rec.step = runtime.steps.steady_step
-        flight = runtime.watchdog.register(rec)
+        rec.step = ctx.steady_step
+        watchdog = ctx.watchdog
+        flight = watchdog.register(rec)
         reader: BodyReader | None = None
         clean = False
         try:
@@ -108,7 +111,7 @@ class LLMUser(FastHttpUser):
                 spec.path,
                 name=sample.class_name,
                 data=spec.body,
-                headers=runtime.headers_for(spec),
+                headers=ctx.headers_for(spec),
                 stream=True,
                 catch_response=True,
             )
@@ -117,9 +120,9 @@ class LLMUser(FastHttpUser):
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
             _raise_for_status(resp, reader)
-            framing = runtime.framing_for(resp.headers.get("content-type") if resp.headers else None)
+            framing = ctx.framing_for(resp.headers.get("content-type") if resp.headers else None)
             state = StreamState()
-            done = consume(framing, reader, runtime.adapter, state, rec, runtime.config.sse_parser)
+            done = consume(framing, reader, adapter, state, rec, ctx.sse_parser)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
             settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
@@ -153,18 +156,18 @@ class LLMUser(FastHttpUser):
                 rec.outcome = "interrupted"
             raise
         except Exception as e:  # a bug in an adapter or in llmload: count it, and let Locust show the traceback
-            _fail(rec, "client_error", f"{type(e).__name__}: {e}")
+            _fail(rec, CLIENT_ERROR, f"{type(e).__name__}: {e}")
             raise
         finally:
             rec.reconnects = take_reconnects()
-            runtime.watchdog.unregister(flight)
+            watchdog.unregister(flight)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
             if rec.outcome != "ok" and not rec.output_tokens:
                 rec.output_tokens = rec.counted_tokens
             if reader is not None and not clean:
                 reader.discard()
-            runtime.finish(rec)
+            ctx.finish(rec)
 
 
 def _raise_for_status(resp, reader: BodyReader | None) -> None:

@@ -41,7 +41,7 @@ def run_inprocess(
     from locust.argument_parser import get_parser
     from locust.env import Environment
 
-    from llmload.options import add_arguments
+    from llmload.config import add_arguments
     from llmload.plugin import install
     from llmload.users import LLMUser
 
@@ -60,4 +60,4 @@ def run_inprocess(
     env.runner.start(users, spawn_rate=users)
     gevent.sleep(seconds)
     env.runner.quit()
-    return runtime.last_summary
+    return runtime.coordinator.last_summary

@@ -20,7 +20,7 @@ import pytest
 
 from llmload.metrics.dump import record_from_line
 from llmload.metrics.recorder import MetricSet
-from llmload.report.summary import build_summary
+from llmload.results import build_result, to_summary
 from tests.integration.harness import ROOT
 
 pytestmark = pytest.mark.integration
@@ -110,7 +110,7 @@ def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile)
     assert len(dumps) == 2, list(tmp_path.iterdir())
     assert s["workers"] == 2 and s["workers_lost"] == []
 
-    expected = build_summary(rebuild(dumps), duration_s=s["duration_s"], users_max=s["users_max"])
+    expected = to_summary(build_result(rebuild(dumps), duration_s=s["duration_s"], users_max=s["users_max"], weights={}))
     o, e = s["overall"], expected["overall"]
     for key in ("requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens"):
         assert o[key] == e[key], key

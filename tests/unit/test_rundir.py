@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from llmload.config import RunConfig
+from llmload.config import RunConfig, read
+from llmload.results import from_summary, to_summary
 from llmload.rundir import RunDirError, create_run_dir, load_run, run_dir_name, save_run, scrub, write_run_dir
 from tests.unit.report import samples
 
@@ -29,7 +30,8 @@ def test_two_runs_in_the_same_second_get_two_directories(tmp_path):
 def test_layout_and_contents(tmp_path):
     s = samples.ladder_summary()
     s["timeseries"] = {"path": "../elsewhere/summary.timeseries.json", "schema": "llmload.timeseries/1", "polls": 20}
-    path = write_run_dir(tmp_path, s, timeseries=samples.timeseries(), host="http://user:pw@gw:8000")
+    s = to_summary(from_summary(s))  # as llmload writes it
+    path = write_run_dir(tmp_path, from_summary(s), timeseries=samples.timeseries(), host="http://user:pw@gw:8000")
     assert path.name == "20270115T080000Z-default"
     assert sorted(p.name for p in path.iterdir()) == ["config.json", "findings.json", "summary.json", "timeseries.json", "verdict.json"]
     summary = json.loads((path / "summary.json").read_text())
@@ -46,7 +48,7 @@ def test_layout_and_contents(tmp_path):
 def test_plain_run_without_series(tmp_path):
     s = samples.plain_summary()
     s["timeseries"] = {"path": "x.timeseries.json"}
-    path = write_run_dir(tmp_path, s)
+    path = write_run_dir(tmp_path, from_summary(s))
     assert not (path / "timeseries.json").exists()
     assert "timeseries" not in json.loads((path / "summary.json").read_text())
     assert json.loads((path / "verdict.json").read_text()) == {"baseline": None, "verdict": None}
@@ -54,11 +56,11 @@ def test_plain_run_without_series(tmp_path):
 
 
 def test_api_key_never_written(tmp_path):
-    config = RunConfig.from_options(None)
+    config = RunConfig.from_values(read(None))
     config = type(config)(**{**{f: getattr(config, f) for f in config.__slots__}, "api_key": samples.SECRET})
     s = samples.with_secret(samples.ladder_summary())
     s["config"].update(config.public_dict())
-    path = write_run_dir(tmp_path, s, timeseries=samples.timeseries())
+    path = write_run_dir(tmp_path, from_summary(s), timeseries=samples.timeseries())
     for p in path.iterdir():
         assert samples.SECRET not in p.read_text()
     assert json.loads((path / "config.json").read_text())["config"]["api_key_set"] is True
@@ -70,10 +72,10 @@ def test_scrub():
 
 def test_save_run_prints_one_line(tmp_path):
     out = io.StringIO()
-    path = save_run(samples.plain_summary(), str(tmp_path / "runs"), out, series=samples.timeseries, host=None)
+    path = save_run(from_summary(samples.plain_summary()), str(tmp_path / "runs"), out, series=samples.timeseries, host=None)
     assert path is not None and (path / "timeseries.json").exists()
     assert out.getvalue() == f"llmload: run saved in {path} (llmload report {path} writes report.html)\n"
-    assert save_run(samples.plain_summary(), "", out) is None
+    assert save_run(from_summary(samples.plain_summary()), "", out) is None
 
 
 def test_save_run_failure_is_one_error_line_not_a_crash(tmp_path, caplog):
@@ -81,14 +83,14 @@ def test_save_run_failure_is_one_error_line_not_a_crash(tmp_path, caplog):
     blocker.write_text("not a directory")
     out = io.StringIO()
     with caplog.at_level(logging.ERROR, logger="llmload"):
-        assert save_run(samples.plain_summary(), str(blocker / "runs"), out) is None
-        assert save_run(samples.plain_summary(), str(tmp_path), out, series=lambda: 1 / 0) is None
+        assert save_run(from_summary(samples.plain_summary()), str(blocker / "runs"), out) is None
+        assert save_run(from_summary(samples.plain_summary()), str(tmp_path), out, series=lambda: 1 / 0) is None
     assert out.getvalue() == ""
     assert len(caplog.records) == 2 and all("cannot write the run directory" in r.getMessage() for r in caplog.records)
 
 
 def test_load_run_from_directory_or_summary_file(tmp_path):
-    path = write_run_dir(tmp_path, samples.ladder_summary(), timeseries=samples.timeseries())
+    path = write_run_dir(tmp_path, from_summary(samples.ladder_summary()), timeseries=samples.timeseries())
     run = load_run(path)
     assert run.name == path.name and run.path == path and run.timeseries["schema"] == "llmload.timeseries/1"
     assert run.config["schema"] == "llmload.config/1"
@@ -116,13 +118,13 @@ def test_load_run_errors(tmp_path, content, message):
 def test_flags_and_environment(monkeypatch):
     from locust.argument_parser import get_parser
 
-    from llmload.options import add_arguments
+    from llmload.config import add_arguments
 
     monkeypatch.delenv("LLMLOAD_RUNS_DIR", raising=False)  # tests/conftest.py points it at a temp dir
     monkeypatch.delenv("LLMLOAD_NO_RUN_DIR", raising=False)
     parser = get_parser()
     add_arguments(parser)
-    runs_dir = lambda *args: RunConfig.from_options(parser.parse_args(list(args))).runs_dir  # noqa: E731
+    runs_dir = lambda *args: RunConfig.from_values(read(parser.parse_args(list(args)))).runs_dir  # noqa: E731
     assert runs_dir() == "runs"
     assert runs_dir("--runs-dir", "/tmp/r") == "/tmp/r"
     assert runs_dir("--no-run-dir") == ""

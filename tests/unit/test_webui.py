@@ -9,11 +9,12 @@ from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.env import Environment
 
-from llmload.metrics.aggregation import WINDOW_S, Aggregator, WorkerGauges
+from llmload.config import add_arguments
+from llmload.metrics.aggregation import WINDOW_S, WorkerGauges
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
-from llmload.options import add_arguments
 from llmload.plugin import install
+from llmload.runtime import Runtime
 from llmload.users import LLMUser
 from llmload.webui import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
 
@@ -50,9 +51,8 @@ def make_env(web_base_path=None, web_ui_first=True):
     env.create_local_runner()
     if web_ui_first:  # as locust.main does: the web UI exists when init fires
         env.create_web_ui("127.0.0.1", 0, web_base_path=web_base_path)
-    runtime = install(env)
     clock = FakeClock()
-    runtime.aggregator = Aggregator(clock=clock)
+    runtime = install(env, Runtime(env, clock=clock))
     return env, runtime, clock
 
 
@@ -83,7 +83,7 @@ def feed(env, runtime, records, **gauges):
     """Records through the real listener, then one report into the aggregator (the pump's job)."""
     for r in records:
         env.events.llmload_request.fire(record=r, environment=env)
-    runtime.aggregator.merge_report("local", {"m": runtime.recorder.drain(), "g": WorkerGauges(**gauges).to_wire()})
+    runtime.coordinator.merge("local", {"m": runtime.load.recorder.drain(), "g": WorkerGauges(**gauges).to_wire()})
 
 
 def rows_by_name(rows):
@@ -224,10 +224,10 @@ def test_web_base_path_is_honoured(web):
 def test_no_web_ui_means_nothing_and_a_late_web_ui_can_be_installed(web):
     env, runtime, _ = web(web_ui_first=False)
     assert env.web_ui is None
-    assert install_web_ui(env, runtime) is False
+    assert install_web_ui(env, runtime.coordinator) is False
     env.create_web_ui("127.0.0.1", 0)
-    assert install_web_ui(env, runtime) is True
-    assert install_web_ui(env, runtime) is True  # twice: no duplicate tabs, no duplicate route
+    assert install_web_ui(env, runtime.coordinator) is True
+    assert install_web_ui(env, runtime.coordinator) is True  # twice: no duplicate tabs, no duplicate route
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]] == [LIVE_TAB, RUN_TAB]
     assert env.web_ui.app.test_client().get("/llmload/live").status_code == 200
 
@@ -236,7 +236,7 @@ def test_other_extensions_entries_are_kept(web):
     env, runtime, _ = web(web_ui_first=False)
     env.create_web_ui("127.0.0.1", 0)
     env.web_ui.template_args["extended_tabs"] = [{"title": "Mine", "key": "mine"}]
-    install_web_ui(env, runtime)
+    install_web_ui(env, runtime.coordinator)
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]] == ["mine", LIVE_TAB, RUN_TAB]
 
 

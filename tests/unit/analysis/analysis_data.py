@@ -1,11 +1,17 @@
-"""Hand-built ladder data for the analysis tests: summary step entries, whole summaries, step views."""
+"""Hand-built ladder data for the analysis tests: summary step entries, whole summaries, step views.
+
+The data is written as a saved summary would hold it, and read through the results loader
+(:func:`llmload.results.from_summary`), as ``llmload report`` reads a stored run.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from llmload.analysis.analyze import annotate_steps
+from llmload.analysis import analyze
 from llmload.analysis.steps import StepView, step_views
+from llmload.results import from_summary, to_summary
 
 
 def lat(p50: float | None, p99: float | None = None, mean: float | None = None) -> dict[str, Any]:
@@ -115,6 +121,10 @@ def summary(steps: list[dict[str, Any]], *, saturated: bool = False, **extra: An
 
 
 def views(*entries: dict[str, Any]) -> list[StepView]:
-    steps = list(entries)
-    annotate_steps(steps)
-    return step_views({"steps": steps})
+    return step_views(from_summary({"steps": list(entries)}))
+
+
+def analyzed(s: dict[str, Any], degradation: float = 0.5) -> dict[str, Any]:
+    """``s`` read back, analysed, and written out again: the summary with baseline, verdict and findings."""
+    result = from_summary(s)
+    return to_summary(replace(result, judgement=analyze(result, degradation)))

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analysis_data import step, views
+from analysis_data import analyzed, step, summary, views
 
 from llmload.analysis.baseline import MIN_REQUESTS, choose_baseline
 
@@ -11,7 +11,7 @@ def test_the_pre_run_is_preferred_then_the_one_user_step():
     b, _, _ = choose_baseline(views(step(-1, 1, ok=1), step(0, 1, ttft=50.0), step(1, 4)))
     assert b.source == "step" and b.step.index == 0  # a pre-run with too few answers is passed over
     b, _, _ = choose_baseline(views(step(0, 1), step(1, 4)))
-    assert b.source == "step" and b.to_dict()["users"] == 1
+    assert b.source == "step" and analyzed(summary([step(0, 1), step(1, 4)]))["baseline"]["users"] == 1
 
 
 def test_a_ladder_without_a_one_user_step_uses_its_lowest_step_and_says_so():
@@ -32,7 +32,8 @@ def test_baseline_dict_carries_p50_and_p99_per_metric_and_class():
     entry = step(0, 1, ttft=50.0, ttft99=90.0, tpot=20.0, ci={"ttft_ms": [45.0, 55.0]})
     entry["classes"] = {"a": entry["overall"]}
     b, _, _ = choose_baseline(views(entry, step(1, 4)))
-    d = b.to_dict()
+    assert b.ref().step == 0 and b.ref().source == "step"
+    d = analyzed(summary([entry, step(1, 4)]))["baseline"]  # the summary's form: the step's own figures
     assert d["step"] == 0 and d["source"] == "step" and d["requests"] == 20
     assert d["ttft_ms"] == {"p50": 50.0, "p99": 90.0} and d["tpot_ms"]["p50"] == 20.0
     assert d["classes"]["a"]["ttft_ms"]["p99"] == 90.0 and d["p50_ci95"] == {"ttft_ms": [45.0, 55.0]}

@@ -3,10 +3,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from analysis_data import step, summary
+from analysis_data import analyzed, step, summary
 from test_analysis_rules import batch_starved, ctx_of, frag_ladder, kv_ladder, srv
 
-from llmload.analysis import NOT_ENOUGH_SIGNALS, RULES, analyze, diagnose, rule_ids
+from llmload.analysis import NOT_ENOUGH_SIGNALS, RULES, diagnose, rule_ids
 from llmload.analysis.findings import Finding
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "diagnosis.md"
@@ -69,7 +69,7 @@ def test_rank_uses_confidence_then_the_breach_then_table_order():
 
 
 def test_analyze_a_batch_starved_ladder_end_to_end():
-    s = analyze(summary(list(batch_starved())))
+    s = analyzed(summary(list(batch_starved())))
     assert s["verdict"]["status"] == "breach" and s["verdict"]["safe_users"] == 4
     assert s["verdict"]["breach"]["metric"] == "ttft_p50"
     top = s["findings"][0]
@@ -95,7 +95,7 @@ def test_plain_run_diagnosis_reads_the_whole_run():
         "server": {"signals": {"kv_cache_usage": {"mean": 0.95, "max": 1.0}, "waiting": {"mean": 2.0},
                                "running": {"mean": 6.0}, "preemptions": {"increase": 30.0, "rate_per_s": 1.0}}},
     }  # fmt: skip
-    s = analyze(s)
+    s = analyzed(s)
     assert s["verdict"]["status"] == "no_ladder"
     assert ids_of(s) == ["kv_capacity", NOT_ENOUGH_SIGNALS] and s["findings"][0]["step"] is None
 

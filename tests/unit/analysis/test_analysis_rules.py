@@ -16,6 +16,7 @@ from llmload.analysis.rules_queue import (
     scheduler_starved,
 )
 from llmload.analysis.verdict import judge_steps
+from llmload.results import from_summary
 
 
 def ctx_of(*entries, saturated=False, coarse=False, degradation=0.5):
@@ -25,7 +26,7 @@ def ctx_of(*entries, saturated=False, coarse=False, degradation=0.5):
     v = views(*entries)
     b, _, _ = choose_baseline(v)
     verdict = judge_steps(v, b, degradation) if b else None
-    return build_context(v, b.step if b else None, verdict, s, degradation)
+    return build_context(v, b.step if b else None, verdict, from_summary(s), degradation)
 
 
 def srv(waiting=0.0, running=1.0, kv=0.05, pre=0.0, **more):

@@ -1,69 +1,10 @@
 from __future__ import annotations
 
-import math
-
 from analysis_data import stats, step, views
 
-from llmload.analysis.steps import Perf, derive_stats, median_ci, step_ci, step_views
-from llmload.metrics.definitions import settle_token_counts
-from llmload.metrics.histogram import Histogram
-from llmload.metrics.record import RequestRecord
-from llmload.metrics.recorder import MetricSet
-
-MS = 1_000_000
-
-
-def test_error_rate_counts_ok_and_errors_not_interrupted():
-    d = derive_stats(stats(ok=95, errors=5, interrupted=7), users=4, steady_s=10.0)
-    assert d["error_rate"] == 0.05
-    assert derive_stats(stats(ok=0, errors=0, interrupted=3), 4, 10.0)["error_rate"] is None
-
-
-def test_in_flight_is_littles_law_capped_at_users():
-    # 20 requests started in 10 s, each 1.5 s on average: L = 2/s x 1.5 s = 3
-    assert derive_stats(stats(ok=20, e2e=1500.0), users=8, steady_s=10.0)["in_flight_mean"] == 3.0
-    # a closed loop cannot hold more requests than users
-    assert derive_stats(stats(ok=20, e2e=9000.0), users=8, steady_s=10.0)["in_flight_mean"] == 8.0
-    assert derive_stats(stats(ok=20), users=8, steady_s=0.0)["in_flight_mean"] is None
-
-
-def test_median_ci_brackets_the_median_and_narrows_with_samples():
-    small, big = Histogram(), Histogram()
-    for v in range(1, 21):
-        small.record(v / 1000.0)
-    for v in range(1, 2001):
-        big.record((v / 20) / 1000.0)  # 0.05 .. 100 ms
-    lo, hi = median_ci(small)
-    assert lo < small.percentile(0.5) * 1000 < hi
-    # n = 20: ranks 10 +- 0.98*sqrt(20) = 10 +- 4.4 -> about the 6th and 15th samples
-    assert 5.5 <= lo <= 6.5 and 14.5 <= hi <= 15.5
-    blo, bhi = median_ci(big)
-    assert (bhi - blo) / 50 < 0.1 < (hi - lo) / 10
-    one = Histogram()
-    one.record(0.042)
-    assert median_ci(one) == (42.0, 42.0)
-    assert median_ci(Histogram()) is None
-
-
-def _rec(ttft_ms: float, n: int = 5) -> RequestRecord:
-    r = RequestRecord("a", input_tokens=10, max_tokens=n)
-    r.start_ns = 0
-    r.chunk_ns = [int((ttft_ms + 10 * i) * MS) for i in range(n)]
-    r.end_ns = r.chunk_ns[-1] + MS
-    settle_token_counts(r, None, None)
-    r.outcome = "ok"
-    return r
-
-
-def test_step_ci_from_a_steps_histograms():
-    m = MetricSet()
-    for t in range(40, 60):
-        m.add(_rec(float(t)))
-    ci = step_ci(m)
-    assert set(ci) == {"ttft_ms", "tpot_ms"}
-    assert ci["ttft_ms"][0] < 50 < ci["ttft_ms"][1]
-    assert math.isclose(ci["tpot_ms"][0], 10.0, rel_tol=0.02)
-    assert step_ci(None) == {} and step_ci(MetricSet()) == {}
+from llmload.analysis.steps import Perf, step_views
+from llmload.results import from_summary
+from llmload.results.load import stats_from_dict
 
 
 def test_step_views_read_entries_in_index_order_with_classes_and_signals():
@@ -93,7 +34,7 @@ def test_whole_run_view_without_a_ladder_uses_the_run_signals():
         }},
         "gpu": {"signals": {"utilization": {"unit": "ratio", "mean": 0.9, "max": 1.0}}},
     }  # fmt: skip
-    (v,) = step_views(s)
+    (v,) = step_views(from_summary(s))
     assert v.index is None and v.users == 8 and v.steady_s == 30.0 and v.label == "8 users (whole run)"
     assert v.s("waiting") == 3.0 and v.s("waiting", "max") == 7.0
     assert v.s("preemptions_rate_per_s") == 1.0 and v.s("preemptions_rate_per_s", "max") == 4.0
@@ -104,5 +45,6 @@ def test_whole_run_view_without_a_ladder_uses_the_run_signals():
 def test_perf_from_missing_stats_is_empty():
     p = Perf.from_stats(None, 4, 10.0)
     assert p.finished == 0 and p.ttft_p50 is None and p.error_rate is None
-    p = Perf.from_stats(stats(ok=10, errors=2, input_tokens=300), 4, 10.0)
+    assert Perf.from_stats(stats_from_dict({}), 4, 10.0) == p
+    p = Perf.from_stats(stats_from_dict(stats(ok=10, errors=2, input_tokens=300)), 4, 10.0)
     assert p.finished == 12 and p.input_tokens_mean == 300.0

@@ -12,8 +12,8 @@ import pytest
 from collect_helpers import text
 
 from llmload.collect.collector import Collection, start_collection
-from llmload.collect.config import CollectConfig
 from llmload.collect.sources import FetchError
+from llmload.config import CollectConfig, read
 
 ENGINE = "http://vllm:8000/metrics"
 GPU = "http://gpu:9401/metrics"
@@ -193,9 +193,8 @@ def test_greenlet_polls_on_cadence_and_stop_takes_a_last_reading():
 
 def test_series_written_beside_the_summary_and_referenced(tmp_path):
     t = FakeTransport({ENGINE: text("llmload-sim_healthy_8-users.txt")})
-    cfg = CollectConfig.from_options(
-        type("O", (), {"engine_metrics": [ENGINE], "gpu_metrics": [ENGINE]})(),
-        summary_json=str(tmp_path / "run" / "summary.json"),
+    cfg = CollectConfig.from_values(
+        {**read(None), "engine_metrics": [ENGINE], "gpu_metrics": [ENGINE], "summary_json": str(tmp_path / "run" / "summary.json")}
     )
     c = Collection(cfg, 1000.0, request=t, clock=lambda: 1000.5)
     c.poll()

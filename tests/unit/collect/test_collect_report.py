@@ -8,7 +8,7 @@ from collect_helpers import samples
 from llmload.collect.engines import read_engine
 from llmload.collect.exposition import parse_exposition
 from llmload.collect.gpus import read_gpus
-from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries, window_summary
+from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Timeline
 
@@ -142,7 +142,7 @@ def test_stored_series_are_columns_aligned_with_the_polls():
     assert dev["info"]["gpu"] == "0" and dev["signals"]["power_watts"] == [627.4, None, 627.4]
 
 
-def test_window_summary_covers_only_the_polls_inside():
+def test_the_run_summary_keeps_the_engine_histograms_buckets():
     tl = Timeline(T0)
     for i, (run, prompt) in enumerate(((1, 0), (1, 100), (8, 300), (8, 700), (8, 1100), (2, 1200))):
         h = f'vllm:e2e_request_latency_seconds_bucket{{le="1.0"}} {i}\nvllm:e2e_request_latency_seconds_bucket{{le="+Inf"}} {i}\nvllm:e2e_request_latency_seconds_sum {0.5 * i * (i + 1) / 2}\nvllm:e2e_request_latency_seconds_count {i}\n'
@@ -150,18 +150,6 @@ def test_window_summary_covers_only_the_polls_inside():
         tl.add(
             T0 + 2 * i, {URL: read_engine(parse_exposition(vllm(run, 0, prompt) + h))}, read_gpus(parse_exposition(gpu))
         )
-    w = window_summary(tl, T0 + 4, T0 + 8)  # the polls at 4, 6, 8 s: 8 running
-    assert w["server"]["running"]["mean"] == 8.0 and w["server"]["running"]["samples"] == 3
-    assert w["server"]["prompt_tokens"] == {
-        "unit": "tokens",
-        "increase": 800.0,
-        "rate_per_s": 200.0,
-        "rate_max_per_s": 200.0,
-    }
-    assert w["server"]["e2e_ms"] == {
-        "mean": pytest.approx(1000 * (0.5 * 3 + 0.5 * 4) / 2)
-    }  # observations at 3 s and 4 s
-    assert w["gpu"]["utilization"]["mean"] == pytest.approx(0.8)
-    assert window_summary(tl, T0 + 100, T0 + 200) == {}
     full = server_summary(tl, [], 2.0)["signals"]
     assert full["e2e_ms"]["count"] == 5  # the run summary keeps the histogram's buckets
+

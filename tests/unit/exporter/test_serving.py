@@ -6,19 +6,18 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from types import SimpleNamespace
 
 import pytest
 from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.env import Environment
 
+from llmload.config import ExporterConfig, add_arguments
 from llmload.errors import ConfigError
-from llmload.exporter import ExporterConfig, install_exporter
+from llmload.exporter import start_exporter
 from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
 from llmload.exporter.server import Exporter, MetricsServer
 from llmload.metrics.aggregation import Aggregator
-from llmload.options import add_arguments
 from llmload.plugin import install
 from llmload.users import LLMUser
 
@@ -52,20 +51,6 @@ def parse(args: list[str]):
     if not any(a.dest == "api" for a in parser._actions):
         add_arguments(parser)
     return parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", *args])
-
-
-def test_flags_are_validated_once():
-    c = ExporterConfig.from_options(parse([]))
-    assert (c.enabled, c.host, c.port, c.linger_s) == (True, "0.0.0.0", 9646, 0.0)
-    c = ExporterConfig.from_options(
-        parse(["--exporter-port", "0", "--exporter-linger", "2s", "--exporter-host", "127.0.0.1"])
-    )
-    assert (c.port, c.linger_s, c.host) == (0, 2.0, "127.0.0.1")
-    assert not ExporterConfig.from_options(parse(["--no-exporter"])).enabled
-    with pytest.raises(ConfigError, match=r"--exporter-port 70000: must be 1\.\.65535"):
-        ExporterConfig.from_options(parse(["--exporter-port", "70000"]))
-    with pytest.raises(ConfigError, match="--exporter-linger"):
-        ExporterConfig.from_options(parse(["--exporter-linger", "soon"]))
 
 
 def test_listener_serves_the_registry_and_stops():
@@ -104,9 +89,9 @@ def test_linger_keeps_serving_then_closes():
     assert refused(server.port)
 
 
-def test_workers_export_nothing():
-    env = SimpleNamespace(parsed_options=parse([]), runner=None, web_ui=None)
-    assert install_exporter(env, SimpleNamespace(is_worker=True)) is None
+def test_no_exporter_flag_starts_nothing():
+    ctx = ExportContext("openai-chat", "m", "default")
+    assert start_exporter(ExporterConfig(enabled=False), Aggregator().snapshot, lambda: ctx) is None
 
 
 @pytest.fixture

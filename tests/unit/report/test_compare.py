@@ -9,12 +9,13 @@ import pytest
 
 from llmload.report.commands import compare_main
 from llmload.report.compare import COMPARE_SCHEMA, compare_runs, write_console, write_json, write_markdown
+from llmload.results import from_summary
 from llmload.rundir import Run, write_run_dir
 from tests.unit.report import samples
 
 
 def run(summary, name) -> Run:
-    return Run(Path("."), name, summary)
+    return Run.from_summary(Path("."), name, summary)
 
 
 def after() -> dict:
@@ -79,8 +80,8 @@ def test_writers():
 
 
 def test_compare_command(tmp_path, capsys):
-    a = write_run_dir(tmp_path, samples.ladder_summary())
-    b = write_run_dir(tmp_path, after())
+    a = write_run_dir(tmp_path, from_summary(samples.ladder_summary()))
+    b = write_run_dir(tmp_path, from_summary(after()))
     assert compare_main([str(a), str(b)]) == 0
     assert "llmload compare" in capsys.readouterr().out
     assert compare_main([str(a), str(b / "summary.json"), "--json"]) == 0

@@ -12,6 +12,7 @@ from llmload.report.commands import report_main, write_report
 from llmload.report.data import REPORT_SCHEMA, build_report, series_points
 from llmload.report.html import render_html, write_html
 from llmload.report.svg import Chart, HRule, Line, nice_ticks, render_chart
+from llmload.results import from_summary, to_summary
 from llmload.rundir import Run, load_run, write_run_dir
 from tests.unit.report import samples
 
@@ -19,7 +20,7 @@ SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
 def run_of(summary, series=None, name="20270115T080000Z-default") -> Run:
-    return Run(path=Path("."), name=name, summary=summary, timeseries=series)
+    return Run.from_summary(Path("."), name, summary, timeseries=series)
 
 
 def html_of(summary, series=None) -> str:
@@ -169,7 +170,7 @@ def test_write_html_to_a_stream():
 
 
 def test_api_key_never_reaches_the_run_dir_or_the_report(tmp_path):
-    path = write_run_dir(tmp_path, samples.with_secret(samples.ladder_summary()), timeseries=samples.timeseries())
+    path = write_run_dir(tmp_path, from_summary(samples.with_secret(samples.ladder_summary())), timeseries=samples.timeseries())
     write_report(load_run(path))
     files = sorted(p.name for p in path.iterdir())
     assert files == sorted(
@@ -180,7 +181,7 @@ def test_api_key_never_reaches_the_run_dir_or_the_report(tmp_path):
 
 
 def test_report_command(tmp_path, capsys):
-    run = write_run_dir(tmp_path / "runs", samples.ladder_summary())
+    run = write_run_dir(tmp_path / "runs", from_summary(samples.ladder_summary()))
     assert report_main([str(run)]) == 0
     assert {p.name for p in run.iterdir()} >= {"report.html", "report.md", "report.json"}
     out = tmp_path / "out"
@@ -216,9 +217,10 @@ def test_a_summary_without_analysis_is_analysed_by_the_report(tmp_path):
         del s[key]
     run = run_of(s, samples.timeseries())
     done = analysed(run)
-    assert done is not run and "verdict" not in run.summary  # the stored summary is left alone
-    assert done.summary["verdict"]["safe_users"] == 4 and done.summary["verdict"]["breach"]["metric"] == "ttft_p50"
-    assert done.summary["findings"] and "the analysis ran in llmload report" in done.summary["warnings"][-1]
+    assert done is not run and run.result.judgement is None  # the stored run is left alone
+    done_summary = to_summary(done.result)
+    assert done_summary["verdict"]["safe_users"] == 4 and done_summary["verdict"]["breach"]["metric"] == "ttft_p50"
+    assert done_summary["findings"] and "the analysis ran in llmload report" in done_summary["warnings"][-1]
     html = render_html(build_report(done))
     assert "Safe concurrency: 4 users" in html and "the analysis ran in llmload report" in html
     full = run_of(samples.ladder_summary())

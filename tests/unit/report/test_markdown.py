@@ -11,7 +11,7 @@ from tests.unit.report import samples
 
 def md_of(summary) -> str:
     buf = io.StringIO()
-    write_markdown(build_report(Run(Path("."), "20270115T080000Z-default", summary)), buf)
+    write_markdown(build_report(Run.from_summary(Path("."), "20270115T080000Z-default", summary)), buf)
     return buf.getvalue()
 
 

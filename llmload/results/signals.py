@@ -1,6 +1,6 @@
 """Server and GPU signals averaged over each step's steady window.
 
-The analysis reads signals as plain series, one list of ``(t_wall_s, value)`` points per
+The results read signals as plain series, one list of ``(t_wall_s, value)`` points per
 signal (wall-clock seconds since the epoch, the clock of the step windows)::
 
     Series = {"waiting": [(1764497040.0, 0.0), (1764497042.0, 3.0), ...], "running": [...], ...}
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["Series", "annotate_signals", "series_from_timeseries", "window_stats"]
+__all__ = ["Series", "series_from_timeseries", "window_stats"]
 
 Series = dict[str, list[tuple[float, float]]]
 
@@ -68,20 +68,3 @@ def series_from_timeseries(ts: Mapping[str, Any] | None) -> tuple[Series, Series
         return out
 
     return part("server"), part("gpu")
-
-
-def annotate_signals(steps: list[dict[str, Any]], server: Series | None, gpu: Series | None) -> None:
-    """Add ``"server"``/``"gpu"`` window statistics to each summary step entry (in place).
-
-    The window is the step's steady window (``steady_from`` .. ``ended_at``); a step
-    without one, or without any point inside it, gets no key.
-    """
-    for entry in steps:
-        t_from, t_to = entry.get("steady_from"), entry.get("ended_at")
-        if t_from is None or t_to is None:
-            continue
-        for key, series in (("server", server), ("gpu", gpu)):
-            if series:
-                stats = window_stats(series, float(t_from), float(t_to))
-                if stats:
-                    entry[key] = stats

@@ -7,18 +7,18 @@ from types import SimpleNamespace
 
 import pytest
 
-from llmload.collect.config import CollectConfig, public_url
+from llmload.config import CollectConfig, public_url, read
 from llmload.errors import ConfigError
 
 
 def cfg(summary_json="", **opts):
-    return CollectConfig.from_options(SimpleNamespace(**opts), summary_json=summary_json)
+    return CollectConfig.from_values(read(SimpleNamespace(summary_json=summary_json, **opts)))
 
 
 def test_nothing_given_means_nothing_polled():
     c = cfg()
     assert not c.enabled and c.interval_s == 2.0 and c.timeseries_json == ""
-    assert CollectConfig.from_options(None).engine_urls == ()
+    assert CollectConfig.from_values(read(None)).engine_urls == ()
 
 
 def test_repeated_and_comma_separated_urls_with_metrics_path_added():

@@ -1,4 +1,4 @@
-"""The collection flags, validated once into a frozen :class:`CollectConfig`.
+"""The collection flags, validated once into a frozen :class:`CollectConfig` (polled by :mod:`llmload.collect`).
 
 ``--engine-metrics URL`` and ``--gpu-metrics URL`` may be given several times, or as a
 comma-separated list (``LLMLOAD_ENGINE_METRICS=http://a:8000/metrics,http://b:8000/metrics``);
@@ -13,55 +13,18 @@ that path relative to its own directory.
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from llmload.config.flags import flag
+from llmload.config.values import parse_duration, parse_selector, parse_urls, public_url
 from llmload.errors import ConfigError
 
-__all__ = ["DEFAULT_INTERVAL_S", "CollectConfig", "public_url"]
+__all__ = ["DEFAULT_INTERVAL_S", "MIN_INTERVAL_S", "CollectConfig"]
 
-DEFAULT_INTERVAL_S = 2.0
+DEFAULT_INTERVAL_S: float = parse_duration(flag("collect_interval").default, "--collect-interval") or 2.0
 MIN_INTERVAL_S = 0.1
-_SELECTOR = re.compile(r'^\s*[A-Za-z_][A-Za-z0-9_]*\s*(=|!=|=~|!~)\s*"')
-
-
-def public_url(url: str) -> str:
-    """``url`` without user:password (safe to log and to write to a summary)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def _urls(values: Any, flag: str, metrics_path: bool) -> tuple[str, ...]:
-    if not values:
-        return ()
-    items = [values] if isinstance(values, str) else list(values)
-    out: list[str] = []
-    for item in items:
-        for url in str(item).split(","):
-            url = url.strip()
-            if not url:
-                continue
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ConfigError(f"{flag} {url!r}: must be an http(s) URL such as http://vllm:8000/metrics")
-            if metrics_path and parts.path in ("", "/"):
-                url = urlunsplit(parts._replace(path="/metrics"))
-            if url not in out:
-                out.append(url)
-    return tuple(out)
-
-
-def _selector(value: Any, flag: str) -> str:
-    text = str(value or "").strip().strip("{}").strip()
-    if text and not _SELECTOR.match(text):
-        raise ConfigError(f'{flag} {value!r}: must be PromQL label matchers such as job="vllm",namespace="llm"')
-    return text
 
 
 def _series_path(explicit: str, summary_json: str) -> tuple[str, str]:
@@ -111,24 +74,21 @@ class CollectConfig:
         }
 
     @classmethod
-    def from_options(cls, opts: Any, summary_json: str = "") -> CollectConfig:
-        from llmload.config import parse_duration  # llmload.config imports this module
-
-        get = lambda name, default=None: getattr(opts, name, default) if opts is not None else default  # noqa: E731
-        interval = parse_duration(get("collect_interval", "2s"), "--collect-interval") or DEFAULT_INTERVAL_S
+    def from_values(cls, values: Mapping[str, Any]) -> CollectConfig:
+        interval = parse_duration(values["collect_interval"], "--collect-interval") or DEFAULT_INTERVAL_S
         if interval < MIN_INTERVAL_S:
             raise ConfigError(f"--collect-interval {interval:g}s: must be at least {MIN_INTERVAL_S:g}s (default 2s)")
-        prometheus = _urls(get("prometheus_url"), "--prometheus-url", metrics_path=False)
+        prometheus = parse_urls(values["prometheus_url"], "--prometheus-url", metrics_path=False)
         if len(prometheus) > 1:
             raise ConfigError("--prometheus-url: give one Prometheus server")
-        series, ref = _series_path(get("timeseries_json", "") or "", summary_json)
+        series, ref = _series_path(values["timeseries_json"] or "", values["summary_json"] or "")
         return cls(
-            engine_urls=_urls(get("engine_metrics"), "--engine-metrics", metrics_path=True),
-            gpu_urls=_urls(get("gpu_metrics"), "--gpu-metrics", metrics_path=True),
+            engine_urls=parse_urls(values["engine_metrics"], "--engine-metrics", metrics_path=True),
+            gpu_urls=parse_urls(values["gpu_metrics"], "--gpu-metrics", metrics_path=True),
             interval_s=interval,
             prometheus_url=prometheus[0].rstrip("/") if prometheus else "",
-            prometheus_selector=_selector(get("prometheus_selector"), "--prometheus-selector"),
-            prometheus_gpu_selector=_selector(get("prometheus_gpu_selector"), "--prometheus-gpu-selector"),
+            prometheus_selector=parse_selector(values["prometheus_selector"], "--prometheus-selector"),
+            prometheus_gpu_selector=parse_selector(values["prometheus_gpu_selector"], "--prometheus-gpu-selector"),
             timeseries_json=series,
             timeseries_ref=ref,
         )

@@ -4,13 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from llmload.config import RunConfig, parse_duration
+from llmload.config import RunConfig, parse_duration, read
 from llmload.errors import ConfigError
 
 
 def opts(**kw):
     base = dict(api="openai-chat", model="m", profile="default", seed=7, extra_body="", max_tokens_cap=0)
-    return SimpleNamespace(**{**base, **kw})
+    return read(SimpleNamespace(**{**base, **kw}))
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ def test_bad_durations_name_the_flag(bad):
 
 
 def test_valid_options_build_a_frozen_config_without_the_secret_in_its_repr():
-    c = RunConfig.from_options(opts(api_key="sk-secret-123", extra_body='{"top_p": 0.5}', max_tokens_cap=64))
+    c = RunConfig.from_values(opts(api_key="sk-secret-123", extra_body='{"top_p": 0.5}', max_tokens_cap=64))
     assert c.adapter.model == "m" and c.adapter.extra_body == {"top_p": 0.5} and c.max_tokens_cap == 64
     assert "sk-secret-123" not in repr(c)
     assert "sk-secret-123" not in str(c.public_dict()) and c.public_dict()["api_key_set"] is True
@@ -70,19 +70,19 @@ def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api
 )
 def test_invalid_options_give_one_line_errors(kw, message):
     with pytest.raises(ConfigError, match=message) as e:
-        RunConfig.from_options(opts(**kw))
+        RunConfig.from_values(opts(**kw))
     assert "\n" not in str(e.value)
 
 
 def test_seed_is_drawn_when_not_given_and_kept_when_given():
-    assert RunConfig.from_options(opts(seed=123)).seed == 123
-    a, b = RunConfig.from_options(opts(seed=-1)).seed, RunConfig.from_options(opts(seed=-1)).seed
+    assert RunConfig.from_values(opts(seed=123)).seed == 123
+    a, b = RunConfig.from_values(opts(seed=-1)).seed, RunConfig.from_values(opts(seed=-1)).seed
     assert a > 0 and b > 0 and a != b
 
 
 def test_numbers_from_the_web_ui_form_arrive_as_text():
-    c = RunConfig.from_options(opts(temperature="", max_tokens_cap="64", seed="5"))
+    c = RunConfig.from_values(opts(temperature="", max_tokens_cap="64", seed="5"))
     assert c.adapter.temperature is None and c.max_tokens_cap == 64 and c.seed == 5
-    assert RunConfig.from_options(opts(temperature="0.7")).adapter.temperature == 0.7
+    assert RunConfig.from_values(opts(temperature="0.7")).adapter.temperature == 0.7
     with pytest.raises(ConfigError, match=r"^--temperature 'warm': must be a number$"):
-        RunConfig.from_options(opts(temperature="warm"))
+        RunConfig.from_values(opts(temperature="warm"))

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.analysis.signals import annotate_signals, series_from_timeseries, window_stats
 from llmload.collect.collector import Collection
-from llmload.collect.config import CollectConfig
+from llmload.config import CollectConfig
+from llmload.ladder import StepWindow
+from llmload.results.build import build_steps
+from llmload.results.signals import series_from_timeseries, window_stats
 
 
 def test_window_stats_over_points_inside_the_window_only():
@@ -29,16 +31,16 @@ def test_series_from_timeseries_drops_nulls_and_cumulative_columns():
     assert series_from_timeseries({"t": [1.0]}) == ({}, {})
 
 
-def test_annotate_signals_adds_window_means_to_steps_with_a_steady_window():
-    steps = [
-        {"index": 0, "steady_from": 10.0, "ended_at": 20.0},
-        {"index": 1, "steady_from": None, "ended_at": 40.0},  # never steady
-        {"index": 2, "steady_from": 50.0, "ended_at": 60.0},  # no points inside
+def test_steps_get_window_means_only_with_a_steady_window_and_points_inside():
+    windows = [
+        StepWindow(0, 1, 5.0, steady_from=10.0, ended_at=20.0),
+        StepWindow(1, 2, 20.0, steady_from=None, ended_at=40.0),  # never steady
+        StepWindow(2, 4, 40.0, steady_from=50.0, ended_at=60.0),  # no points inside
     ]
-    annotate_signals(steps, {"running": [(12.0, 2.0), (18.0, 4.0)]}, {"utilization": [(15.0, 0.5)]})
-    assert steps[0]["server"]["running"]["mean"] == 3.0 and steps[0]["gpu"]["utilization"]["mean"] == 0.5
-    assert "server" not in steps[1] and "server" not in steps[2] and "gpu" not in steps[2]
-    annotate_signals(steps, None, None)  # nothing collected: nothing added, no error
+    steps = build_steps(windows, {}, (), {"running": [(12.0, 2.0), (18.0, 4.0)]}, {"utilization": [(15.0, 0.5)]})
+    assert steps[0].server["running"]["mean"] == 3.0 and steps[0].gpu["utilization"]["mean"] == 0.5
+    assert steps[1].server == {} and steps[2].server == {} and steps[2].gpu == {}
+    assert all(st.server == {} and st.gpu == {} for st in build_steps(windows, {}, ()))  # nothing collected
 
 
 ENGINE = "http://engine:8000/metrics"

@@ -1,3 +1,5 @@
+"""The summary writer (``llmload.summary/2``) over results built from real histograms, and the console table."""
+
 from __future__ import annotations
 
 import io
@@ -7,7 +9,7 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.report.console import render_summary
-from llmload.report.summary import SCHEMA, build_summary
+from llmload.results import SCHEMA, build_result, from_summary, to_summary
 
 MS = 1_000_000
 STAT_KEYS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens", "output_tokens_per_s", "requests_per_s"}
@@ -24,14 +26,18 @@ def rec(cls, outcome="ok", kind=None, n=10):
     return r
 
 
-def make_summary():
+def make_result():
     r = Recorder()
     for _ in range(3):
         r.add(rec("short"))
     r.add(rec("medium"))
     r.add(rec("medium", "error", "http_500", n=0))
     r.add(rec("long", "interrupted", n=4))
-    return build_summary(r.snapshot(), duration_s=2.0, users_max=4, weights={"short": 3, "medium": 4, "long": 3, "idle": 1})
+    return build_result(r.snapshot(), duration_s=2.0, users_max=4, weights={"short": 3, "medium": 4, "long": 3, "idle": 1})
+
+
+def make_summary():
+    return to_summary(make_result())
 
 
 def test_contract_keys_and_values():
@@ -55,7 +61,7 @@ def test_contract_keys_and_values():
 
 def test_console_table_lists_every_class_and_the_identity():
     out = io.StringIO()
-    render_summary(make_summary(), out)
+    render_summary(make_result(), out)
     text = out.getvalue()
     for name in ("short", "medium", "long", "idle", "overall", "TTFT p50", "TPOT p50", "ITL p50", "E2E p50", "out tok/s"):
         assert name in text
@@ -70,7 +76,7 @@ def test_console_shows_the_ladder_verdict_and_top_finding():
                     "breach": {"metric": "ttft_p50", "users": 8, "value": 900.0, "limit": 75.0}}  # fmt: skip
     s["findings"] = [{"title": "Batch / admission cap", "confidence": "high", "evidence_text": ["running flat at 4"]}]
     out = io.StringIO()
-    render_summary(s, out)
+    render_summary(from_summary(s), out)
     text = out.getvalue()
     assert "verdict: safe concurrency 1 users; ttft_p50 broke the limit at 8 users (900 > 75)" in text
     assert "finding 1: Batch / admission cap (high) — running flat at 4" in text
@@ -89,7 +95,7 @@ def test_received_tokens_count_every_outcome_and_reconnects_are_kept():
     again = rec("short")
     again.reconnects = 1
     r.add(again)
-    assert build_summary(r.snapshot(), duration_s=1.0, users_max=1)["overall"]["reconnects"] == 1
+    assert to_summary(build_result(r.snapshot(), duration_s=1.0, users_max=1, weights={}))["overall"]["reconnects"] == 1
 
 
 def test_console_shows_received_throughput_and_reconnects():
@@ -98,7 +104,7 @@ def test_console_shows_received_throughput_and_reconnects():
     again.reconnects = 1
     r.add(again)
     out = io.StringIO()
-    render_summary(build_summary(r.snapshot(), duration_s=1.0, users_max=1), out)
+    render_summary(build_result(r.snapshot(), duration_s=1.0, users_max=1, weights={}), out)
     text = out.getvalue()
     assert "recv tok/s" in text and "received (any outcome) 10" in text
     assert "reconnects: 1 requests sent again on a fresh connection" in text
@@ -113,7 +119,8 @@ def test_a_run_ended_with_most_requests_running_warns_and_says_what_to_change():
             r.add(rec("short", "interrupted", n=3))
         for _ in range(errors):
             r.add(rec("short", "error", "http_500", n=0))
-        return build_summary(r.snapshot(), duration_s=2.0, users_max=8, extra={"warnings": ["other"]})
+        result = build_result(r.snapshot(), duration_s=2.0, users_max=8, weights={}, load={"warnings": ("other",)})
+        return to_summary(result)
 
     s = summary(ok=0, cut=5)  # nothing completed
     assert s["warnings"][0] == "other" and len(s["warnings"]) == 2
@@ -123,5 +130,25 @@ def test_a_run_ended_with_most_requests_running_warns_and_says_what_to_change():
     assert summary(ok=3, cut=3)["warnings"] == ["other"]  # half: not most
     assert summary(ok=0, cut=0, errors=3)["warnings"] == ["other"]  # nothing was running: errors say it all
     out = io.StringIO()
-    render_summary(s, out)
+    render_summary(from_summary(s), out)
     assert "WARNING: most requests were still running when the test ended" in out.getvalue()
+
+
+def test_a_summary_read_back_writes_the_same_summary():
+    s = make_summary()
+    assert to_summary(from_summary(json.loads(json.dumps(s)))) == s
+
+
+def test_nothing_is_rounded_before_the_writer():
+    r = make_result()
+    assert r.overall.lat("ttft").p50 == s_ttft_p50() and r.overall.output_tokens_per_s == 20.0
+    assert make_summary()["overall"]["ttft_ms"]["p50"] == round(s_ttft_p50(), 3)
+
+
+def s_ttft_p50() -> float:
+    """The histogram's own p50 of the records above, in ms (unrounded)."""
+    r = Recorder()
+    for _ in range(3):
+        r.add(rec("short"))
+    r.add(rec("medium"))
+    return r.snapshot().overall().hist["ttft"].percentile(0.5) * 1000.0

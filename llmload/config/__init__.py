@@ -1,0 +1,35 @@
+"""One door for configuration: the flag table, value parsers and the frozen configs built from them.
+
+* :mod:`~llmload.config.flags` — :data:`~llmload.config.flags.FLAGS`, the one table of flags and
+  defaults; :func:`~llmload.config.flags.add_arguments` (Locust's parser) and
+  :func:`~llmload.config.flags.read` (a parsed namespace → ``{dest: value}``) are made from it;
+* :mod:`~llmload.config.values` — value parsers (durations, numbers, JSON, URLs, matchers, user counts);
+* :mod:`~llmload.config.run` — :class:`RunConfig`, holding the parts below as fields;
+* :mod:`~llmload.config.collect`, :mod:`~llmload.config.exporter`, :mod:`~llmload.config.ladder` —
+  :class:`CollectConfig`, :class:`ExporterConfig`, :class:`LadderConfig`.
+
+Importable without Locust. The one module that reads ``environment.parsed_options`` is
+:mod:`llmload.runtime.options`.
+"""
+
+from __future__ import annotations
+
+from llmload.config.collect import CollectConfig
+from llmload.config.exporter import ExporterConfig
+from llmload.config.flags import FLAGS, Flag, add_arguments, read
+from llmload.config.ladder import LadderConfig
+from llmload.config.run import RunConfig
+from llmload.config.values import parse_duration, public_url
+
+__all__ = [
+    "FLAGS",
+    "CollectConfig",
+    "ExporterConfig",
+    "Flag",
+    "LadderConfig",
+    "RunConfig",
+    "add_arguments",
+    "parse_duration",
+    "public_url",
+    "read",
+]

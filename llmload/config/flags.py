@@ -1,0 +1,195 @@
+"""llmload's flags: ONE table (:data:`FLAGS`) of names, defaults, environment variables and help.
+
+Both sides are made from it, so each default is written once:
+
+* :func:`add_arguments` adds the table to Locust's (configargparse) parser: every flag can
+  also be set from the environment (``LLMLOAD_<NAME>``, e.g. ``LLMLOAD_API=openai-completions``)
+  or a ``locust.conf`` file, like Locust's own; ``web_ui`` flags appear in the web UI's
+  start form, ``secret`` ones are masked there;
+* :func:`read` turns a parsed namespace into the plain ``{dest: value}`` mapping the frozen
+  configs are validated from (:class:`~llmload.config.run.RunConfig`), a flag missing from
+  the namespace taking its default from this table.
+
+The workload profile is Locust's own ``--profile`` flag (a label grouping test runs, shown
+in the web UI form and the HTML report): llmload reads it as the workload, so the run's label
+is its workload. Locust leaves its default at None so that "not given" can be told apart; then
+``--workload``, ``$LLMLOAD_PROFILE`` or the locustfile's default apply.
+
+A new flag is one :class:`Flag` entry here, plus the field that reads it in ``run.py``
+(or ``collect.py``/``exporter.py``/``ladder.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "read"]
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One command-line flag. ``env`` defaults to ``LLMLOAD_<DEST>``."""
+
+    name: str
+    default: Any
+    help: str
+    kind: type | None = None  # argparse ``type`` (int, float); None = text
+    action: str | None = None  # "store_true" | "append"
+    choices: tuple[str, ...] | None = None
+    web_ui: bool = True
+    secret: bool = False
+    metavar: str | None = None
+    env: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name[2:].replace("-", "_")
+
+    @property
+    def env_var(self) -> str:
+        return self.env or "LLMLOAD_" + self.dest.upper()
+
+
+_EXPORTER_HELP = (
+    "Serve Prometheus /metrics on this port (master or standalone process; also at /metrics of the web UI when it "
+    "runs). 0 = no dedicated port (the web UI's /metrics still answers). A busy port is an error. Default: %(default)s"
+)
+
+#: Every llmload flag, in the order ``--help`` lists them.
+FLAGS: tuple[Flag, ...] = (
+    Flag("--api", "openai-chat", "Endpoint adapter: openai-chat (/v1/chat/completions), openai-completions "
+         "(/v1/completions), openai-responses (/v1/responses), anthropic-messages (/v1/messages), "
+         "stream (POST /v1/stream gateway), or a plugin adapter. Default: %(default)s"),
+    Flag("--model", "", "Model name sent in each request. Default: the first model listed by the server's /v1/models"),
+    Flag("--workload", "", "Workload profile, same as --profile (which is Locust's own flag). A master hands it to "
+         "its workers (Locust does not forward --profile)", web_ui=False),
+    # The concurrency ladder (llmload.ladder).
+    Flag("--ladder", "", "Concurrency ladder: user counts held one step each, e.g. 1,5,10,20,30,50 (runs the "
+         "ladder shape instead of -u/-r/-t)"),
+    Flag("--step-time", "5m", "How long each ladder step holds its user count. Default: %(default)s"),
+    Flag("--step-warmup", "30s", "The start of each step that is not measured (spawning, queues filling). "
+         "Default: %(default)s"),
+    Flag("--stop-on-breach", False, "End the ladder at the first step that breaks the safe-concurrency limits",
+         action="store_true"),
+    Flag("--baseline-requests", 0, "Before the ladder, send this many requests one at a time as the single-request "
+         "baseline (default 0: the first step is the baseline)", kind=int),
+    Flag("--degradation", 0.5, "Safe while TTFT and TPOT p50 stay within (1 + this) x the baseline. "
+         "Default: %(default)s", kind=float),
+    # Where results go.
+    Flag("--summary-json", "", "Write the run summary (schema llmload.summary/2, docs/summary-schema.md) to this "
+         "path when the test stops", web_ui=False),
+    Flag("--runs-dir", "runs", "Save each run in DIR/<UTC timestamp>-<profile>/ (summary, config, verdict, "
+         "findings, engine/GPU series); `llmload report` turns it into report.html. Default: %(default)s",
+         web_ui=False, metavar="DIR"),
+    Flag("--no-run-dir", False, "Do not save the run directory", action="store_true", web_ui=False),
+    Flag("--records-jsonl", "", "Append every request's raw record (stamps, tokens, outcome) to this JSON Lines "
+         "file; workers write <stem>.worker<N><suffix> beside it", web_ui=False),
+    # Requests.
+    Flag("--ttft-timeout", "60s", "Fail a request with no content this long after it was sent (e.g. 30s, 2m; "
+         "0 = off). Default: %(default)s"),
+    Flag("--stall-timeout", "30s", "Fail a request whose next token does not come within this time (0 = off). "
+         "Default: %(default)s"),
+    Flag("--request-timeout", "10m", "Fail a request that takes longer than this in total (0 = off). "
+         "Default: %(default)s"),
+    Flag("--api-key", "", "API key for the endpoint, sent the adapter's way (a bearer token; x-api-key for "
+         "anthropic-messages). Default: $OPENAI_API_KEY ($ANTHROPIC_API_KEY for anthropic-messages). Never logged "
+         "or written to summaries", secret=True, env="OPENAI_API_KEY"),
+    Flag("--max-tokens-cap", 0, "Cap every request's max_tokens at this value (0 = no cap)", kind=int),
+    Flag("--seed", -1, "Seed for prompts and the mix; the same seed replays the same requests. Default: a fresh "
+         "seed per run (recorded in the summary), so that prefix caches warm from an earlier run do not flatter "
+         "results", kind=int),
+    Flag("--no-stream-usage", False, "Do not send stream_options.include_usage (for servers that reject it); "
+         "tokens are then counted from the stream", action="store_true"),
+    Flag("--ignore-eos", False, "Send ignore_eos=true (vLLM, SGLang, TGI) so every answer has exactly max_tokens "
+         "tokens", action="store_true"),
+    Flag("--temperature", None, "Sampling temperature sent with each request (default: the server's)", kind=float),
+    Flag("--extra-body", "", 'JSON object merged into every request body, e.g. \'{"top_p": 0.9}\''),
+    Flag("--endpoint-path", "", "Override the adapter's endpoint path (e.g. /generate for a gateway)"),
+    Flag("--stream-format", "auto", "How the response body is framed; auto = from its Content-Type. "
+         "Default: %(default)s", choices=("auto", "sse", "ndjson", "raw")),
+    Flag("--sse-parser", "fast", "SSE parser: fast (llmload's, default) or sseclient (sseclient-py, "
+         "spec-complete reference)", choices=("fast", "sseclient"), web_ui=False),
+    # Prometheus exporter (llmload.exporter): on the master or a standalone process only.
+    Flag("--exporter-port", 9646, _EXPORTER_HELP, kind=int, web_ui=False),
+    Flag("--exporter-host", "0.0.0.0", "Address the exporter listens on. The default 0.0.0.0 exposes /metrics on "
+         "every interface (what a Prometheus on another host or pod needs); use 127.0.0.1 to keep it local. "
+         "Default: %(default)s", web_ui=False),
+    Flag("--exporter-linger", "0", "After the run ends, keep serving /metrics this long before exiting (e.g. 15s, "
+         "at least your scrape interval) so that Prometheus scrapes the final counts. Default: 0 (exit at once)",
+         web_ui=False),
+    Flag("--no-exporter", False, "Turn the Prometheus exporter off: no listener and no /metrics route",
+         action="store_true", web_ui=False),
+    # Engine and GPU metrics polled during the run (llmload.collect): master or standalone only.
+    Flag("--engine-metrics", None, "Poll this engine /metrics during the run (vLLM, SGLang, TGI, llama.cpp; "
+         "auto-detected), e.g. http://vllm:8000/metrics. Repeat the flag or give a comma-separated list for "
+         'several. Summary: "server"; unreachable endpoints are reported, never fatal',
+         action="append", web_ui=False, metavar="URL"),
+    Flag("--gpu-metrics", None, "Poll this GPU exporter during the run: llmload gpu-sidecar (:9401), "
+         "dcgm-exporter (:9400), nvidia_gpu_exporter or the simulator. Repeatable or comma-separated. "
+         'Summary: "gpu"', action="append", web_ui=False, metavar="URL"),
+    Flag("--collect-interval", "2s", "How often engine and GPU metrics are polled. Default: %(default)s",
+         web_ui=False),
+    Flag("--prometheus-url", "", "Read the same engine and GPU signals from this Prometheus server (instant "
+         "queries every --collect-interval) instead of polling the endpoints, e.g. http://prometheus:9090",
+         web_ui=False, metavar="URL"),
+    Flag("--prometheus-selector", "", "With --prometheus-url: label matchers narrowing the engine series, e.g. "
+         '\'job="vllm",namespace="llm"\'', web_ui=False, metavar="MATCHERS"),
+    Flag("--prometheus-gpu-selector", "", "With --prometheus-url: label matchers narrowing the GPU series, e.g. "
+         "'Hostname=\"gpu-node-7\"'", web_ui=False, metavar="MATCHERS"),
+    Flag("--timeseries-json", "", "Write the polled engine/GPU series here (schema llmload.timeseries/1). "
+         "Default: beside --summary-json as <stem>.timeseries.json; the summary records the path",
+         web_ui=False, metavar="PATH"),
+)  # fmt: skip
+
+#: Flags whose default a locustfile may change: ``llmload.plugin.activate(events, api=...)``
+#: (``profile`` sets the default of Locust's ``--profile`` as llmload reads it).
+OVERRIDABLE = ("api", "profile", "ladder")
+#: Values read beside the flags: Locust's ``--profile``, and the profile used when none is given.
+_EXTRA = {"profile": None, "llmload_default_profile": "default"}
+_BY_DEST = {f.dest: f for f in FLAGS}
+
+
+def defaults() -> dict[str, Any]:
+    """``{dest: default}`` of every flag (and of the values read beside them)."""
+    return {**{f.dest: f.default for f in FLAGS}, **_EXTRA}
+
+
+def add_arguments(parser: Any, overrides: Mapping[str, Any] | None = None) -> None:
+    """Add :data:`FLAGS` to Locust's parser; ``overrides`` change the defaults in :data:`OVERRIDABLE`."""
+    over = dict(overrides or {})
+    unknown = sorted(set(over) - set(OVERRIDABLE))
+    if unknown:
+        raise TypeError(f"llmload.plugin.activate: no overridable default {', '.join(unknown)} ({', '.join(OVERRIDABLE)})")
+    parser.set_defaults(
+        llmload_default_profile=os.environ.get("LLMLOAD_PROFILE") or over.get("profile") or _EXTRA["llmload_default_profile"]
+    )
+    # Added to the parser itself, not to a group: only Locust's parser understands
+    # include_in_web_ui / is_secret (argparse groups do not).
+    for f in FLAGS:
+        kw: dict[str, Any] = {"default": over.get(f.dest, f.default), "env_var": f.env_var, "help": f.help}
+        if f.action:
+            kw["action"] = f.action
+        if f.kind is not None:
+            kw["type"] = f.kind
+        if f.choices is not None:
+            kw["choices"] = list(f.choices)
+        if f.metavar:
+            kw["metavar"] = f.metavar
+        if not f.web_ui:
+            kw["include_in_web_ui"] = False
+        if f.secret:
+            kw["is_secret"] = True
+        parser.add_argument(f.name, **kw)
+
+
+def read(namespace: Any) -> dict[str, Any]:
+    """``{dest: value}`` of every flag from a parsed namespace (or None); absent ones get their table default."""
+    return {dest: getattr(namespace, dest, default) for dest, default in defaults().items()}
+
+
+def flag(dest: str) -> Flag:
+    """The table entry of ``dest`` (KeyError for a name that is not a flag)."""
+    return _BY_DEST[dest]

@@ -1,0 +1,155 @@
+"""The run configuration: built and validated once from the flags' values, frozen.
+
+Components take a :class:`RunConfig` (or the part of it they need), never Locust's
+``parsed_options``. Every problem is a :class:`~llmload.errors.ConfigError` whose message is
+one line saying what is wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
+from llmload.config.collect import CollectConfig
+from llmload.config.exporter import ExporterConfig
+from llmload.config.flags import defaults
+from llmload.config.ladder import LadderConfig
+from llmload.config.values import parse_duration, parse_json_object, parse_number
+from llmload.errors import ConfigError
+
+__all__ = ["RunConfig"]
+
+
+def _degradation(value: Any) -> float:
+    d = parse_number(value, float, "--degradation")
+    if d is None or not 0 < d <= 10:
+        raise ConfigError(f"--degradation {d}: must be > 0 (0.5 = 50 % worse than the baseline)")
+    return float(d)
+
+
+def _workload(v: Mapping[str, Any], worker: bool) -> str:
+    """``--profile`` (Locust's flag, the web UI form field) or ``--workload``; a worker prefers ``--workload``."""
+    chosen = (v["workload"], v["profile"]) if worker else (v["profile"], v["workload"])
+    return next((c for c in chosen if c), None) or v["llmload_default_profile"] or "default"
+
+
+def _api_key(given: str, api: str) -> str:
+    """``--api-key``, else the adapter's own variable (``$OPENAI_API_KEY``, ``$ANTHROPIC_API_KEY``).
+
+    Locust fills the flag from ``$OPENAI_API_KEY``; for an adapter whose key lives in
+    another variable, a value equal to ``$OPENAI_API_KEY`` is that default, not a choice,
+    so an OpenAI key is never sent to another API's endpoint unless given as another value.
+    """
+    from llmload.adapters import api_key_env_of, get_adapter_class
+
+    env = api_key_env_of(get_adapter_class(api))
+    if env != DEFAULT_API_KEY_ENV and given == os.environ.get(DEFAULT_API_KEY_ENV, ""):
+        given = ""
+    return given or os.environ.get(env, "")
+
+
+def _seed(value: Any) -> int:
+    seed = parse_number(value, int, "--seed")
+    if seed is None or seed < 0:
+        seed = random.SystemRandom().randrange(1, 2**31)  # a fresh seed per run (see --seed's help)
+    return int(seed)
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    api: str
+    adapter: AdapterConfig
+    profile: str
+    seed: int
+    max_tokens_cap: int | None
+    ttft_timeout: float | None
+    stall_timeout: float | None
+    request_timeout: float | None
+    sse_parser: str
+    summary_json: str
+    records_jsonl: str
+    model_auto: bool  # --model not given: ask the server's /v1/models
+    ladder: LadderConfig | None = None
+    degradation: float = 0.5
+    api_key: str = field(default="", repr=False)
+    collect: CollectConfig = field(default_factory=CollectConfig)  # engine / GPU metrics polled during the run
+    exporter: ExporterConfig = field(default_factory=ExporterConfig)  # /metrics (master or standalone)
+    runs_dir: str = "runs"  # where the run directory goes; "" = none (--no-run-dir)
+
+    def public_dict(self) -> dict[str, Any]:
+        """What a summary may record: everything except secrets."""
+        return {
+            "api": self.api,
+            "model": self.adapter.model,
+            "profile": self.profile,
+            "seed": self.seed,
+            "max_tokens_cap": self.max_tokens_cap,
+            "ttft_timeout_s": self.ttft_timeout,
+            "stall_timeout_s": self.stall_timeout,
+            "request_timeout_s": self.request_timeout,
+            "stream_usage": self.adapter.include_usage,
+            "ignore_eos": self.adapter.ignore_eos,
+            "endpoint_path": self.adapter.path,
+            "stream_format": self.adapter.stream_format,
+            "api_key_set": bool(self.api_key),
+            "ladder": self.ladder.public_dict() if self.ladder is not None else None,
+            "degradation": self.degradation,
+            "collect": self.collect.public_dict(),
+        }
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], *, worker: bool = False) -> RunConfig:
+        """Validate the flags' values (:func:`llmload.config.flags.read`; a missing key takes its flag's default).
+
+        A ``--seed`` below 0 (the default) draws a fresh seed.
+        """
+        from llmload.adapters import available_adapters
+
+        v = {**defaults(), **values}
+        api = v["api"]
+        if api not in available_adapters():
+            raise ConfigError(f"--api {api!r}: unknown endpoint adapter; choose one of {', '.join(available_adapters())}")
+        extra = parse_json_object(v["extra_body"], "--extra-body")
+        cap = parse_number(v["max_tokens_cap"], int, "--max-tokens-cap") or 0
+        if cap < 0:
+            raise ConfigError(f"--max-tokens-cap {cap}: must be >= 1 (or 0 for no cap)")
+        path = v["endpoint_path"] or None
+        if path is not None and not path.startswith("/"):
+            raise ConfigError(f"--endpoint-path {path!r}: must start with '/', e.g. /v1/stream")
+        temperature = parse_number(v["temperature"], float, "--temperature")
+        if temperature is not None and not (0 <= temperature <= 10):
+            raise ConfigError(f"--temperature {temperature}: must be between 0 and 10")
+        model = v["model"] or ""
+        adapter = AdapterConfig(
+            model=model or "default",
+            path=path,
+            include_usage=not v["no_stream_usage"],
+            ignore_eos=bool(v["ignore_eos"]),
+            temperature=temperature,
+            stream_format=v["stream_format"] or "auto",
+            extra_body=extra,
+        )
+        return cls(
+            api=api,
+            adapter=adapter,
+            profile=_workload(v, worker),
+            seed=_seed(v["seed"]),
+            max_tokens_cap=cap or None,
+            ttft_timeout=parse_duration(v["ttft_timeout"], "--ttft-timeout"),
+            stall_timeout=parse_duration(v["stall_timeout"], "--stall-timeout"),
+            request_timeout=parse_duration(v["request_timeout"], "--request-timeout"),
+            sse_parser=v["sse_parser"] or "fast",
+            summary_json=v["summary_json"] or "",
+            records_jsonl=v["records_jsonl"] or "",
+            model_auto=not model,
+            api_key=_api_key(v["api_key"] or "", api),
+            ladder=LadderConfig.from_values(v),
+            degradation=_degradation(v["degradation"]),
+            collect=CollectConfig.from_values(v),
+            exporter=ExporterConfig.from_values(v),
+            runs_dir="" if v["no_run_dir"] else str(v["runs_dir"] or ""),
+        )

@@ -1,0 +1,70 @@
+"""``--stop-on-breach``: the verdict applied while the ladder runs, to each step once it is closed.
+
+:meth:`LiveJudge.check` is asked every tick of the ladder. A step is judged once its
+workers' last reports are in (:data:`REPORT_GRACE_S` after it ended): the judge builds the
+closed steps' results from the run's per-step histograms
+(:func:`~llmload.results.build.build_steps`, as the summary does), picks the baseline and
+applies the verdict's p50 and error-rate limits (:mod:`llmload.analysis.verdict`). The
+breach (:class:`~llmload.results.judgement.Breach`) is kept once found; None while there is
+no usable baseline or too few requests to judge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from llmload.analysis.baseline import choose_baseline
+from llmload.analysis.steps import views_of_steps
+from llmload.analysis.verdict import judge_steps
+from llmload.ladder.tracker import StepWindow
+from llmload.metrics.recorder import MetricSet
+from llmload.results.build import build_steps
+from llmload.results.judgement import Breach
+from llmload.results.model import BASELINE_STEP
+
+__all__ = ["REPORT_GRACE_S", "LiveJudge", "judge_windows"]
+
+#: A closed step is judged this long after it ended, when the workers' reports are in.
+REPORT_GRACE_S = 4.0
+
+
+def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Breach | None:
+    """The breach among the steps of ``windows`` (the pre-run found in ``metrics`` when it is not among them)."""
+    ws = list(windows)
+    if BASELINE_STEP in metrics and all(w.index != BASELINE_STEP for w in ws):
+        ws.insert(0, StepWindow(BASELINE_STEP, 1, 0.0))  # the pre-run: latencies only
+    views = views_of_steps(build_steps(ws, metrics, ()))
+    baseline, _, _ = choose_baseline(views)
+    if baseline is None:
+        return None
+    verdict = judge_steps(views, baseline, degradation)
+    return verdict.breach if verdict.status == "breach" else None
+
+
+class LiveJudge:
+    """Judges closed steps once each, reading the run's per-step statistics through ``step_metrics()``."""
+
+    def __init__(
+        self,
+        step_metrics: Callable[[], Mapping[int, MetricSet]],
+        degradation: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._step_metrics = step_metrics
+        self.degradation = degradation
+        self._clock = clock
+        self._judged = 0
+        self.breach: Breach | None = None
+
+    def check(self, windows: Sequence[StepWindow]) -> Breach | None:
+        """Judge the steps that closed at least :data:`REPORT_GRACE_S` ago and were not judged yet."""
+        if self.breach is not None:
+            return self.breach
+        now = self._clock()
+        closed = [w for w in windows if w.ended_at is not None and now - w.ended_at >= REPORT_GRACE_S]
+        if len(closed) > self._judged:
+            self._judged = len(closed)
+            ladder = [w for w in closed if w.index != BASELINE_STEP] or closed
+            self.breach = judge_windows(ladder, dict(self._step_metrics()), self.degradation)
+        return self.breach

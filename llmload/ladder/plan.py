@@ -1,0 +1,76 @@
+"""What the ladder runs when: the schedule of a :class:`~llmload.config.ladder.LadderConfig`, and its driver.
+
+``--ladder 1,5,10,20,30,50 --step-time 5m --step-warmup 30s`` runs 1 user for 5 minutes,
+then 5, then 10, ... Each step starts with a warm-up (users spawn, queues fill, caches
+warm) that is not measured; requests that *start* in the rest of the step — its steady
+window — are recorded under the step's index as well as in the run's totals.
+
+Optionally the ladder begins with a single-request baseline (``--baseline-requests N``:
+one user sends N requests, step index -1, until N of them succeeded), and
+``--stop-on-breach`` ends the test at the first step whose steady figures break the
+safe-concurrency limits (:class:`~llmload.ladder.judge.LiveJudge`).
+
+:class:`LadderDriver` is the shape's logic without Locust: each tick, from the time since
+the ladder started, it tells the :class:`~llmload.ladder.tracker.StepTracker` which step
+runs and returns Locust's ``(users, spawn rate)`` or None (the end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from llmload.config.ladder import LadderConfig
+from llmload.ladder.judge import LiveJudge
+from llmload.ladder.tracker import StepTracker
+from llmload.results.model import BASELINE_STEP
+
+__all__ = ["LadderDriver", "StepAt", "step_at"]
+
+
+class StepAt(NamedTuple):
+    index: int
+    users: int
+    steady: bool
+
+
+def step_at(plan: LadderConfig, t: float) -> StepAt | None:
+    """The step running ``t`` seconds after the ladder's first step started (None: the ladder is over)."""
+    i = int(t // plan.step_s)
+    if i >= len(plan.levels):
+        return None
+    return StepAt(i, plan.levels[i], t - i * plan.step_s >= plan.warmup_s)
+
+
+class LadderDriver:
+    """Drives ``tracker`` through the configured plan; see the module docstring."""
+
+    def __init__(self, tracker: StepTracker, baseline_ok: Callable[[], int]) -> None:
+        self._tracker = tracker
+        self._baseline_ok = baseline_ok  # successful requests of the pre-run so far
+        self.plan: LadderConfig | None = None
+        self.judge: LiveJudge | None = None
+        self._baseline_done_at: float | None = None
+
+    def configure(self, plan: LadderConfig | None, judge: LiveJudge | None) -> None:
+        """The plan and the stop-on-breach judge of the next test (the web UI form may change them)."""
+        self.plan, self.judge = plan, judge
+
+    def tick(self, run_time: float) -> tuple[int, float] | None:
+        plan, tracker = self.plan, self._tracker
+        if plan is None:
+            return None
+        t = run_time
+        if plan.baseline_requests and self._baseline_done_at is None:
+            if self._baseline_ok() >= plan.baseline_requests:
+                self._baseline_done_at = t
+            else:
+                tracker.enter(BASELINE_STEP, 1, steady=True)
+                return 1, 1.0
+        at = step_at(plan, t - (self._baseline_done_at or 0.0))
+        breached = plan.stop_on_breach and self.judge is not None and self.judge.check(tracker.windows) is not None
+        if at is None or breached:
+            tracker.close()
+            return None
+        tracker.enter(at.index, at.users, at.steady)
+        return at.users, plan.rate_for(at.users)

@@ -1,0 +1,223 @@
+"""Building the typed results straight from the merged histograms (nothing rounded here).
+
+* :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`;
+* :func:`build_steps` — the ladder's step windows and per-step statistics → :class:`StepResult` s,
+  with each step's p50 intervals (:func:`median_ci`) and, given the collected series, its
+  server/GPU signals over the steady window;
+* :func:`unfinished_warning` — most requests still running at the end;
+* :func:`load_generator` — the load generator's state in a merged :class:`~llmload.metrics.aggregation.Snapshot`;
+* :func:`build_result` — a run's merged statistics and what the coordinator knows about the run
+  → :class:`RunResult`.
+
+**The p50's 95 % confidence interval** (:func:`median_ci`) comes from the order statistics of
+the step's own histogram: with ``n`` samples the median lies between the samples of rank
+``n/2 ± 0.98·√n`` (normal approximation of the binomial, ``z = 1.96``); distribution-free,
+as fine as the histogram's buckets (≤ 1 %). The verdict's confidence band is judged on these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
+from llmload.metrics.definitions import received_output_tokens, received_output_tokens_per_s
+from llmload.metrics.histogram import Histogram
+from llmload.metrics.recorder import ClassStats, MetricSet
+from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+from llmload.results.signals import Series, window_stats
+
+__all__ = [
+    "CI_METRICS",
+    "Window",
+    "build_result",
+    "build_steps",
+    "load_generator",
+    "median_ci",
+    "stats_of",
+    "unfinished_warning",
+    "with_step_signals",
+]
+
+#: Latencies whose p50 gets a confidence interval (the ones the verdict judges).
+CI_METRICS = ("ttft", "tpot")
+_Z = 1.96
+
+
+class Window(Protocol):
+    """When a step ran (wall clock, s): what :class:`~llmload.ladder.tracker.StepWindow` records."""
+
+    index: int
+    users: int
+    started_at: float
+    steady_from: float | None
+    ended_at: float | None
+
+
+def median_ci(h: Histogram, z: float = _Z) -> tuple[float, float] | None:
+    """95 % confidence interval of the median of ``h``, in ms (module docstring); None without samples."""
+    n = h.count
+    if n == 0:
+        return None
+    half = z * 0.5 / math.sqrt(n)
+    lo, hi = h.percentiles((max(0.0, 0.5 - half), min(1.0, 0.5 + half)))
+    return lo * 1000.0, hi * 1000.0
+
+
+def stats_of(s: ClassStats, span_s: float) -> Stats:
+    """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span)."""
+    c = s.counters
+    per_s = (lambda n: n / span_s) if span_s > 0 else (lambda n: 0.0)
+    return Stats(
+        requests=c["requests"],
+        ok=c["ok"],
+        errors=c["errors"],
+        interrupted=c["interrupted"],
+        output_tokens=c["output_tokens"],
+        input_tokens=c["input_tokens"],
+        output_tokens_per_s=per_s(c["output_tokens"]),
+        requests_per_s=per_s(c["ok"]),
+        latency={m: Latency.from_histogram(s.hist[m]) for m in LATENCY_KEYS},
+        output_tokens_from_usage_ratio=c["output_tokens_from_usage"] / c["ok"] if c["ok"] else None,
+        partial_output_tokens=c["partial_output_tokens"],
+        received_output_tokens=received_output_tokens(c["output_tokens"], c["partial_output_tokens"]),
+        received_output_tokens_per_s=received_output_tokens_per_s(c["output_tokens"], c["partial_output_tokens"], span_s),
+        reconnects=c["reconnects"],
+        errors_by_kind=dict(sorted(s.errors_by_kind.items())),
+    )
+
+
+def _steady_s(w: Window) -> float:
+    return w.ended_at - w.steady_from if w.ended_at and w.steady_from else 0.0
+
+
+def _signals(series: Series | None, w: Window) -> dict[str, dict[str, float]]:
+    if not series or w.steady_from is None or w.ended_at is None:
+        return {}
+    return window_stats(series, w.steady_from, w.ended_at)
+
+
+def build_steps(
+    windows: Sequence[Window],
+    metrics: Mapping[int, MetricSet],
+    classes: Sequence[str],
+    server: Series | None = None,
+    gpu: Series | None = None,
+) -> tuple[StepResult, ...]:
+    """One :class:`StepResult` per window, in the windows' order; ``classes`` lists the per-class entries."""
+    out = []
+    for w in windows:
+        m = metrics.get(w.index) or MetricSet()
+        span = _steady_s(w)
+        overall = m.overall()
+        ci = {name: c for name in CI_METRICS if (c := median_ci(overall.hist[name])) is not None}
+        out.append(
+            StepResult(
+                index=w.index,
+                users=w.users,
+                started_at=w.started_at,
+                steady_from=w.steady_from,
+                ended_at=w.ended_at,
+                steady_s=span,
+                overall=stats_of(overall, span),
+                classes={n: stats_of(m.classes.get(n) or ClassStats(), span) for n in classes},
+                ci=ci,
+                server=_signals(server, w),
+                gpu=_signals(gpu, w),
+            )
+        )
+    return tuple(out)
+
+
+def with_step_signals(result: RunResult, server: Series | None, gpu: Series | None) -> RunResult:
+    """``result`` with each step's missing server/GPU signals computed from the stored series (older summaries)."""
+    steps = tuple(
+        replace(st, server=st.server or _signals(server, st), gpu=st.gpu or _signals(gpu, st)) for st in result.steps
+    )
+    return replace(result, steps=steps)
+
+
+def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, Any]:
+    """The load generator's state: ``workers``/``workers_lost`` (a master's), saturated processes, warnings."""
+    out: dict[str, Any] = {"workers": None, "workers_lost": None}
+    if master:
+        workers = [w for w in snap.workers if w.worker_id != local_id]
+        out["workers"] = len(workers)
+        out["workers_lost"] = tuple(sorted(w.worker_id for w in workers if w.lost))
+    saturated = tuple(sorted(w.worker_id for w in snap.workers if w.saturated_ever))
+    out["client_saturated"], out["client_saturated_processes"] = bool(saturated), saturated
+    warnings = []
+    if saturated:
+        warnings.append(
+            f"the load generator was saturated (CPU >= 85 % of a core or event-loop lag >= 50 ms, "
+            f"{SUSTAINED_REPORTS} reports in a row, in {', '.join(saturated)}): latencies measure the client, "
+            "not the server; add workers (--processes N)"
+        )
+    if out["workers_lost"]:
+        warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(out['workers_lost'])}")
+    out["warnings"] = tuple(warnings)
+    return out
+
+
+def unfinished_warning(s: Stats) -> str | None:
+    """A warning when most started requests were still running at the end (or none completed)."""
+    n, ok, cut = s.requests, s.ok, s.interrupted
+    if not cut or (cut * 2 <= n and ok):
+        return None
+    rate = round(s.received_output_tokens_per_s or 0.0, 3)
+    return (
+        f"most requests were still running when the test ended ({cut} of {n} started requests interrupted, "
+        f"{ok} completed): latencies and output tok/s cover completed requests only; what streamed is in "
+        f"received tok/s ({s.received_output_tokens} tokens, {rate:g}/s). "
+        "Run longer (-t) or ask for shorter outputs (the profile's output_tokens)"
+    )
+
+
+def build_result(
+    metrics: MetricSet,
+    *,
+    duration_s: float,
+    users_max: int,
+    weights: Mapping[str, float | None],
+    windows: Sequence[Window] = (),
+    step_metrics: Mapping[int, MetricSet] | None = None,
+    started_at: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    profile: Mapping[str, Any] | None = None,
+    load: Mapping[str, Any] | None = None,
+    collection: Mapping[str, Any] | None = None,
+    series: tuple[Series, Series] = ({}, {}),
+) -> RunResult:
+    """The run's results from its merged ``metrics`` over ``duration_s`` seconds of test time.
+
+    ``weights`` (class → profile weight) lists classes in profile order, including classes
+    that sent nothing; ``windows`` and ``step_metrics`` are the ladder's steps; ``load`` the
+    load generator's state (:func:`load_generator`); ``collection`` the collector's
+    ``server``/``gpu``/``timeseries`` blocks; ``series`` its plain (server, gpu) series, for
+    the steps' signals.
+    """
+    duration_s = duration_s if math.isfinite(duration_s) and duration_s > 0 else 0.0
+    names = list(weights) + [n for n in metrics.classes if n not in weights]
+    collection = collection or {}
+    overall = stats_of(metrics.overall(), duration_s)
+    load = dict(load or {})
+    unfinished = unfinished_warning(overall)
+    if unfinished:
+        load["warnings"] = (*load.get("warnings", ()), unfinished)
+    return RunResult(
+        duration_s=duration_s,
+        users_max=users_max,
+        overall=overall,
+        classes={n: stats_of(metrics.classes.get(n) or ClassStats(), duration_s) for n in names},
+        weights={n: weights.get(n) for n in names},
+        steps=build_steps(windows, step_metrics or {}, list(weights), *series),
+        started_at=started_at,
+        config=dict(config or {}),
+        profile=dict(profile or {}),
+        server=collection.get("server"),
+        gpu=collection.get("gpu"),
+        timeseries=collection.get("timeseries"),
+        **load,
+    )

@@ -1,0 +1,123 @@
+"""Reading a saved summary (schema ``llmload.summary/2``, or version 1 without the ladder keys) back into
+a :class:`~llmload.results.model.RunResult`, so that ``llmload report``/``compare`` work on old runs.
+
+The inverse of :mod:`~llmload.results.summary`, lenient about what older or hand-made
+summaries lack: a missing figure is None (or 0 for a count), a missing analysis leaves
+:attr:`RunResult.judgement` None (the report then runs it), keys this version does not know
+are kept in :attr:`RunResult.extra`. Derived figures (error rates, in-flight means) are not
+read: they follow from the counts. A value of the wrong type raises :class:`SummaryError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llmload.errors import LlmloadError
+from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
+from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+
+__all__ = ["SummaryError", "from_summary", "stats_from_dict"]
+
+_KNOWN = frozenset(
+    {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "started_at", "config", "profile",
+     "workers", "workers_lost", "client", "warnings", "steps", "server", "gpu", "timeseries", "baseline", "verdict",
+     "findings"}
+)  # fmt: skip
+
+
+class SummaryError(LlmloadError):
+    """A summary whose values cannot be read (the message says which)."""
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _latency(block: Mapping[str, Any] | None) -> Latency:
+    b = block or {}
+    return Latency(int(b.get("count") or 0), _num(b.get("mean")), _num(b.get("p50")), _num(b.get("p90")),
+                   _num(b.get("p99")), _num(b.get("max")), _num(b.get("min")))  # fmt: skip
+
+
+def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
+    """One STATS block (an empty Stats for None)."""
+    if not d:
+        return Stats()
+    i = lambda k: int(d.get(k) or 0)  # noqa: E731
+    return Stats(
+        requests=i("requests"),
+        ok=i("ok"),
+        errors=i("errors"),
+        interrupted=i("interrupted"),
+        output_tokens=i("output_tokens"),
+        input_tokens=i("input_tokens"),
+        output_tokens_per_s=_num(d.get("output_tokens_per_s")) or 0.0,
+        requests_per_s=_num(d.get("requests_per_s")) or 0.0,
+        latency={m: _latency(d.get(f"{m}_ms")) for m in LATENCY_KEYS},
+        output_tokens_from_usage_ratio=_num(d.get("output_tokens_from_usage_ratio")),
+        partial_output_tokens=i("partial_output_tokens"),
+        received_output_tokens=d.get("received_output_tokens"),
+        received_output_tokens_per_s=_num(d.get("received_output_tokens_per_s")),
+        reconnects=i("reconnects"),
+        errors_by_kind={str(k): int(v) for k, v in (d.get("errors_by_kind") or {}).items()},
+    )
+
+
+def _step(e: Mapping[str, Any]) -> StepResult:
+    ci = {k[:-3] if k.endswith("_ms") else k: (float(v[0]), float(v[1]))
+          for k, v in (e.get("p50_ci95") or {}).items() if v and len(v) == 2}  # fmt: skip
+    return StepResult(
+        index=int(e.get("index") or 0),
+        users=int(e.get("users") or 0),
+        started_at=_num(e.get("started_at")) or 0.0,
+        steady_from=_num(e.get("steady_from")),
+        ended_at=_num(e.get("ended_at")),
+        steady_s=_num(e.get("steady_s")) or 0.0,
+        overall=stats_from_dict(e.get("overall")),
+        classes={str(n): stats_from_dict(c) for n, c in (e.get("classes") or {}).items()},
+        ci=ci,
+        server=dict(e.get("server") or {}),
+        gpu=dict(e.get("gpu") or {}),
+    )
+
+
+def _judgement(d: Mapping[str, Any]) -> Judgement | None:
+    if not d.get("verdict"):
+        return None
+    b = d.get("baseline")
+    baseline = BaselineRef(int(b["step"]), str(b.get("source") or "")) if b and b.get("step") is not None else None
+    return Judgement(baseline, Verdict.from_dict(d["verdict"]), tuple(Finding.from_dict(f) for f in d.get("findings") or ()))
+
+
+def from_summary(d: Mapping[str, Any]) -> RunResult:
+    """The :class:`RunResult` of a summary dict (module docstring); :class:`SummaryError` when it cannot be read."""
+    try:
+        classes = d.get("classes") or {}
+        steps = sorted((_step(e) for e in d.get("steps") or ()), key=lambda s: s.index)
+        client = d.get("client") or {}
+        lost = d.get("workers_lost")
+        return RunResult(
+            duration_s=_num(d.get("duration_s")) or 0.0,
+            users_max=int(d.get("users_max") or 0),
+            overall=stats_from_dict(d.get("overall")),
+            classes={str(n): stats_from_dict(c) for n, c in classes.items()},
+            weights={str(n): _num((c or {}).get("weight")) for n, c in classes.items()},
+            steps=tuple(steps),
+            started_at=d.get("started_at"),
+            config=dict(d.get("config") or {}),
+            profile=dict(d.get("profile") or {}),
+            workers=d.get("workers"),
+            workers_lost=tuple(lost) if lost is not None else None,
+            client_saturated=bool(client.get("saturated")),
+            client_saturated_processes=tuple(client.get("saturated_processes") or ()),
+            warnings=tuple(d.get("warnings") or ()),
+            server=d.get("server"),
+            gpu=d.get("gpu"),
+            timeseries=d.get("timeseries"),
+            judgement=_judgement(d),
+            schema=d.get("schema"),
+            extra={k: v for k, v in d.items() if k not in _KNOWN},
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise SummaryError(f"not a readable llmload summary ({type(e).__name__}: {e})") from None

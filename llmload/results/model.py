@@ -1,0 +1,173 @@
+"""The typed results of a run: what was measured, per class, per ladder step and overall.
+
+Built straight from the merged histograms (:mod:`~llmload.results.build`), or read back from
+a saved ``summary.json`` (:mod:`~llmload.results.load`); written out by
+:mod:`~llmload.results.summary`. Nothing here is rounded: latencies are milliseconds as the
+histograms give them, rates are exact quotients; writers round.
+
+=================  ==========================================================================
+type               what
+=================  ==========================================================================
+:class:`Latency`   one latency metric over successful requests: count, mean, p50/p90/p99, min, max
+:class:`Stats`     one request class (or all): counters, rates, latencies, errors by kind
+:class:`StepResult`  one ladder step: its window, its steady-window Stats, p50 intervals, signals
+:class:`RunResult` the run: overall, classes, steps, the load generator's state, collection blocks,
+                   and the :class:`~llmload.results.judgement.Judgement` once analysed
+=================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.metrics.definitions import METRICS
+from llmload.metrics.histogram import Histogram
+from llmload.results.judgement import Judgement
+
+__all__ = ["BASELINE_STEP", "LATENCY_KEYS", "Latency", "RunResult", "SignalStats", "Stats", "StepResult"]
+
+#: Step index of the single-request pre-run (``--baseline-requests``).
+BASELINE_STEP = -1
+#: The latency metrics every Stats holds, in display order.
+LATENCY_KEYS = METRICS
+_QUANTILES = (0.5, 0.9, 0.99)
+
+#: Signal statistics over a window: ``{signal: {"mean", "min", "max", "last", "samples"}}``.
+SignalStats = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """One metric's distribution (ms); every figure None without samples."""
+
+    count: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    max: float | None = None
+    min: float | None = None
+
+    @classmethod
+    def from_histogram(cls, h: Histogram) -> Latency:
+        if h.count == 0:
+            return cls()
+        p50, p90, p99 = h.percentiles(_QUANTILES)
+        ms = 1000.0
+        return cls(h.count, h.mean * ms, p50 * ms, p90 * ms, p99 * ms, h.max * ms, h.min * ms)
+
+
+def _empty_latency() -> dict[str, Latency]:
+    return {m: Latency() for m in LATENCY_KEYS}
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """One request class, or all classes, over a span of test time.
+
+    ``requests = ok + errors + interrupted``. Latencies and token counts cover successful
+    requests; ``requests_per_s`` is successful requests per second of the span and
+    ``output_tokens_per_s`` their output tokens per second.
+    """
+
+    requests: int = 0
+    ok: int = 0
+    errors: int = 0
+    interrupted: int = 0
+    output_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens_per_s: float = 0.0
+    requests_per_s: float = 0.0
+    latency: Mapping[str, Latency] = field(default_factory=_empty_latency)
+    output_tokens_from_usage_ratio: float | None = None  # share of successful requests whose count came from usage
+    partial_output_tokens: int = 0  # tokens received by requests that then failed or were cut
+    received_output_tokens: int | None = None  # every output token that arrived, any outcome (None: not recorded)
+    received_output_tokens_per_s: float | None = None
+    reconnects: int = 0  # requests sent again on a fresh connection (stale keep-alive), any outcome
+    errors_by_kind: Mapping[str, int] = field(default_factory=dict)
+
+    def lat(self, metric: str) -> Latency:
+        """``"ttft"`` → its :class:`Latency` (empty when unknown)."""
+        return self.latency.get(metric) or Latency()
+
+    @property
+    def finished(self) -> int:
+        """Requests with an outcome the verdict can judge (ok + errors)."""
+        return self.ok + self.errors
+
+    @property
+    def error_rate(self) -> float | None:
+        """``errors / (ok + errors)``; interrupted requests, cut off at the stop, are neither."""
+        return self.errors / self.finished if self.finished else None
+
+    def in_flight_mean(self, users: int, span_s: float) -> float | None:
+        """Mean requests in flight by Little's law, ``L = λ · W``, capped at ``users``.
+
+        ``λ`` = requests started per second of the span (every outcome), ``W`` = the mean
+        E2E of the successful requests (failed ones are assumed to last as long). Users are
+        closed loops with at most one request each, hence the cap.
+        """
+        e2e = self.lat("e2e").mean
+        if span_s <= 0 or e2e is None:
+            return None
+        return min(float(users), self.requests / span_s * e2e / 1000.0)
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """One ladder step: when it ran (wall clock, s), and requests that *started* in its steady window.
+
+    ``index`` -1 is the single-request pre-run (:data:`BASELINE_STEP`). Rates are per
+    second of the steady window (``steady_s``). ``ci`` holds the 95 % interval of the
+    step's p50 (``{"ttft": (lo, hi), "tpot": (lo, hi)}``, ms) when it was built from
+    histograms; ``server``/``gpu`` the signals over the steady window when collected.
+    """
+
+    index: int
+    users: int
+    started_at: float
+    steady_from: float | None = None
+    ended_at: float | None = None
+    steady_s: float = 0.0
+    overall: Stats = field(default_factory=Stats)
+    classes: Mapping[str, Stats] = field(default_factory=dict)
+    ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    server: SignalStats = field(default_factory=dict)
+    gpu: SignalStats = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A whole run. ``config``, ``profile``, ``server``, ``gpu`` and ``timeseries`` are the public
+    dicts their owners produce (:meth:`~llmload.config.RunConfig.public_dict`, the profile's
+    ``to_dict``, :mod:`llmload.collect`); ``extra`` keeps keys a loader did not know."""
+
+    duration_s: float
+    users_max: int
+    overall: Stats
+    classes: Mapping[str, Stats] = field(default_factory=dict)
+    weights: Mapping[str, float | None] = field(default_factory=dict)
+    steps: tuple[StepResult, ...] = ()
+    started_at: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    profile: Mapping[str, Any] = field(default_factory=dict)
+    workers: int | None = None  # a master's workers (None: standalone)
+    workers_lost: tuple[str, ...] | None = None
+    client_saturated: bool = False  # some process was saturated SUSTAINED_REPORTS reports in a row
+    client_saturated_processes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    server: Mapping[str, Any] | None = None
+    gpu: Mapping[str, Any] | None = None
+    timeseries: Mapping[str, Any] | None = None
+    judgement: Judgement | None = None
+    schema: str | None = None  # as read back (a live result is written as llmload.summary/2)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors_by_kind(self) -> Mapping[str, int]:
+        return self.overall.errors_by_kind
+
+    def step(self, index: int | None) -> StepResult | None:
+        return next((s for s in self.steps if s.index == index), None)

@@ -1,0 +1,170 @@
+"""Writing a :class:`~llmload.results.model.RunResult` as the summary (schema ``llmload.summary/2``).
+
+Contract keys (extra keys may be added, these never change meaning; the whole schema is
+docs/summary-schema.md)::
+
+    {"schema": "llmload.summary/2", "duration_s": float, "users_max": int,
+     "overall": STATS, "classes": {name: STATS + {"weight": w, "share_of_requests"}}, "errors_by_kind": {kind: n},
+     "started_at", "config", "profile", "workers"?, "workers_lost"?, "client", "warnings",
+     "steps"?, "server"?, "gpu"?, "timeseries"?, "baseline", "verdict", "findings"}
+
+    STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
+             "output_tokens_per_s", "requests_per_s",
+             "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms": {"mean", "p50", "p90", "p99", "max", "min", "count"},
+             "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
+             "received_output_tokens_per_s", "reconnects", "errors_by_kind"}
+
+A latency with no samples is ``null`` in each figure. Latencies and token counts cover successful
+requests (TTFT also those interrupted by the end of the test after their first token);
+``received_output_tokens`` is every output token that arrived, whatever the request's outcome,
+and ``received_output_tokens_per_s`` its rate (``metrics/definitions.py``). ``reconnects``
+counts requests sent again on a fresh connection after a reused keep-alive connection turned
+out closed before any response byte (not extra requests: each is one request). This is where figures are rounded:
+milliseconds and rates to 3 decimals (µs), ratios to 4. A new summary field is one line in
+:func:`stats_dict` (or :func:`to_summary`) and its reading in :mod:`~llmload.results.load`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmload.results.judgement import Judgement
+from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+
+__all__ = ["SCHEMA", "baseline_dict", "latency_dict", "stats_dict", "step_dict", "to_summary"]
+
+SCHEMA = "llmload.summary/2"
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def latency_dict(lat: Latency) -> dict[str, Any]:
+    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count."""
+    return {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
+            "min": _r(lat.min), "count": lat.count}  # fmt: skip
+
+
+def stats_dict(s: Stats) -> dict[str, Any]:
+    """One STATS block."""
+    out: dict[str, Any] = {
+        "requests": s.requests,
+        "ok": s.ok,
+        "errors": s.errors,
+        "interrupted": s.interrupted,
+        "output_tokens": s.output_tokens,
+        "input_tokens": s.input_tokens,
+        "output_tokens_per_s": round(s.output_tokens_per_s, 3),
+        "requests_per_s": round(s.requests_per_s, 3),
+    }
+    for m in LATENCY_KEYS:
+        out[f"{m}_ms"] = latency_dict(s.lat(m))
+    out["output_tokens_from_usage_ratio"] = _r(s.output_tokens_from_usage_ratio, 4)
+    out["partial_output_tokens"] = s.partial_output_tokens
+    out["received_output_tokens"] = s.received_output_tokens
+    out["received_output_tokens_per_s"] = _r(s.received_output_tokens_per_s, 3)
+    out["reconnects"] = s.reconnects
+    out["errors_by_kind"] = dict(s.errors_by_kind)
+    return out
+
+
+def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Any]:
+    """STEP_STATS = STATS + the error rate and Little's-law in-flight mean of the step."""
+    out = stats_dict(s)
+    out["error_rate"] = _r(s.error_rate, 4)
+    out["in_flight_mean"] = _r(s.in_flight_mean(users, span_s), 3)
+    return out
+
+
+def step_dict(st: StepResult) -> dict[str, Any]:
+    """One entry of ``steps``."""
+    out: dict[str, Any] = {
+        "index": st.index,
+        "users": st.users,
+        "started_at": round(st.started_at, 3),
+        "steady_from": round(st.steady_from, 3) if st.steady_from else None,
+        "ended_at": round(st.ended_at, 3) if st.ended_at else None,
+        "steady_s": round(st.steady_s, 3),
+        "overall": _step_stats(st.overall, st.users, st.steady_s),
+        "classes": {n: _step_stats(c, st.users, st.steady_s) for n, c in st.classes.items()},
+    }
+    if st.ci:
+        out["p50_ci95"] = {f"{m}_ms": [round(lo, 3), round(hi, 3)] for m, (lo, hi) in st.ci.items()}
+    if st.server:
+        out["server"] = st.server
+    if st.gpu:
+        out["gpu"] = st.gpu
+    return out
+
+
+def _pair(lat: Latency) -> dict[str, float | None]:
+    return {"p50": _r(lat.p50), "p99": _r(lat.p99)}
+
+
+def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | None:
+    """The summary's ``baseline``: the chosen step's figures and where it came from."""
+    ref = judgement.baseline
+    st = result.step(ref.step) if ref is not None else None
+    if ref is None or st is None:
+        return None
+    p = st.overall
+    e2e = p.lat("e2e")
+    out: dict[str, Any] = {
+        "step": st.index,
+        "users": st.users,
+        "source": ref.source,
+        "requests": p.ok,
+        "ttft_ms": _pair(p.lat("ttft")),
+        "tpot_ms": _pair(p.lat("tpot")),
+        "itl_ms": _pair(p.lat("itl")),
+        "e2e_ms": {"p50": _r(e2e.p50), "p99": _r(e2e.p99), "mean": _r(e2e.mean)},
+        "classes": {
+            name: {"requests": c.ok, "ttft_ms": _pair(c.lat("ttft")), "tpot_ms": _pair(c.lat("tpot"))}
+            for name, c in st.classes.items()
+        },
+    }
+    if st.ci:
+        out["p50_ci95"] = {f"{m}_ms": [round(lo, 3), round(hi, 3)] for m, (lo, hi) in st.ci.items()}
+    return out
+
+
+def to_summary(result: RunResult) -> dict[str, Any]:
+    """The summary dict of ``result`` (module docstring); without a judgement, no baseline/verdict/findings."""
+    total = result.overall.requests
+    classes: dict[str, Any] = {}
+    for name, s in result.classes.items():
+        entry = stats_dict(s)
+        entry["weight"] = result.weights.get(name)
+        entry["share_of_requests"] = round(s.requests / total, 4) if total else None
+        classes[name] = entry
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "duration_s": round(result.duration_s, 3),
+        "users_max": result.users_max,
+        "overall": stats_dict(result.overall),
+        "classes": classes,
+        "errors_by_kind": dict(result.errors_by_kind),
+        "started_at": result.started_at,
+        "config": dict(result.config),
+        "profile": dict(result.profile),
+    }
+    if result.workers is not None:
+        out["workers"] = result.workers
+        out["workers_lost"] = list(result.workers_lost or ())
+    out["client"] = {"saturated": result.client_saturated, "saturated_processes": list(result.client_saturated_processes)}
+    out["warnings"] = list(result.warnings)
+    if result.steps:
+        out["steps"] = [step_dict(st) for st in result.steps]
+    for key in ("server", "gpu", "timeseries"):
+        part = getattr(result, key)
+        if part is not None:
+            out[key] = dict(part)
+    for key, value in result.extra.items():
+        out.setdefault(key, value)
+    j = result.judgement
+    if j is not None:
+        out["baseline"] = baseline_dict(result, j)
+        out["verdict"] = j.verdict.to_dict()
+        out["findings"] = [f.to_dict() for f in j.findings]
+    return out

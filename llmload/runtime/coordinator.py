@@ -1,0 +1,261 @@
+"""The coordinator role (standalone or ``--master``): merging, exporting, collecting, judging, summarising.
+
+:class:`Coordinator` merges the load processes' reports in an
+:class:`~llmload.metrics.aggregation.Aggregator` (a standalone process merges its own),
+which the exporter, the web UI and the summary read; it drives the ladder
+(:class:`~llmload.ladder.plan.LadderDriver`, with a fresh
+:class:`~llmload.ladder.judge.LiveJudge` per test), polls engine/GPU metrics during a test
+(:mod:`llmload.collect`) and, when the test ends, builds the typed results
+(:func:`~llmload.results.build.build_result`), analyses them (:func:`~llmload.analysis.analyze`)
+and writes them: the console table, ``--summary-json``, the run directory.
+
+``test_stop`` fires on a master before the workers' last reports arrive: it writes the
+summary :data:`FINAL_REPORT_WAIT_S` later, or at ``quitting`` (headless: after
+``runner.quit()`` has waited for the final reports), whichever comes first.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, TextIO
+
+import gevent
+import orjson
+
+from llmload.analysis import analyze
+from llmload.collect import Collection, start_collection
+from llmload.config import RunConfig
+from llmload.exporter import ExportContext, Exporter, start_exporter
+from llmload.ladder import MESSAGE as STEP_MESSAGE
+from llmload.ladder import LadderDriver, LiveJudge, StepTracker
+from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
+from llmload.report.console import render_summary
+from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
+from llmload.results.build import load_generator
+from llmload.rundir import save_run
+from llmload.workload import Profile, load_profile
+
+if TYPE_CHECKING:
+    from locust.env import Environment
+
+__all__ = ["BASELINE_MIN_OK", "FINAL_REPORT_WAIT_S", "LADDER_STOP_TIMEOUT_S", "LOCAL_ID", "Coordinator"]
+
+log = logging.getLogger("llmload")
+#: How long a master waits for the workers' last reports after a stop before summarising.
+FINAL_REPORT_WAIT_S = 4.0
+#: The aggregator's name for a standalone process's own reports.
+LOCAL_ID = "local"
+#: The live baseline (exporter gauges) needs this many successful requests.
+BASELINE_MIN_OK = 5
+LADDER_STOP_TIMEOUT_S = 600.0
+
+
+class Coordinator:
+    """See the module docstring. ``master``: the reports come from workers (else from this process)."""
+
+    def __init__(
+        self,
+        environment: Environment,
+        steps: StepTracker,
+        *,
+        master: bool,
+        clock: Callable[[], float] = time.monotonic,
+        out: TextIO | None = None,
+    ) -> None:
+        self._env = environment
+        self.master = master
+        self._out = out  # None: sys.stdout at the time of writing
+        self.steps = steps
+        self.aggregator = Aggregator(clock=clock)
+        self.driver = LadderDriver(steps, self._baseline_ok)
+        self.exporter: Exporter | None = None
+        self.collection: Collection | None = None  # engine / GPU metrics of the current test
+        self.users_max = 0
+        self._t0_ns = self._t1_ns = 0
+        self._started_wall = 0.0
+        self._summary_pending = False
+        self._summary_greenlet: gevent.Greenlet | None = None
+        self.last_result: RunResult | None = None
+        self.last_summary: dict | None = None
+
+    # -- configuration -------------------------------------------------------------------
+    def configure(self, config: RunConfig) -> None:
+        """Adopt ``config`` (at start-up and at each test start)."""
+        self.config = config
+        self.profile: Profile = load_profile(config.profile)
+        self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
+        if config.ladder is not None and not self._env.stop_timeout:
+            # The last step's requests finish instead of being cut at the end (then they are
+            # judged like every other step's); the request deadlines bound the wait.
+            self._env.stop_timeout = config.request_timeout or LADDER_STOP_TIMEOUT_S
+
+    def start_exporter(self) -> None:
+        """Bind ``/metrics`` now (a busy port is a ConfigError before any load); served until quitting."""
+        runner = self._env.runner
+        self.exporter = start_exporter(
+            self.config.exporter,
+            lambda: self.snapshot(window=False, run=False),
+            self.export_context,
+            web_ui=self._env.web_ui,
+            group=runner.greenlet if runner is not None else None,
+        )
+
+    # -- reports -------------------------------------------------------------------------
+    def merge(self, source_id: str, report: ReportWire) -> None:
+        self.aggregator.merge_report(source_id, report)
+
+    def check_workers(self, present: set[str]) -> None:
+        """Master: workers Locust no longer lists, or silent for too long, are marked lost (their reports stay)."""
+        agg = self.aggregator
+        lost = [wid for wid in agg.workers if wid not in present and agg.mark_lost(wid)]
+        lost += agg.expire()
+        for wid in lost:
+            log.warning("llmload: worker %s was lost; the %d reports it sent are kept, the run goes on", wid, agg.workers[wid].reports)
+
+    def broadcast_step(self, msg: dict) -> None:
+        """The tracker's step changes, to every worker (a master's only)."""
+        if self.master and self._env.runner is not None:
+            self._env.runner.send_message(STEP_MESSAGE, msg)
+
+    # -- readers -------------------------------------------------------------------------
+    def snapshot(self, window: bool = True, run: bool = True) -> Snapshot:
+        """The merged state (summary, exporter); no side effects. Lags by a report interval."""
+        runner = self._env.runner
+        self.aggregator.users = runner.user_count if runner is not None else 0
+        return self.aggregator.snapshot(window=window, run=run)
+
+    def live_snapshot(self) -> Snapshot:
+        """The web UI's view: the aggregator as last reported (nothing folded, no CPU interval restarted)."""
+        return self.aggregator.snapshot()
+
+    def class_order(self) -> list[str]:
+        return [c.name for c in self.profile.classes]
+
+    def run_seconds(self) -> float:
+        """Test time of the current run: from test start to its stop, or to now."""
+        if not self._t0_ns:
+            return 0.0
+        return ((self._t1_ns or time.perf_counter_ns()) - self._t0_ns) / 1e9
+
+    def _baseline_ok(self) -> int:
+        m = self.aggregator.steps.get(BASELINE_STEP)
+        return m.overall().counters["ok"] if m is not None else 0
+
+    def live_baseline(self) -> dict[str, float] | None:
+        """TTFT/TPOT p50/p99 (s) of the baseline step once it has :data:`BASELINE_MIN_OK` successes, else None.
+
+        The baseline step is the single-request pre-run (-1) when there is one, else the
+        ladder's first step.
+        """
+        if not self.steps.windows:
+            return None
+        m = self.aggregator.steps.get(self.steps.windows[0].index)
+        if m is None:
+            return None
+        o = m.overall()
+        if o.counters["ok"] < BASELINE_MIN_OK:
+            return None
+        out = {}
+        for metric in ("ttft", "tpot"):
+            h = o.hist[metric]
+            if h.count:
+                out[f"{metric}_p50"], out[f"{metric}_p99"] = h.percentiles((0.5, 0.99))
+        return out or None
+
+    def export_context(self) -> ExportContext:
+        cfg = self.config
+        return ExportContext(cfg.api, cfg.adapter.model, self.profile.name, self.profile.class_names,
+                             step=self.steps.current(), baseline=self.live_baseline())  # fmt: skip
+
+    # -- run life cycle --------------------------------------------------------------------
+    def on_test_start(self) -> None:
+        self.aggregator.start_run()
+        self.steps.reset()
+        self.users_max = 0
+        self._t0_ns, self._t1_ns = time.perf_counter_ns(), 0
+        self._started_wall = time.time()
+        if self.collection is not None:
+            self.collection.stop(final=False)
+        self.collection = start_collection(self.config.collect, self._started_wall)
+        self._summary_pending = True
+
+    def on_spawned(self, user_count: int) -> None:
+        self.users_max = max(self.users_max, user_count)
+
+    def on_test_stop(self, merge_final: Callable[[], None]) -> None:
+        """``merge_final`` folds a standalone process's last report in (a master waits for its workers')."""
+        if not self._summary_pending:
+            return
+        self._t1_ns = time.perf_counter_ns()
+        if self.collection is not None:
+            self.collection.stop()  # the last reading closes the run's window
+        self.steps.close()
+        if self.master:  # the workers' last reports are still on their way
+            self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
+        else:
+            merge_final()
+            self.write_summary()
+
+    def on_quitting(self) -> None:
+        if self._summary_pending and self._t1_ns:
+            if self._summary_greenlet is not None:
+                self._summary_greenlet.kill(block=False)
+            self.write_summary()
+        if self.collection is not None:
+            self.collection.stop(final=False)
+
+    def close(self) -> None:
+        """Last of all at quitting: the exporter (after ``--exporter-linger``, which serves the final counts)."""
+        if self.exporter is not None:
+            self.exporter.close()
+
+    # -- results -----------------------------------------------------------------------------
+    def result(self) -> RunResult:
+        """The run's typed results so far, analysed."""
+        snap = self.snapshot()
+        end = self._t1_ns or time.perf_counter_ns()
+        collection = self.collection
+        result = build_result(
+            snap.run,
+            duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
+            users_max=self.users_max,
+            weights={c.name: c.weight for c in self.profile.classes},
+            windows=self.steps.windows,
+            step_metrics=snap.steps,
+            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_wall)),
+            config=self.config.public_dict(),
+            profile=self.profile.to_dict(),
+            load=load_generator(snap, master=self.master, local_id=LOCAL_ID),
+            collection=collection.summary_extra() if collection is not None else None,
+            series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
+        )
+        return replace(result, judgement=analyze(result, self.config.degradation))
+
+    def write_summary(self) -> None:
+        """Once per test: the console table, ``--summary-json``, the run directory (errors are one log line)."""
+        if not self._summary_pending:
+            return
+        self._summary_pending = False
+        collection = self.collection
+        if collection is not None:
+            collection.write_timeseries()
+        result = self.result()
+        summary = to_summary(result)
+        self.last_result, self.last_summary = result, summary
+        out = self._out or sys.stdout
+        render_summary(result, out)
+        out.flush()
+        path = self.config.summary_json
+        if path:
+            try:
+                with open(path, "wb") as f:
+                    f.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+            except OSError as e:
+                log.error("llmload: cannot write --summary-json %s: %s", path, e)
+        if self.config.runs_dir:  # runs/<timestamp>-<profile>/: never fails the run (one error line)
+            series = collection.timeseries if collection is not None else None
+            save_run(result, self.config.runs_dir, out, series=series, host=self._env.host)

@@ -1,0 +1,182 @@
+"""The load-process role (standalone or ``--worker``): what users need, and what they measured.
+
+:class:`LoadProcess` is the :class:`~llmload.users.context.LoadContext` of this process's
+users: the workload sampler factory, the endpoint adapter, the deadline watchdog, the step
+key (from the shared :class:`~llmload.ladder.tracker.StepTracker`), headers and framing.
+It records every finished request (:class:`~llmload.metrics.recorder.Recorder`, and the
+``--records-jsonl`` dump), watches its own CPU and event loop, and every report interval
+turns that into a report (:meth:`report`) for the aggregator: a worker ships it to its
+master, a standalone process folds it into its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from llmload.adapters import api_headers_for, get_adapter_class
+from llmload.adapters.base import Adapter, Framing, RequestSpec
+from llmload.config import RunConfig
+from llmload.errors import RequestFailed
+from llmload.ladder.tracker import StepTracker
+from llmload.metrics.aggregation import ReportWire, WorkerGauges
+from llmload.metrics.dump import RecordDump, dump_path
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import Recorder
+from llmload.metrics.selfcheck import ProcessMonitor
+from llmload.users.deadlines import Deadlines, Watchdog
+from llmload.workload import Profile, WorkloadSampler, load_profile
+
+__all__ = ["WORKER_STRIDE", "LoadProcess"]
+
+#: User index = local index * stride + worker index: unique across fewer than 1009 workers.
+WORKER_STRIDE = 1009
+
+
+class LoadProcess:
+    """See the module docstring. ``environment`` is Locust's; its events carry ``llmload_request``."""
+
+    def __init__(
+        self,
+        environment: Any,
+        steps: StepTracker,
+        *,
+        user_count: Callable[[], int],
+        worker_index: Callable[[], int | None] = lambda: None,
+        monitor: ProcessMonitor | None = None,
+    ) -> None:
+        self._environment = environment
+        self._steps = steps
+        self._user_count = user_count
+        self._worker_index = worker_index  # None: standalone (its dump has no worker suffix)
+        self.recorder = Recorder()
+        self.monitor = monitor or ProcessMonitor()
+        self.dump: RecordDump | None = None
+        self._user_index = itertools.count()
+        self._watchdog: Watchdog | None = None
+
+    # -- configuration -------------------------------------------------------------------
+    def configure(self, config: RunConfig) -> None:
+        """Adopt ``config`` (at start-up and at each test start): profile, adapter, headers, deadlines."""
+        self.config = config
+        self.profile: Profile = load_profile(config.profile)
+        WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
+        self._adapter: Adapter = get_adapter_class(config.api)(config.adapter)
+        self._headers = api_headers_for(type(self._adapter), config.api_key)  # the adapter's own style; secret
+        fmt = config.adapter.stream_format
+        self._forced_framing = None if fmt == "auto" else Framing(fmt)
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        self._watchdog = Watchdog(Deadlines(config.ttft_timeout, config.stall_timeout, config.request_timeout))
+
+    # -- the LoadContext of users ----------------------------------------------------------
+    @property
+    def adapter(self) -> Adapter:
+        return self._adapter
+
+    @property
+    def watchdog(self) -> Watchdog:
+        assert self._watchdog is not None, "LoadProcess.configure() first"
+        return self._watchdog
+
+    @property
+    def sse_parser(self) -> str:
+        return self.config.sse_parser
+
+    @property
+    def steady_step(self) -> int | None:
+        return self._steps.steady_step
+
+    def new_sampler(self) -> WorkloadSampler:
+        """A sampler for the next user of this process.
+
+        The user index is unique across workers: it seeds the user's own RNG (distinct
+        prompts everywhere from one run seed) and sets its start offset in the mix.
+        """
+        index = next(self._user_index) * WORKER_STRIDE + (self._worker_index() or 0)
+        return WorkloadSampler(self.profile, seed=self.config.seed, user_index=index, max_tokens_cap=self.config.max_tokens_cap)
+
+    def headers_for(self, spec: RequestSpec) -> dict[str, str]:
+        return {**spec.headers, **self._headers} if self._headers else spec.headers
+
+    def framing_for(self, content_type: str | None) -> Framing:
+        if self._forced_framing is not None:
+            return self._forced_framing
+        return Framing.from_content_type(content_type, self._adapter.default_framing)
+
+    def finish(self, rec: RequestRecord) -> None:
+        """Publish a finished record: llmload's listeners, then Locust's request events (E2E, TTFT)."""
+        env = self._environment
+        events = env.events
+        events.llmload_request.fire(record=rec, environment=env)
+        if rec.outcome == "interrupted":
+            return
+        exc = None if rec.outcome == "ok" else RequestFailed(f"{rec.error_kind}: {rec.error_message}")
+        events.request.fire(
+            request_type="E2E",
+            name=rec.class_name,
+            response_time=(rec.end_ns - rec.start_ns) / 1e6,
+            response_length=rec.output_tokens,
+            exception=exc,
+            context={"output_tokens": rec.output_tokens},
+        )
+        if rec.chunk_ns and rec.outcome == "ok":
+            events.request.fire(
+                request_type="TTFT",
+                name=rec.class_name,
+                response_time=(rec.chunk_ns[0] - rec.start_ns) / 1e6,
+                response_length=0,
+                exception=None,
+                context={},
+            )
+
+    # -- recording -----------------------------------------------------------------------
+    def on_record(self, rec: RequestRecord) -> None:
+        """The built-in ``llmload_request`` listener: statistics, and the JSONL dump when asked."""
+        self.recorder.add(rec)
+        if self.dump is not None:
+            self.dump.add(rec)
+
+    def open_dump(self, path: str) -> None:
+        """Start this test's ``--records-jsonl`` (a worker writes ``<stem>.worker<N><suffix>``)."""
+        self.close_dump()
+        if path:
+            self.dump = RecordDump(dump_path(path, self._worker_index()))
+
+    def close_dump(self) -> None:
+        if self.dump is not None:
+            self.dump.close()
+            self.dump = None
+
+    def report(self, final: bool = False) -> ReportWire:
+        """What this process tells the aggregator: the statistics delta and its gauges."""
+        by_class: dict[str, int] = {}
+        watchdog = self.watchdog
+        for flight in watchdog.flights:
+            name = flight.record.class_name
+            by_class[name] = by_class.get(name, 0) + 1
+        if self.dump is not None:
+            self.dump.flush()
+        cpu, lag = self.monitor.sample()
+        gauges = WorkerGauges(
+            users=self._user_count(),
+            in_flight=watchdog.in_flight,
+            in_flight_by_class=by_class,
+            cpu_ratio=cpu,
+            loop_lag_s=lag,
+        )
+        return {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(), "final": final}
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        self.monitor.start()
+
+    def on_test_start(self) -> None:
+        self.monitor.sample()  # start-up work before the test is not the test's CPU
+
+    def stop(self) -> None:
+        self.close_dump()
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        self.monitor.stop()

@@ -1,0 +1,177 @@
+"""One llmload :class:`Runtime` per Locust process: the roles it plays, and their life cycle.
+
+=============  ===============================================  ===========================================
+process        roles                                            reports
+=============  ===============================================  ===========================================
+standalone     :class:`~llmload.runtime.load.LoadProcess` +     its own, folded in every
+               :class:`~llmload.runtime.coordinator.Coordinator`  :data:`LOCAL_REPORT_INTERVAL_S` and at the stop
+``--worker``   load process                                     shipped in ``report_to_master``
+``--master``   coordinator                                      merged from ``worker_report``
+=============  ===============================================  ===========================================
+
+The role is decided once, from the runner that exists at ``init``. The configuration comes
+from :class:`~llmload.runtime.options.Options` at start-up and again at every test start
+(the web UI's form and a master's spawn message change the options); a bad value at a test
+start ends the test with one error line and exit code 2. :func:`llmload.plugin.install`
+creates the runtime and routes Locust's events to the methods below.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import gevent
+from locust import runners as locust_runners
+from locust.runners import STATE_STOPPED, MasterRunner, WorkerRunner
+
+from llmload.adapters import api_headers_for, get_adapter_class
+from llmload.config import RunConfig
+from llmload.discovery import discover_model
+from llmload.errors import ConfigError
+from llmload.ladder import StepTracker
+from llmload.runtime.coordinator import LOCAL_ID, Coordinator
+from llmload.runtime.load import LoadProcess
+from llmload.runtime.options import Options
+
+if TYPE_CHECKING:
+    from locust.env import Environment
+
+__all__ = ["LOCAL_REPORT_INTERVAL_S", "Runtime", "role_of"]
+
+log = logging.getLogger("llmload")
+#: How often a standalone process folds its own records into its aggregator.
+LOCAL_REPORT_INTERVAL_S = 1.0
+
+
+def role_of(runner: object) -> str:
+    """``"master"``, ``"worker"`` or ``"standalone"`` (a local runner, or none yet)."""
+    if isinstance(runner, MasterRunner):
+        return "master"
+    return "worker" if isinstance(runner, WorkerRunner) else "standalone"
+
+
+class Runtime:
+    """See the module docstring. Raises :class:`ConfigError` on bad flags or profile (before any load).
+
+    ``clock`` is the monotonic clock of the coordinator's aggregator (its live window, lost workers).
+    """
+
+    def __init__(self, environment: Environment, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._env = environment
+        self.role = role_of(environment.runner)
+        self.options = Options(environment, worker=self.role == "worker")
+        self.steps = StepTracker(broadcast=self._broadcast_step)
+        self.load: LoadProcess | None = None
+        self.coordinator: Coordinator | None = None
+        if self.role != "master":
+            self.load = LoadProcess(environment, self.steps, user_count=self._user_count, worker_index=self._worker_index)
+        if self.role != "worker":
+            self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock)
+        self._pump: gevent.Greenlet | None = None
+        self.configure()
+
+    def _user_count(self) -> int:
+        runner = self._env.runner
+        return runner.user_count if runner is not None else 0
+
+    def _broadcast_step(self, msg: dict[str, Any]) -> None:
+        if self.coordinator is not None:
+            self.coordinator.broadcast_step(msg)
+
+    def _worker_index(self) -> int | None:
+        return getattr(self._env.runner, "worker_index", None) if self.role == "worker" else None
+
+    # -- configuration -------------------------------------------------------------------
+    def configure(self) -> None:
+        """Read the options into a :class:`RunConfig`, forward what workers need, hand it to the roles."""
+        config = self.options.config()
+        host = self.options.host
+        if config.model_auto and self.coordinator is not None and host:
+            model = discover_model(host, api_headers_for(get_adapter_class(config.api), config.api_key))
+            config = replace(config, adapter=replace(config.adapter, model=model), model_auto=False)
+        self.options.forward(config)
+        self.config: RunConfig = config
+        if self.load is not None:
+            self.load.configure(config)
+        if self.coordinator is not None:
+            self.coordinator.configure(config)
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """After install: background work that does not wait for a test."""
+        if self.coordinator is not None:
+            self._pump = gevent.spawn(self._pump_loop)
+        if self.load is not None:
+            self.load.start()
+
+    def on_test_start(self) -> None:
+        try:
+            self.configure()
+        except ConfigError as e:
+            log.error("llmload: %s", e)
+            self._env.process_exit_code = 2
+            if self._env.runner is not None:
+                self._env.runner.quit()
+            return
+        self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
+        if self.load is not None:
+            self.load.on_test_start()
+            self.load.open_dump(self.config.records_jsonl)
+        if self.coordinator is not None:
+            self.coordinator.on_test_start()
+
+    def on_spawned(self, user_count: int) -> None:
+        if self.coordinator is not None:
+            self.coordinator.on_spawned(user_count)
+
+    def on_test_stop(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.on_test_stop(lambda: self._merge_local(final=True))
+
+    def on_quitting(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.on_quitting()
+        if self.load is not None:
+            self.load.stop()
+        if self._pump is not None:
+            self._pump.kill(block=False)
+        if self.coordinator is not None:
+            self.coordinator.close()
+
+    # -- reports and messages ----------------------------------------------------------------
+    def on_report_to_master(self, data: dict[str, Any]) -> None:
+        """Worker: this interval's report travels under ``data["llmload"]``."""
+        if self.load is not None:
+            runner = self._env.runner
+            data["llmload"] = self.load.report(final=runner is not None and runner.state == STATE_STOPPED)
+
+    def on_worker_report(self, client_id: str, data: dict[str, Any]) -> None:
+        """Master: a worker's report."""
+        payload = data.get("llmload")
+        if payload and self.coordinator is not None:
+            self.coordinator.merge(client_id, payload)
+
+    def on_step_message(self, msg: Any) -> None:
+        """Worker: the master changed step."""
+        self.steps.on_message(msg.data)
+
+    def _merge_local(self, final: bool = False) -> None:
+        """Standalone: fold this process's own report into its aggregator."""
+        if self.load is not None and self.coordinator is not None:
+            self.coordinator.merge(LOCAL_ID, self.load.report(final))
+
+    def _pump_loop(self) -> None:
+        """Standalone: fold own records in. Master: notice lost workers."""
+        assert self.coordinator is not None
+        while True:
+            if self.role == "master":
+                gevent.sleep(locust_runners.WORKER_REPORT_INTERVAL)
+                runner = self._env.runner
+                self.coordinator.check_workers({c.id for c in runner.clients.all if c.state != "missing"})
+            else:
+                gevent.sleep(LOCAL_REPORT_INTERVAL_S)
+                self._merge_local()

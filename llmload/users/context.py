@@ -1,0 +1,66 @@
+"""What an :class:`~llmload.users.llm_user.LLMUser` needs from its process: the :class:`LoadContext`.
+
+One object per load-generating process (standalone or ``--worker``) implements it
+(:class:`llmload.runtime.load.LoadProcess`); :func:`llmload.plugin.install` hands it over with
+:func:`attach`, and each user takes it with :func:`context_of` when Locust creates the user
+(Locust gives users nothing but the environment). Everything a request reads is behind it:
+the sampler of the user's requests, the endpoint adapter, the deadline watchdog, the step key,
+headers and framing, and :meth:`LoadContext.finish`, which records and publishes the outcome.
+The web UI form can change the configuration between tests, so users read these per request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from llmload.adapters.base import Adapter, Framing, RequestSpec
+    from llmload.metrics.record import RequestRecord
+    from llmload.users.deadlines import Watchdog
+    from llmload.workload.sampler import WorkloadSampler
+
+__all__ = ["LoadContext", "attach", "context_of"]
+
+_ATTRIBUTE = "llmload_load"
+
+
+class LoadContext(Protocol):
+    """The load-process interface of a user (see the module docstring)."""
+
+    @property
+    def adapter(self) -> Adapter: ...
+
+    @property
+    def watchdog(self) -> Watchdog: ...
+
+    @property
+    def sse_parser(self) -> str: ...
+
+    @property
+    def steady_step(self) -> int | None:
+        """The step key of a request starting now: the ladder step whose steady window runs, else None."""
+
+    def new_sampler(self) -> WorkloadSampler:
+        """The request stream of the next user of this process (unique across workers)."""
+
+    def headers_for(self, spec: RequestSpec) -> dict[str, str]: ...
+
+    def framing_for(self, content_type: str | None) -> Framing: ...
+
+    def finish(self, rec: RequestRecord) -> None:
+        """A finished record (ok, error or interrupted): to llmload's listeners and Locust's statistics."""
+
+
+def attach(environment: Any, context: LoadContext) -> None:
+    """Make ``context`` the load context of ``environment``'s users."""
+    setattr(environment, _ATTRIBUTE, context)
+
+
+def context_of(environment: Any) -> LoadContext:
+    """The load context :func:`attach` gave ``environment``; a clear error when llmload is not active."""
+    context = getattr(environment, _ATTRIBUTE, None)
+    if context is None:
+        raise RuntimeError(
+            "llmload is not active in this process: call llmload.plugin.activate(locust.events) in the locustfile"
+        )
+    return context

@@ -1,0 +1,80 @@
+"""The one flag table: Locust's parser and the configs are both made from it, each default written once."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from locust.argument_parser import get_parser
+
+from llmload.config import FLAGS, ExporterConfig, LadderConfig, RunConfig, add_arguments, read
+from llmload.config.flags import OVERRIDABLE, defaults
+
+
+def parser(**overrides):
+    p = get_parser()
+    add_arguments(p, overrides)
+    return p
+
+
+def test_every_flag_reaches_locusts_parser_with_its_table_default(monkeypatch):
+    for f in FLAGS:
+        monkeypatch.delenv(f.env_var, raising=False)
+    monkeypatch.delenv("LLMLOAD_PROFILE", raising=False)
+    opts = parser().parse_args([])
+    values = read(opts)
+    for f in FLAGS:
+        assert values[f.dest] == f.default, f.name
+    assert values["llmload_default_profile"] == "default" and values["profile"] is None  # Locust's own --profile
+    text = parser().format_help()
+    for f in FLAGS:
+        assert f.name in text
+
+
+def test_flags_names_are_unique_and_env_vars_follow_the_name():
+    dests = [f.dest for f in FLAGS]
+    assert len(dests) == len(set(dests))
+    assert all(f.env_var == "LLMLOAD_" + f.dest.upper() for f in FLAGS if f.dest != "api_key")
+    assert {f.dest: f.env_var for f in FLAGS}["api_key"] == "OPENAI_API_KEY"
+
+
+def test_web_ui_form_shows_the_flags_marked_for_it_and_masks_the_secret():
+    actions = {a.dest: a for a in parser()._actions}
+    for f in FLAGS:
+        assert getattr(actions[f.dest], "include_in_web_ui", True) == f.web_ui, f.name
+    assert actions["api_key"].is_secret is True
+
+
+def test_environment_variables_set_flags(monkeypatch):
+    monkeypatch.setenv("LLMLOAD_API", "openai-completions")
+    monkeypatch.setenv("LLMLOAD_STEP_TIME", "2m")
+    values = read(parser().parse_args([]))
+    assert values["api"] == "openai-completions" and values["step_time"] == "2m"
+
+
+def test_a_locustfile_overrides_only_the_documented_defaults(monkeypatch):
+    monkeypatch.delenv("LLMLOAD_PROFILE", raising=False)
+    monkeypatch.delenv("LLMLOAD_LADDER", raising=False)
+    values = read(parser(api="stream", ladder="1,2", profile="quadrants").parse_args([]))
+    assert (values["api"], values["ladder"], values["llmload_default_profile"]) == ("stream", "1,2", "quadrants")
+    assert set(OVERRIDABLE) == {"api", "profile", "ladder"}
+    with pytest.raises(TypeError, match="no overridable default seed"):
+        add_arguments(get_parser(), {"seed": 3})
+
+
+def test_a_missing_flag_takes_its_table_default():
+    values = read(SimpleNamespace(model="m"))
+    assert values == {**defaults(), "model": "m"}
+    c = RunConfig.from_values(values)
+    assert c.ttft_timeout == 60.0 and c.stall_timeout == 30.0 and c.request_timeout == 600.0
+    assert c.exporter == ExporterConfig() and c.exporter.port == 9646 and c.collect.interval_s == 2.0
+    assert c.runs_dir == "runs" and c.sse_parser == "fast" and c.degradation == 0.5
+
+
+def test_run_config_holds_the_ladder_collect_and_exporter_parts():
+    c = RunConfig.from_values(read(SimpleNamespace(model="m", ladder="1,4", step_time="1m", step_warmup="5s",
+                                                   engine_metrics=["http://e:8000"], exporter_port=0)))  # fmt: skip
+    assert c.ladder == LadderConfig(levels=(1, 4), step_s=60.0, warmup_s=5.0)
+    assert c.collect.engine_urls == ("http://e:8000/metrics",) and c.exporter.port == 0
+    assert c.public_dict()["ladder"] == {"levels": [1, 4], "step_s": 60.0, "warmup_s": 5.0, "stop_on_breach": False,
+                                         "baseline_requests": 0}  # fmt: skip

@@ -1,0 +1,30 @@
+"""Value parsers: user counts of the ladder, JSON objects, numbers from the web UI form, URLs."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.config.values import parse_json_object, parse_levels, parse_number, parse_selector, parse_urls
+from llmload.errors import ConfigError
+
+
+def test_ladder_levels():
+    assert parse_levels("1, 5,10") == (1, 5, 10)
+    for bad, message in (("a,b", "must be user counts"), ("0,2", "at least 1 user"), ("4,2", "must increase"), ("", "at least 1")):
+        with pytest.raises(ConfigError, match=message):
+            parse_levels(bad)
+
+
+def test_json_objects_numbers_urls_and_selectors():
+    assert parse_json_object("", "--x") == {} and parse_json_object('{"a": 1}', "--x") == {"a": 1}
+    with pytest.raises(ConfigError, match="^--x: must be a JSON object"):
+        parse_json_object("[1]", "--x")
+    assert parse_number("", int, "--n") is None and parse_number("5", int, "--n") == 5 and parse_number(2.5, float, "--n") == 2.5
+    with pytest.raises(ConfigError, match="^--n '5.5': must be an integer$"):
+        parse_number("5.5", int, "--n")
+    assert parse_urls("http://a:1,http://a:1/", "--u", metrics_path=True) == ("http://a:1/metrics",)
+    with pytest.raises(ConfigError, match="must be an http"):
+        parse_urls(["ftp://x"], "--u", metrics_path=False)
+    assert parse_selector('{job="vllm"}', "--s") == 'job="vllm"'
+    with pytest.raises(ConfigError, match="PromQL label matchers"):
+        parse_selector("job=vllm", "--s")

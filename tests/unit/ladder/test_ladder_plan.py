@@ -1,0 +1,74 @@
+"""The ladder's schedule and its driver (the shape's logic without Locust): steps, warm-ups, pre-run, the end, a breach."""
+
+from __future__ import annotations
+
+import pytest
+from ladder_helpers import FakeClock, records
+
+from llmload.config import LadderConfig
+from llmload.errors import ConfigError
+from llmload.ladder import REPORT_GRACE_S, LadderDriver, LiveJudge, StepAt, StepTracker, step_at
+
+PLAN = LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=2.0)
+
+
+def test_step_at_walks_the_levels_with_a_warm_up_each():
+    assert step_at(PLAN, 0.0) == StepAt(0, 1, False)
+    assert step_at(PLAN, 1.99) == StepAt(0, 1, False)
+    assert step_at(PLAN, 2.0) == StepAt(0, 1, True)
+    assert step_at(PLAN, 10.5) == StepAt(1, 4, False)
+    assert step_at(PLAN, 29.9) == StepAt(2, 8, True)
+    assert step_at(PLAN, 30.0) is None
+
+
+def test_the_plan_is_validated_once():
+    with pytest.raises(ConfigError, match="--step-warmup 10s: must be shorter than --step-time 10s"):
+        LadderConfig(levels=(1,), step_s=10.0, warmup_s=10.0)
+    with pytest.raises(ConfigError, match="--step-time: must be > 0"):
+        LadderConfig(levels=(1,), step_s=0.0, warmup_s=0.0)
+    assert PLAN.rate_for(8) == 8.0 and LadderConfig((1,), 1.0, 0.0, spawn_rate=2.0).rate_for(8) == 2.0
+
+
+def test_driver_runs_the_steps_then_ends_the_test():
+    tracker = StepTracker(clock=FakeClock())
+    d = LadderDriver(tracker, baseline_ok=lambda: 0)
+    assert d.tick(0.0) is None  # no plan: the shape ends at once
+    d.configure(PLAN, None)
+    assert d.tick(0.0) == (1, 1.0) and tracker.steady_step is None
+    assert d.tick(3.0) == (1, 1.0) and tracker.steady_step == 0
+    assert d.tick(12.5) == (4, 4.0) and tracker.current() == (1, 4, True)
+    assert d.tick(30.0) is None and tracker.current() is None  # the end closes the last window
+    assert [w.index for w in tracker.windows] == [0, 1]
+
+
+def test_driver_holds_one_user_until_the_pre_run_has_its_requests():
+    ok = [0]
+    tracker = StepTracker(clock=FakeClock())
+    d = LadderDriver(tracker, baseline_ok=lambda: ok[0])
+    d.configure(LadderConfig(levels=(2, 4), step_s=10.0, warmup_s=1.0, baseline_requests=5), None)
+    assert d.tick(0.0) == (1, 1.0) and tracker.current() == (-1, 1, True)
+    ok[0] = 4
+    assert d.tick(40.0) == (1, 1.0)  # however long it takes
+    ok[0] = 5
+    assert d.tick(41.0) == (2, 2.0)  # the ladder's clock starts now
+    assert tracker.current() == (0, 2, False) and tracker.windows[0].ended_at is not None
+    assert d.tick(52.0) == (4, 4.0)
+    assert d.tick(61.0) is None
+
+
+def test_stop_on_breach_ends_the_ladder_once_a_closed_step_breaks_the_limits():
+    clock = FakeClock(0.0)
+    tracker = StepTracker(clock=clock)
+    metrics = {0: records(50.0), 1: records(400.0), 2: records(400.0)}
+    d = LadderDriver(tracker, baseline_ok=lambda: 0)
+    plan = LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=1.0, stop_on_breach=True)
+    d.configure(plan, LiveJudge(lambda: metrics, 0.5, clock))
+    for t in (0.0, 2.0, 10.0, 12.0, 20.0):
+        clock.t = t
+        assert d.tick(t) is not None
+    clock.t = 20.0 + REPORT_GRACE_S
+    assert d.tick(clock.t) is None  # step 1 (4 users) closed and breached: the test ends in step 2
+    assert tracker.current() is None
+    without = LadderDriver(StepTracker(clock=clock), baseline_ok=lambda: 0)
+    without.configure(LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=1.0), LiveJudge(lambda: metrics, 0.5, clock))
+    assert without.tick(24.0) == (8, 8.0)  # without --stop-on-breach the ladder goes on

@@ -1,0 +1,48 @@
+"""The step tracker: windows on the master, the steady step everywhere, changes broadcast once."""
+
+from __future__ import annotations
+
+from ladder_helpers import FakeClock
+
+from llmload.ladder import StepTracker
+
+
+def test_steps_open_and_close_windows_and_broadcast_only_changes():
+    clock, sent = FakeClock(10.0), []
+    t = StepTracker(broadcast=sent.append, clock=clock)
+    t.enter(0, 1, steady=False)
+    clock.t = 12.0
+    t.enter(0, 1, steady=False)  # no change: nothing sent, nothing recorded
+    assert sent == [{"i": 0, "steady": False}] and t.steady_step is None
+    clock.t = 15.0
+    t.enter(0, 1, steady=True)
+    assert t.steady_step == 0 and t.current() == (0, 1, True)
+    clock.t = 20.0
+    t.enter(1, 4, steady=False)
+    assert t.steady_step is None and t.current() == (1, 4, False)
+    clock.t = 30.0
+    t.close()
+    assert [(w.index, w.users, w.started_at, w.steady_from, w.ended_at) for w in t.windows] == [
+        (0, 1, 10.0, 15.0, 20.0),
+        (1, 4, 20.0, None, 30.0),  # never steady
+    ]
+    assert sent[-1] == {"i": None, "steady": False} and t.current() is None and t.steady_step is None
+    t.close()  # idempotent: nothing more sent
+    assert len(sent) == 4
+
+
+def test_a_worker_follows_the_masters_messages():
+    worker = StepTracker()
+    worker.on_message({"i": 2, "steady": True})
+    assert worker.steady_step == 2 and worker.windows == []  # workers keep no windows
+    worker.on_message({"i": 2, "steady": False})
+    assert worker.steady_step is None
+    worker.on_message({"i": None, "steady": True})
+    assert worker.steady_step is None
+
+
+def test_reset_forgets_the_last_test():
+    t = StepTracker(clock=FakeClock())
+    t.enter(0, 1, steady=True)
+    t.reset()
+    assert t.windows == [] and t.steady_step is None and t.current() is None

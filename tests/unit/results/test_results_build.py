@@ -1,0 +1,75 @@
+"""Results built from histograms: p50 intervals, steps, the load generator's state."""
+
+from __future__ import annotations
+
+import math
+
+from llmload.ladder import StepWindow
+from llmload.metrics.aggregation import Aggregator, WorkerGauges
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.histogram import Histogram
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import MetricSet
+from llmload.results.build import build_steps, load_generator, median_ci
+
+MS = 1_000_000
+
+
+def test_median_ci_brackets_the_median_and_narrows_with_samples():
+    small, big = Histogram(), Histogram()
+    for v in range(1, 21):
+        small.record(v / 1000.0)
+    for v in range(1, 2001):
+        big.record((v / 20) / 1000.0)  # 0.05 .. 100 ms
+    lo, hi = median_ci(small)
+    assert lo < small.percentile(0.5) * 1000 < hi
+    # n = 20: ranks 10 +- 0.98*sqrt(20) = 10 +- 4.4 -> about the 6th and 15th samples
+    assert 5.5 <= lo <= 6.5 and 14.5 <= hi <= 15.5
+    blo, bhi = median_ci(big)
+    assert (bhi - blo) / 50 < 0.1 < (hi - lo) / 10
+    one = Histogram()
+    one.record(0.042)
+    assert median_ci(one) == (42.0, 42.0)
+    assert median_ci(Histogram()) is None
+
+
+def _rec(ttft_ms: float, n: int = 5) -> RequestRecord:
+    r = RequestRecord("a", input_tokens=10, max_tokens=n)
+    r.start_ns = 0
+    r.chunk_ns = [int((ttft_ms + 10 * i) * MS) for i in range(n)]
+    r.end_ns = r.chunk_ns[-1] + MS
+    settle_token_counts(r, None, None)
+    r.outcome = "ok"
+    return r
+
+
+def test_a_step_from_its_histograms_with_its_p50_intervals():
+    m = MetricSet()
+    for t in range(40, 60):
+        m.add(_rec(float(t)))
+    (st,) = build_steps([StepWindow(0, 1, 0.0, 1.0, 11.0)], {0: m}, ["a"])
+    assert set(st.ci) == {"ttft", "tpot"}
+    assert st.ci["ttft"][0] < 50 < st.ci["ttft"][1]
+    assert math.isclose(st.ci["tpot"][0], 10.0, rel_tol=0.02)
+    assert st.steady_s == 10.0 and st.overall.ok == 20 and st.overall.requests_per_s == 2.0
+    assert st.classes["a"].ok == 20
+    (empty,) = build_steps([StepWindow(1, 4, 0.0)], {0: m}, [])
+    assert empty.ci == {} and empty.overall.requests == 0 and empty.steady_s == 0.0
+
+
+
+def test_load_generator_state_of_a_master_and_of_a_standalone_process():
+    clock = [0.0]
+    agg = Aggregator(clock=lambda: clock[0])
+    hot = WorkerGauges(cpu_ratio=0.97).to_wire()
+    agg.merge_report("w1", {"g": hot})
+    agg.merge_report("w1", {"g": hot})  # saturated twice in a row: flagged for the run
+    agg.merge_report("w2", {"g": WorkerGauges().to_wire()})
+    agg.mark_lost("w2")
+    g = load_generator(agg.snapshot(), master=True, local_id="local")
+    assert g["workers"] == 2 and g["workers_lost"] == ("w2",)
+    assert g["client_saturated"] and g["client_saturated_processes"] == ("w1",)
+    assert len(g["warnings"]) == 2 and "saturated" in g["warnings"][0] and "w2" in g["warnings"][1]
+    standalone = load_generator(Aggregator().snapshot(), master=False, local_id="local")
+    assert standalone == {"workers": None, "workers_lost": None, "client_saturated": False,
+                          "client_saturated_processes": (), "warnings": ()}  # fmt: skip
