@@ -74,6 +74,7 @@ test-integration: $(STAMP) $(DEB_STAMP) llama-server
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/adapter_parse.py
+	$(BIN)/python benchmarks/workload_cost.py
 	$(BIN)/python benchmarks/exporter_cost.py
 	$(BIN)/python benchmarks/sim_throughput.py
 	$(BIN)/python benchmarks/client_overhead.py

@@ -49,11 +49,14 @@ class Collection:
         *,
         request: Callable[..., bytes] = http_request,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = gevent.sleep,
     ) -> None:
         self.config = config
         self.timeline = Timeline(t0)
         self._request = request
-        self._clock = clock
+        self._clock = clock  # wall time of each reading
+        self._monotonic, self._sleep = monotonic, sleep  # the polling schedule
         self.sources: list[ScrapeSource | PrometheusSource] = []
         for url in dict.fromkeys(config.engine_urls + config.gpu_urls):
             roles = {"engine"} if url in config.engine_urls else set()
@@ -80,14 +83,14 @@ class Collection:
 
     def _run(self) -> None:
         interval = self.config.interval_s
-        next_at = time.monotonic()
+        next_at = self._monotonic()
         while True:
             self.poll()
             next_at += interval
-            now = time.monotonic()
+            now = self._monotonic()
             if next_at < now:  # polls took longer than the interval: skip, keep the cadence
                 next_at = now
-            gevent.sleep(next_at - now)
+            self._sleep(next_at - now)
 
     def stop(self, final: bool = True) -> None:
         """Stop polling; ``final``: take one last reading first (bounded by :data:`FINAL_TIMEOUT_S`)."""

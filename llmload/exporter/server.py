@@ -81,10 +81,17 @@ class MetricsServer:
 class Exporter:
     """The registry, its optional dedicated listener, and the greenlet that holds it open."""
 
-    def __init__(self, registry: CollectorRegistry, server: MetricsServer | None, linger_s: float) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        server: MetricsServer | None,
+        linger_s: float,
+        sleep: Callable[[float], None] = gevent.sleep,
+    ) -> None:
         self.registry = registry
         self.server = server
         self.linger_s = linger_s
+        self._sleep = sleep
         self._holder: gevent.Greenlet | None = None
 
     def hold(self, group: Any | None) -> None:
@@ -104,7 +111,7 @@ class Exporter:
                 log.info(
                     "llmload: serving %s %gs more for a last scrape (--exporter-linger)", self.server.url, self.linger_s
                 )
-                gevent.sleep(self.linger_s)
+                self._sleep(self.linger_s)
         finally:
             self.server.stop()
 

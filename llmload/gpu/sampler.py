@@ -110,13 +110,21 @@ class Sampler:
             self._thread = None
 
     def _run(self) -> None:
+        self.run_timer(self._stop.wait)
+
+    def run_timer(self, wait: Callable[[float], bool]) -> None:
+        """The timer: sample every ``interval_s`` on an absolute schedule until ``wait(seconds)`` says stop.
+
+        ``wait`` is the stop event's ``wait`` on the sampler's thread (tests pass one that
+        moves their clock instead).
+        """
         deadline = self._clock()
         while True:
             deadline += self.interval_s
             now = self._clock()
             if deadline < now:  # late (a slow NVML call): skip the missed ticks
                 deadline = now
-            if self._stop.wait(deadline - now):
+            if wait(deadline - now):
                 return
             try:
                 self.sample_once()

@@ -12,6 +12,7 @@ timestamp it takes: its TTFT and ITL then measure the client, not the server.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import gevent
 
@@ -21,9 +22,17 @@ PROBE_S = 0.1
 
 
 class ProcessMonitor:
-    def __init__(self) -> None:
-        self._cpu0 = time.process_time()
-        self._wall0 = time.monotonic()
+    """See the module docstring. The clocks and the probe's sleep are injectable (tests move them by hand)."""
+
+    def __init__(
+        self,
+        cpu: Callable[[], float] = time.process_time,
+        wall: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = gevent.sleep,
+    ) -> None:
+        self._cpu, self._wall, self._sleep = cpu, wall, sleep
+        self._cpu0 = cpu()
+        self._wall0 = wall()
         self._lag_max = 0.0
         self._greenlet: gevent.Greenlet | None = None
 
@@ -38,15 +47,19 @@ class ProcessMonitor:
 
     def _probe(self) -> None:
         while True:
-            t0 = time.monotonic()
-            gevent.sleep(PROBE_S)
-            lag = time.monotonic() - t0 - PROBE_S
-            if lag > self._lag_max:
-                self._lag_max = lag
+            self.probe_once()
+
+    def probe_once(self) -> None:
+        """Sleep :data:`PROBE_S` and keep how late the wake-up came (the probe greenlet's loop)."""
+        t0 = self._wall()
+        self._sleep(PROBE_S)
+        lag = self._wall() - t0 - PROBE_S
+        if lag > self._lag_max:
+            self._lag_max = lag
 
     def sample(self) -> tuple[float, float]:
         """(CPU ratio, worst loop lag in s) since the previous sample; starts a new interval."""
-        cpu, wall = time.process_time(), time.monotonic()
+        cpu, wall = self._cpu(), self._wall()
         ratio = (cpu - self._cpu0) / (wall - self._wall0) if wall > self._wall0 else 0.0
         lag, self._lag_max = max(self._lag_max, 0.0), 0.0
         self._cpu0, self._wall0 = cpu, wall

@@ -23,6 +23,7 @@ dropped without changing the request's outcome.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import gevent
@@ -73,10 +74,15 @@ class Flight:
 
 
 class Watchdog:
-    """Tracks requests in flight (also the in-flight gauge) and enforces :class:`Deadlines`."""
+    """Tracks requests in flight (also the in-flight gauge) and enforces :class:`Deadlines`.
 
-    def __init__(self, limits: Deadlines) -> None:
+    ``clock`` is the ``perf_counter_ns`` the stream loop stamps records with (tests shift it
+    and call :meth:`tick` themselves instead of waiting for the hub timer).
+    """
+
+    def __init__(self, limits: Deadlines, clock: Callable[[], int] = time.perf_counter_ns) -> None:
         self.limits = limits
+        self._clock = clock
         self.flights: set[Flight] = set()
         self._timer = None
         self.fired = 0
@@ -98,7 +104,7 @@ class Watchdog:
     def _start(self) -> None:
         res = self.limits.resolution()
         self._timer = gevent.get_hub().loop.timer(res, res)
-        self._timer.start(self._tick)
+        self._timer.start(self.tick)
 
     def stop(self) -> None:
         if self._timer is not None:
@@ -106,10 +112,11 @@ class Watchdog:
             self._timer.close()
             self._timer = None
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """One scan (the hub timer's callback): throw :class:`Deadline` into every late request."""
         if not self.flights:
             return
-        now = time.perf_counter_ns()
+        now = self._clock()
         lim = self.limits
         for flight in list(self.flights):
             expired = self._expired(flight, now, lim)

@@ -176,18 +176,38 @@ def test_prometheus_error_answer_is_reported():
     assert e["status"] == "bad_answer" and "parse error" in e["error"]
 
 
-def test_greenlet_polls_on_cadence_and_stop_takes_a_last_reading():
+def test_greenlet_polls_on_an_absolute_schedule_and_stop_takes_a_last_reading():
     t = FakeTransport({ENGINE: text("llmload-sim_healthy_8-users.txt")})
-    c = start_collection(CollectConfig(engine_urls=(ENGINE,), interval_s=0.1), 0.0)
-    c._request = t
-    gevent.sleep(0.35)
-    polls = len(c.timeline)
-    assert 3 <= polls <= 5
+    mono = [50.0]
+    polled_at, slept = [], []
+
+    def transport(url, timeout, body=None):
+        polled_at.append(round(mono[0], 6))
+        if len(polled_at) == 3:
+            mono[0] += 0.25  # a slow poll: 2.5 intervals
+        return t(url, timeout, body)
+
+    def sleep(seconds):
+        slept.append(round(seconds, 6))
+        mono[0] += seconds
+        gevent.sleep(0)  # yield, as a real sleep does
+
+    c = Collection(CollectConfig(engine_urls=(ENGINE,), interval_s=0.1), 0.0, request=transport,
+                   monotonic=lambda: mono[0], sleep=sleep)  # fmt: skip
+    c.start()
+    while len(polled_at) < 6:
+        gevent.sleep(0)
+    before = len(polled_at)
     c.stop()
-    assert len(c.timeline) == polls + 1 and c.stopped
+    assert len(polled_at) == before + 1  # the stop's own last reading
+    assert polled_at[:6] == [50.0, 50.1, 50.2, 50.45, 50.55, 50.65]  # a slow poll delays the next, never the rest
+    assert slept[:5] == [0.1, 0.1, 0.0, 0.1, 0.1]
+    polls = len(c.timeline)
+    assert polls == len(polled_at) and c.stopped  # the stop's last reading included
     c.stop()  # idempotent
-    gevent.sleep(0.25)
-    assert len(c.timeline) == polls + 1  # nothing polls after the stop
+    for _ in range(10):
+        gevent.sleep(0)
+    assert len(c.timeline) == polls  # nothing polls after the stop
     assert start_collection(CollectConfig(), 0.0) is None
 
 

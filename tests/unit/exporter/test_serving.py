@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 import urllib.error
 import urllib.request
 
@@ -81,11 +80,15 @@ def test_a_busy_port_is_one_config_error_line():
 def test_linger_keeps_serving_then_closes():
     server = MetricsServer(registry(), "127.0.0.1", free_port())
     server.start()
-    exporter = Exporter(registry(), server, linger_s=0.3)
+    lingered = []
+
+    def sleep(seconds: float) -> None:  # while it lingers, /metrics still answers
+        lingered.append((seconds, "llmload_ttft_seconds_bucket" in get(server.url)))
+
+    exporter = Exporter(registry(), server, linger_s=0.3, sleep=sleep)
     exporter.hold(None)
-    t0 = time.monotonic()
     exporter.close()
-    assert time.monotonic() - t0 >= 0.3
+    assert lingered == [(0.3, True)]
     assert refused(server.port)
 
 

@@ -37,16 +37,36 @@ def test_samples_advance_on_the_timer_without_any_scrape():
     assert sampler.snapshot.samples == n  # stopped
 
 
-def test_the_timer_keeps_a_fixed_rate():
-    fake = FakeNvml(1)
+class SlowNvml(FakeNvml):
+    """A backend whose power reading takes ``slow[i]`` seconds of the test's clock on the i-th sample."""
+
+    def __init__(self, clock: list[float], slow: dict[int, float]) -> None:
+        super().__init__(1)
+        self.clock, self.slow, self.at = clock, slow, []
+
+    def power_w(self, index: int) -> float:
+        self.at.append(round(self.clock[0], 6))
+        self.clock[0] += self.slow.get(len(self.at), 0.0)
+        return super().power_w(index)
+
+
+def test_the_timer_keeps_a_fixed_rate_and_skips_the_ticks_a_slow_sample_missed():
+    clock = [100.0]
+    fake = SlowNvml(clock, slow={3: 0.25})  # the 3rd sample takes 2.5 intervals
     fake.open()
-    sampler = Sampler(fake, probe(fake, "h"), interval_s=0.1)
-    t0 = time.monotonic()
-    sampler.start()
-    time.sleep(1.0)
-    sampler.stop()
-    elapsed = time.monotonic() - t0
-    assert 0.5 * elapsed / 0.1 <= sampler.snapshot.samples <= elapsed / 0.1 + 1
+    sampler = Sampler(fake, probe(fake, "h"), interval_s=0.1, clock=lambda: clock[0])
+    fake.at.clear()  # the probe's own reading
+    waits = []
+
+    def wait(seconds: float) -> bool:
+        waits.append(round(seconds, 6))
+        clock[0] += seconds
+        return len(waits) > 6  # stop after six samples
+
+    sampler.run_timer(wait)
+    assert fake.at == [100.1, 100.2, 100.3, 100.55, 100.65, 100.75]  # on the interval; after the slow one, at once
+    assert waits == [0.1, 0.1, 0.1, 0.0, 0.1, 0.1, 0.1]
+    assert sampler.snapshot.samples == 6
 
 
 def test_a_scrape_makes_no_backend_call():

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -148,14 +147,3 @@ def test_global_rng_untouched():
     state = random.getstate()
     take(WorkloadSampler(load_profile("quadrants"), seed=4, user_index=2), 100)
     assert random.getstate() == state
-
-
-def test_next_is_cheap():
-    s = WorkloadSampler(DEFAULT, seed=1, user_index=0)
-    s.next()
-    n = 5000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        s.next()
-    per_call_us = (time.perf_counter() - t0) / n * 1e6
-    assert per_call_us < 100, f"{per_call_us:.1f} µs per sample"

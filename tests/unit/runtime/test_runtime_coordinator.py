@@ -1,0 +1,138 @@
+"""The coordinator role: merging, the live baseline and exporter context, the summary's life cycle."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import gevent
+from runtime_helpers import FakeLocal, FakeMaster, environment
+
+from llmload.config import RunConfig, read
+from llmload.ladder import StepTracker
+from llmload.metrics.aggregation import WorkerGauges
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import Recorder
+from llmload.runtime import coordinator as coordinator_module
+from llmload.runtime.coordinator import BASELINE_MIN_OK, Coordinator
+
+MS = 1_000_000
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make(env, master=False, **flags):
+    clock, out = Clock(), io.StringIO()
+    c = Coordinator(env, StepTracker(), master=master, clock=clock, out=out)
+    c.configure(RunConfig.from_values({**read(env.parsed_options), **flags}))
+    return c, clock, out
+
+
+def report(ttft_ms=50.0, n=6, step=None, **gauges):
+    r = Recorder()
+    for _ in range(n):
+        rec = RequestRecord("short", 10, 4)
+        rec.start_ns = 0
+        rec.chunk_ns = [int((ttft_ms + 10 * i) * MS) for i in range(4)]
+        rec.end_ns = rec.chunk_ns[-1] + MS
+        settle_token_counts(rec, None, None)
+        rec.outcome, rec.step = "ok", step
+        r.add(rec)
+    return {"m": r.drain(), "s": r.drain_steps(), "g": WorkerGauges(**gauges).to_wire()}
+
+
+def test_reports_merge_into_one_snapshot_with_the_runners_user_count():
+    c, _, _ = make(environment(FakeLocal(users=3)))
+    c.merge("w1", report(n=2, in_flight=1))
+    c.merge("w2", report(n=3, in_flight=2))
+    snap = c.snapshot()
+    assert snap.run.overall().counters["ok"] == 5 and snap.users == 3 and snap.in_flight == 3
+    assert c.live_snapshot().run.overall().counters["ok"] == 5
+
+
+def test_the_exporter_context_and_the_live_baseline_follow_the_ladder():
+    c, _, _ = make(environment(FakeLocal()), ladder="1,4", step_time="10s", step_warmup="1s")
+    ctx = c.export_context()
+    assert (ctx.api, ctx.model, ctx.profile, ctx.step, ctx.baseline) == ("openai-chat", "m", "default", None, None)
+    c.steps.enter(0, 1, steady=True)
+    c.merge("local", report(n=BASELINE_MIN_OK - 1, step=0))
+    assert c.live_baseline() is None  # too few successful requests yet
+    c.merge("local", report(n=1, step=0))
+    base = c.export_context().baseline
+    assert base["ttft_p50"] == base["ttft_p99"] and abs(base["ttft_p50"] - 0.05) < 0.001
+    assert c.export_context().step == (0, 1, True)
+
+
+def test_a_ladder_lets_the_last_steps_requests_finish():
+    env = environment(FakeLocal(), "--request-timeout", "90s")
+    make(env, ladder="1,2")
+    assert env.stop_timeout == 90.0
+    env = environment(FakeLocal())
+    make(env)
+    assert env.stop_timeout is None
+
+
+def test_a_standalone_run_writes_its_summary_at_the_stop(tmp_path):
+    env = environment(FakeLocal(users=2))
+    path = tmp_path / "s.json"
+    c, _, out = make(env, summary_json=str(path), runs_dir="")
+    c.on_test_start()
+    c.on_spawned(2)
+    merged = []
+    c.on_test_stop(lambda: (merged.append(True), c.merge("local", report(n=4))))
+    assert merged == [True] and c.last_result is not None
+    s = json.loads(path.read_text())
+    assert s == c.last_summary and s["overall"]["ok"] == 4 and s["users_max"] == 2
+    assert s["verdict"]["status"] == "no_ladder" and "llmload summary" in out.getvalue()
+    c.on_quitting()  # nothing pending: not written twice
+    assert out.getvalue().count("llmload summary") == 1
+
+
+def test_a_master_waits_for_its_workers_last_reports(monkeypatch, tmp_path):
+    monkeypatch.setattr(coordinator_module, "FINAL_REPORT_WAIT_S", 0.0)
+    env = environment(FakeMaster())
+    c, _, out = make(env, master=True, runs_dir="")
+    c.on_test_start()
+    c.on_test_stop(lambda: (_ for _ in ()).throw(AssertionError("a master has no own report")))
+    assert c.last_result is None  # not yet: the workers' last reports are on their way
+    c.merge("w1", report(n=3))
+    gevent.sleep(0.01)  # the scheduled write (after FINAL_REPORT_WAIT_S, 0 here)
+    assert c.last_summary["overall"]["ok"] == 3 and c.last_summary["workers"] == 1
+
+
+def test_quitting_before_the_wait_ends_writes_the_summary_at_once():
+    env = environment(FakeMaster())
+    c, _, out = make(env, master=True, runs_dir="")
+    c.on_test_start()
+    c.on_test_stop(lambda: None)
+    c.merge("w1", report(n=2))
+    c.on_quitting()
+    assert c.last_summary["overall"]["ok"] == 2 and out.getvalue().count("llmload summary") == 1
+
+
+def test_lost_workers_are_marked_and_keep_their_reports():
+    c, clock, _ = make(environment(FakeMaster()), master=True)
+    c.merge("w1", report(n=2))
+    c.merge("w2", report(n=1))
+    c.check_workers({"w1", "w2"})
+    assert not any(w.lost for w in c.snapshot().workers)
+    c.check_workers({"w1"})  # Locust no longer lists w2
+    clock.t += 60  # and w1 fell silent
+    c.check_workers({"w1"})
+    snap = c.snapshot()
+    assert all(w.lost for w in snap.workers) and snap.run.overall().counters["ok"] == 3
+
+
+def test_step_changes_go_to_the_workers_only_from_a_master():
+    master, local = FakeMaster(), FakeLocal()
+    for runner, is_master in ((master, True), (local, False)):
+        c, _, _ = make(environment(runner), master=is_master)
+        c.broadcast_step({"i": 1, "steady": True})
+    assert master.sent == [("llmload_step", {"i": 1, "steady": True})] and local.sent == []

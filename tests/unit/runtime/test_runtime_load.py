@@ -1,0 +1,116 @@
+"""The load-process role: its users' context, finished records to listeners and Locust, reports."""
+
+from __future__ import annotations
+
+from runtime_helpers import FakeLocal, FakeWorker, environment
+
+from llmload.adapters.base import Framing
+from llmload.config import RunConfig, read
+from llmload.errors import RequestFailed
+from llmload.ladder import StepTracker
+from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import MetricSet
+from llmload.runtime.load import WORKER_STRIDE, LoadProcess
+
+MS = 1_000_000
+
+
+class Monitor:
+    def __init__(self) -> None:
+        self.samples = 0
+
+    def sample(self):
+        self.samples += 1
+        return 0.25, 0.002
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def load(env, worker_index=lambda: None, **flags):
+    steps = StepTracker()
+    lp = LoadProcess(env, steps, user_count=lambda: env.runner.user_count, worker_index=worker_index, monitor=Monitor())
+    lp.configure(RunConfig.from_values({**read(env.parsed_options), **flags}))
+    return lp, steps
+
+
+def finished(outcome="ok", kind=None, n=4):
+    r = RequestRecord("short", input_tokens=10, max_tokens=n)
+    r.start_ns = 1000 * MS
+    r.chunk_ns = [r.start_ns + (50 + 5 * i) * MS for i in range(n)]
+    r.end_ns = (r.chunk_ns[-1] if n else r.start_ns) + MS
+    settle_token_counts(r, None, None)
+    r.outcome, r.error_kind, r.error_message = outcome, kind, "boom" if kind else None
+    return r
+
+
+def test_the_context_users_read():
+    env = environment(FakeLocal(), "--api-key", "sk-x", "--stream-format", "ndjson", "--stall-timeout", "5s")
+    lp, steps = load(env)
+    assert lp.adapter.name == "openai-chat" and lp.sse_parser == "fast"
+    assert lp.watchdog.limits.stall == 5.0
+    spec = lp.adapter.build_request(lp.new_sampler().next())
+    assert lp.headers_for(spec)["Authorization"] == "Bearer sk-x"
+    assert lp.framing_for("text/event-stream") is Framing.NDJSON  # --stream-format wins over the content type
+    steps.on_message({"i": 3, "steady": True})
+    assert lp.steady_step == 3
+
+
+def test_user_indices_are_unique_across_workers():
+    a, _ = load(environment(FakeWorker(worker_index=0)), worker_index=lambda: 0)
+    b, _ = load(environment(FakeWorker(worker_index=1)), worker_index=lambda: 1)
+    samplers = (a.new_sampler(), a.new_sampler(), b.new_sampler(), b.new_sampler())
+    assert [s.user_index for s in samplers] == [0, WORKER_STRIDE, 1, WORKER_STRIDE + 1]
+    assert len({s.next().prompt for s in samplers}) == 4  # each user its own prompts from the one seed
+
+
+def test_finish_goes_to_llmloads_listeners_then_to_locusts_statistics():
+    env = environment(FakeLocal())
+    lp, _ = load(env)
+    mine, locust = [], []
+    env.events.llmload_request.add_listener(lambda record, environment, **_: mine.append((record, environment)))
+    env.events.request.add_listener(lambda **kw: locust.append(kw))
+    ok, err, cut = finished(), finished("error", "http_503", n=0), finished("interrupted")
+    for r in (ok, err, cut):
+        lp.finish(r)
+    assert [r for r, _ in mine] == [ok, err, cut] and all(e is env for _, e in mine)
+    assert [(k["request_type"], k["name"]) for k in locust] == [("E2E", "short"), ("TTFT", "short"), ("E2E", "short")]
+    assert locust[0]["response_time"] == 66.0 and locust[0]["response_length"] == 4 and locust[0]["exception"] is None
+    assert locust[1]["response_time"] == 50.0
+    assert isinstance(locust[2]["exception"], RequestFailed) and str(locust[2]["exception"]) == "http_503: boom"
+
+
+def test_reports_carry_the_delta_the_steps_and_the_gauges(tmp_path):
+    env = environment(FakeLocal(users=7))
+    lp, _ = load(env)
+    lp.open_dump(str(tmp_path / "rec.jsonl"))
+    ok = finished()
+    ok.step = 0
+    for r in (ok, finished("error", "http_500", n=0)):
+        lp.on_record(r)
+    report = lp.report(final=True)
+    m = MetricSet.from_wire(report["m"]).overall().counters
+    assert (m["requests"], m["ok"], m["errors"]) == (2, 1, 1)
+    assert MetricSet.from_wire(report["s"]["0"]).overall().counters["ok"] == 1
+    assert report["g"]["users"] == 7 and report["g"]["cpu_ratio"] == 0.25 and report["final"] is True
+    assert MetricSet.from_wire(lp.report()["m"]).empty  # a delta: drained
+    assert len((tmp_path / "rec.jsonl").read_text().splitlines()) == 2  # the dump is flushed with each report
+    lp.stop()
+    assert lp.dump is None
+
+
+def test_a_workers_dump_has_its_own_file(tmp_path):
+    lp, _ = load(environment(FakeWorker(worker_index=2)), worker_index=lambda: 2)
+    lp.open_dump(str(tmp_path / "rec.jsonl"))
+    assert lp.dump.path.name == "rec.worker2.jsonl"
+    lp.stop()
+
+
+def test_reconfiguring_replaces_the_watchdog_and_stops_the_old_one():
+    env = environment(FakeLocal())
+    lp, _ = load(env)
+    old = lp.watchdog
+    lp.configure(RunConfig.from_values({**read(env.parsed_options), "ttft_timeout": "1s"}))
+    assert lp.watchdog is not old and lp.watchdog.limits.ttft == 1.0 and old._timer is None

@@ -1,0 +1,49 @@
+"""The one door for Locust's options: the config they give, and what travels to workers (seed, model, workload)."""
+
+from __future__ import annotations
+
+from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
+
+from llmload.runtime import Options
+
+
+def test_the_config_comes_from_the_parsed_options():
+    env = environment(FakeLocal(), "--api", "openai-completions", "--seed", "5", "--ladder", "1,2", "--step-time", "1m")
+    c = Options(env, worker=False).config()
+    assert (c.api, c.seed, c.adapter.model) == ("openai-completions", 5, "m")
+    assert c.ladder.levels == (1, 2) and c.ladder.step_s == 60.0
+
+
+def test_forward_writes_what_workers_need_into_the_options_that_travel():
+    env = environment(FakeMaster(), "--profile", "quadrants")  # --seed not given: drawn
+    env.parsed_options.model = ""
+    opts = Options(env, worker=False)
+    c = opts.config()
+    assert c.seed > 0 and env.parsed_options.seed == -1
+    opts.forward(c)
+    o = env.parsed_options
+    assert (o.seed, o.workload) == (c.seed, "quadrants") and o.model == ""  # no model known yet: nothing sent
+    opts.forward(c.__class__(**{**{f: getattr(c, f) for f in c.__slots__}, "model_auto": False}))
+    assert o.model == "default"
+    assert opts.config().seed == c.seed  # the next test start reads the forwarded seed back
+
+
+def test_a_worker_forwards_nothing_and_keeps_its_own_dump_path_and_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    env = environment(FakeWorker(), "--records-jsonl", "/tmp/r.jsonl", "--api-key", "sk-own", "--workload", "quadrants")
+    opts = Options(env, worker=True)
+    # the master's spawn message overwrites the worker's options with its own (empty) values
+    env.parsed_options.records_jsonl, env.parsed_options.api_key = "", ""
+    c = opts.config()
+    assert (c.records_jsonl, c.api_key, c.profile) == ("/tmp/r.jsonl", "sk-own", "quadrants")
+    before = vars(env.parsed_options).copy()
+    opts.forward(c)
+    assert vars(env.parsed_options) == before
+
+
+def test_the_host_is_the_environments_or_the_options():
+    env = environment(FakeLocal())
+    assert Options(env, worker=False).host == "http://127.0.0.1:9"
+    env.host = None
+    env.parsed_options.host = "http://other:1"
+    assert Options(env, worker=False).host == "http://other:1"

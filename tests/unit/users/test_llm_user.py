@@ -1,0 +1,288 @@
+"""LLMUser's outcome state machine: ok, each error kind, interrupted, drain — one request each against a
+scripted in-process server, with a fake load context and a watchdog on a clock the test moves.
+
+Every request ends in exactly one ``finish`` with one outcome (``requests = ok + errors +
+interrupted``); deadlines are fired by shifting the watchdog's clock and running one scan, so
+nothing here waits for wall-clock time.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import gevent
+import orjson
+import pytest
+from gevent.event import Event
+from gevent.server import StreamServer
+from locust.env import Environment
+
+from llmload.adapters.base import AdapterConfig, Framing, RequestSpec
+from llmload.adapters.openai_chat import OpenAIChatAdapter
+from llmload.errors import CLIENT_ERROR
+from llmload.metrics.record import RequestRecord
+from llmload.users import LLMUser
+from llmload.users.context import attach, context_of
+from llmload.users.deadlines import DRAIN_S, Deadlines, Watchdog
+from llmload.workload import WorkloadSampler, load_profile
+
+S = 1_000_000_000
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+END = b"0\r\n\r\n"
+HOLD = "hold"  # the server stops sending (and keeps the connection open) until the test ends
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def event(obj: dict | str) -> bytes:
+    data = obj if isinstance(obj, str) else orjson.dumps(obj).decode()
+    return chunk(f"data: {data}\n\n".encode())
+
+
+def token(text: str, finish: str | None = None) -> bytes:
+    return event({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+
+
+DONE = event("[DONE]")
+THREE = [token("a"), token("b"), token("c", finish="length")]
+
+
+class Clock:
+    """The real ``perf_counter_ns`` (what requests are stamped with) plus a shift the test adds."""
+
+    def __init__(self) -> None:
+        self.shift = 0
+
+    def __call__(self) -> int:
+        return time.perf_counter_ns() + self.shift
+
+
+class Context:
+    """A :class:`~llmload.users.context.LoadContext` that keeps what the user finished."""
+
+    def __init__(self, limits: Deadlines, adapter=None) -> None:
+        self.clock = Clock()
+        self.watchdog = Watchdog(limits, clock=self.clock)
+        self.adapter = adapter or OpenAIChatAdapter(AdapterConfig(model="m"))
+        self.sse_parser = "fast"
+        self.steady_step: int | None = 2
+        self.finished: list[RequestRecord] = []
+
+    def new_sampler(self) -> WorkloadSampler:
+        return WorkloadSampler(load_profile("default"), seed=1, user_index=0, max_tokens_cap=3)
+
+    def headers_for(self, spec: RequestSpec) -> dict[str, str]:
+        return {**spec.headers, "X-Test": "1"}
+
+    def framing_for(self, content_type: str | None) -> Framing:
+        return Framing.from_content_type(content_type, self.adapter.default_framing)
+
+    def finish(self, rec: RequestRecord) -> None:
+        self.finished.append(rec)
+
+
+class Server:
+    """Answers every request with ``script`` (bytes, :data:`HOLD`, or None = close the socket)."""
+
+    def __init__(self) -> None:
+        self.script: list = []
+        self.sent = Event()  # the script ran up to a HOLD (or its end)
+        self.requests: list[bytes] = []
+        self.srv = StreamServer(("127.0.0.1", 0), self._handle)
+        self.srv.start()
+        self.url = f"http://127.0.0.1:{self.srv.server_port}"
+
+    def _read_request(self, sock: socket.socket) -> bool:
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            data = sock.recv(65536)
+            if not data:
+                return False
+            buf += data
+        head, _, body = buf.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")), 0)
+        while len(body) < length:
+            body += sock.recv(65536)
+        self.requests.append(head + b"\r\n\r\n" + body)
+        return True
+
+    def _handle(self, sock: socket.socket, _addr) -> None:
+        while self._read_request(sock):
+            for step in self.script:
+                if step is None:
+                    self.sent.set()
+                    sock.close()
+                    return
+                if step == HOLD:
+                    self.sent.set()
+                    gevent.sleep(3600)
+                sock.sendall(step)
+            self.sent.set()
+
+    def stop(self) -> None:
+        self.srv.stop(timeout=1)
+
+
+class User(LLMUser):
+    host = "http://127.0.0.1:9"  # set per test
+
+
+@pytest.fixture
+def rig():
+    made = []
+
+    def make(script: list, limits: Deadlines | None = None, adapter=None, host: str | None = None):
+        server = Server()
+        server.script = script
+        ctx = Context(limits or Deadlines(), adapter)
+        env = Environment(user_classes=[User], host=host or server.url)
+        attach(env, ctx)
+        User.host = host or server.url
+        user = User(env)
+        user.on_start()
+        made.append((server, ctx, user))
+        return server, ctx, user
+
+    yield make
+    for server, ctx, user in made:
+        ctx.watchdog.stop()
+        user.client.client.clientpool.close()
+        server.stop()
+
+
+def run(user: User) -> gevent.Greenlet:
+    return gevent.spawn(user.generate)
+
+
+def settle(g: gevent.Greenlet) -> None:
+    g.join(10)
+    assert g.dead
+
+
+def wait_for(condition) -> None:
+    """Yield to the loop until ``condition()`` holds (it is state, not time, that the test waits for)."""
+    for _ in range(100_000):
+        if condition():
+            return
+        gevent.sleep(0.001)
+    raise AssertionError("condition never held")
+
+
+def fire(ctx: Context, seconds: float) -> None:
+    """Move the watchdog's clock ``seconds`` ahead and run one scan where the hub timer runs it."""
+    ctx.clock.shift += int(seconds * S)
+    gevent.get_hub().loop.run_callback(ctx.watchdog.tick)
+    gevent.sleep(0)
+
+
+def only(ctx: Context) -> RequestRecord:
+    assert len(ctx.finished) == 1, ctx.finished  # one outcome per request, always
+    rec = ctx.finished[0]
+    assert ctx.watchdog.in_flight == 0 and rec.end_ns >= rec.start_ns > 0
+    return rec
+
+
+def test_ok_records_every_token_the_step_and_the_headers(rig):
+    server, ctx, user = rig([HEAD, *THREE, DONE, END])
+    settle(run(user))
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind, rec.status) == ("ok", None, 200)
+    assert rec.output_tokens == 3 and len(rec.chunk_ns) == 3 and rec.finish_reason == "length"
+    assert rec.step == 2 and rec.max_tokens == 3 and rec.reconnects == 0
+    assert b"X-Test: 1" in server.requests[0] and b'"stream":true' in server.requests[0]
+
+
+@pytest.mark.parametrize(
+    ("script", "kind", "message"),
+    [
+        ([b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 16\r\n\r\n{\"error\":\"boom\"}"], "http_500",
+         "HTTP 500"),  # the body is not kept yet (issue 16)
+        ([HEAD, token("a"), None], "stream_disconnected", "connection lost after 1 token"),
+        ([HEAD, chunk(b"data: {not json\n\n"), DONE, END], "malformed_chunk", ""),
+        ([HEAD, token("a"), event({"error": {"message": "overloaded"}}), END], "server_error", "overloaded"),
+        ([HEAD, token("a"), DONE, END], "stream_truncated", "after 1 of 3 tokens"),
+        ([HEAD, DONE, END], "empty_response", "no content"),
+    ],
+)  # fmt: skip
+def test_each_server_fault_is_one_error_of_its_kind(rig, script, kind, message):
+    _, ctx, user = rig(script)
+    settle(run(user))
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind) == ("error", kind)
+    assert message in rec.error_message
+
+
+def test_no_server_is_a_connection_error(rig):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    _, ctx, user = rig([], host=f"http://127.0.0.1:{port}")
+    settle(run(user))
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind, rec.status) == ("error", "connection", 0)
+
+
+@pytest.mark.parametrize(
+    ("limits", "script", "tokens", "shift_s", "kind"),
+    [
+        (Deadlines(ttft=1.0), [HEAD, HOLD], 0, 1.01, "ttft_timeout"),
+        (Deadlines(stall=1.0), [HEAD, token("a"), HOLD], 1, 1.01, "stall_timeout"),
+        (Deadlines(total=5.0), [HEAD, token("a"), token("b"), HOLD], 2, 5.01, "total_timeout"),
+        (Deadlines(ttft=1.0), [HOLD], 0, 1.01, "ttft_timeout"),  # no headers yet: the socket is dropped
+    ],
+)
+def test_a_passed_deadline_is_its_own_error_kind(rig, limits, script, tokens, shift_s, kind):
+    server, ctx, user = rig(script, limits)
+    g = run(user)
+    server.sent.wait(10)
+    wait_for(lambda: any(len(f.record.chunk_ns) >= tokens and f.record.start_ns for f in ctx.watchdog.flights))
+    fire(ctx, shift_s - 0.02)
+    assert not ctx.finished  # not yet past the deadline
+    fire(ctx, 0.02)
+    settle(g)
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind) == ("error", kind) and "no progress within" in rec.error_message
+    assert len(rec.chunk_ns) == tokens and rec.output_tokens == tokens  # what arrived is kept
+
+
+def test_the_end_of_the_test_interrupts_a_request_neither_ok_nor_error(rig):
+    server, ctx, user = rig([HEAD, token("a"), HOLD])
+    g = run(user)
+    server.sent.wait(10)
+    wait_for(lambda: any(f.record.chunk_ns for f in ctx.watchdog.flights))
+    g.kill(block=True)  # Locust stops a user by killing its greenlet
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind) == ("interrupted", None) and rec.output_tokens == 1
+
+
+def test_a_missing_http_terminator_after_done_is_drained_without_changing_the_outcome(rig):
+    server, ctx, user = rig([HEAD, *THREE, DONE, HOLD])
+    g = run(user)
+    server.sent.wait(10)
+    wait_for(lambda: any(f.draining for f in ctx.watchdog.flights))
+    fire(ctx, DRAIN_S + 0.01)
+    settle(g)
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind) == ("ok", None) and rec.output_tokens == 3
+
+
+class BrokenAdapter(OpenAIChatAdapter):
+    def feed(self, state, data, event=""):
+        raise RuntimeError("adapter bug")
+
+
+def test_a_bug_in_an_adapter_is_a_client_error_and_still_shows_its_traceback(rig):
+    _, ctx, user = rig([HEAD, token("a"), DONE, END], adapter=BrokenAdapter(AdapterConfig(model="m")))
+    g = run(user)
+    g.join(10)
+    assert isinstance(g.exception, RuntimeError)  # Locust shows it; the request is still counted
+    rec = only(ctx)
+    assert (rec.outcome, rec.error_kind) == ("error", CLIENT_ERROR) and "adapter bug" in rec.error_message
+
+
+def test_without_llmload_a_user_says_how_to_turn_it_on():
+    with pytest.raises(RuntimeError, match=r"llmload.plugin.activate\(locust.events\)"):
+        context_of(Environment(user_classes=[User]))
