@@ -1,4 +1,7 @@
-"""Wiring llmload into Locust: the ONE place where listeners, messages and web UI routes are registered.
+"""Wiring llmload into Locust: the ONE place that registers event listeners and message handlers.
+
+The web UI's routes (the LLM tabs, ``/metrics``) are added by the installers this module calls
+(:func:`llmload.webui.install_web_ui`, the coordinator's exporter); they register no listener.
 
 A locustfile calls :func:`activate` once at import (Locust parses the command line right
 after importing locustfiles, so the flag group must be added then); everything else is

@@ -54,15 +54,6 @@ class Series:
             out.extend([None] * (n - len(out)))
         return out
 
-    def cut(self, lo: int, hi: int, skip_first: bool = False) -> Series:
-        """Polls ``lo`` to ``hi`` (padded); ``skip_first``: the first one missing."""
-        a = self._a[lo:hi]
-        if len(a) < hi - lo:
-            a.extend([_NAN] * (hi - lo - len(a)))
-        if skip_first and a:
-            a[0] = _NAN
-        return Series(a)
-
     def any(self) -> bool:
         return any(v == v for v in self._a)
 
@@ -144,34 +135,6 @@ class Timeline:
             if track is None:
                 track = self.devices[key] = DeviceTrack(key, reading.vocabulary, dict(reading.info))
             track.add(i, t, reading)
-
-    def window(self, t_from: float, t_to: float) -> Timeline:
-        """The polls taken between wall times ``t_from`` and ``t_to`` (inclusive), as a timeline.
-
-        Counter increments and histogram means then cover only intervals between two polls
-        of the window. Histogram buckets are not kept per poll, so a window has no
-        percentiles: :meth:`histogram` answers None on it, :meth:`interval_mean` still works.
-        """
-        keep = [i for i, t in enumerate(self.t) if t_from <= t <= t_to]
-        out = Timeline(self.t0)
-        if not keep:
-            return out
-        lo, hi = keep[0], keep[-1] + 1
-        out.t = self.t[lo:hi]
-        for url, e in self.endpoints.items():
-            w = EndpointTrack(e.engine)
-            w.gauges = {k: v.cut(lo, hi) for k, v in e.gauges.items()}
-            w.counters = {k: v.cut(lo, hi) for k, v in e.counters.items()}
-            # the first poll's step began before the window
-            w.step_sums = {k: v.cut(lo, hi, skip_first=True) for k, v in e.step_sums.items()}
-            w.step_counts = {k: v.cut(lo, hi, skip_first=True) for k, v in e.step_counts.items()}
-            out.endpoints[url] = w
-        for key, d in self.devices.items():
-            w = DeviceTrack(key, d.vocabulary, dict(d.info), coarse=set(d.coarse), lost_at=d.lost_at)
-            w.values = {k: v.cut(lo, hi) for k, v in d.values.items()}
-            if any(v.any() for v in w.values.values()):
-                out.devices[key] = w
-        return out
 
     @property
     def span_s(self) -> float:

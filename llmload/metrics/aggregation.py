@@ -6,7 +6,7 @@ runs standalone, the process itself) sends every ``report_to_master`` interval:
 ``{"m": MetricSet wire delta, "s": {step: MetricSet wire delta}, "g": WorkerGauges as a dict,
 "final": bool}``
 
-:class:`Aggregator` folds them in by addition into three views:
+:class:`Aggregator` folds them in by addition into four views:
 
 * ``run`` — this test run (reset at each test start): the summary and the web UI;
 * ``steps`` — this run's statistics per load step (steady windows only), for the ladder;

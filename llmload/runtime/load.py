@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Adapter, Framing, RequestSpec
@@ -28,6 +28,9 @@ from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler, load_profile
 
+if TYPE_CHECKING:
+    from locust.env import Environment
+
 __all__ = ["WORKER_STRIDE", "LoadProcess"]
 
 #: User index = local index * stride + worker index: unique across fewer than 1009 workers.
@@ -39,7 +42,7 @@ class LoadProcess:
 
     def __init__(
         self,
-        environment: Any,
+        environment: Environment,
         steps: StepTracker,
         *,
         user_count: Callable[[], int],

@@ -151,6 +151,28 @@ def test_no_import_cycle_between_subpackages():
     assert cycle(subpackage_graph(file_graph())) is None
 
 
+#: docs/design.md's layers, top to bottom: a package imports its own layer or the layers below, never above.
+LAYERS = (
+    ("plugin", "cli", "__main__", "locustfile", "locustfile_ladder"),
+    ("runtime",),
+    ("users", "webui", "exporter"),
+    ("ladder", "collect", "gpu", "report", "rundir", "discovery"),
+    ("analysis",),
+    ("results",),
+    ("config",),
+    ("metrics", "workload", "adapters", "arrivals", "sim", "testing"),
+    ("errors",),
+)
+
+
+def test_every_package_has_a_layer_and_imports_only_its_own_layer_or_below():
+    layer = {f"llmload.{name}": i for i, names in enumerate(LAYERS) for name in names}
+    g = subpackage_graph(file_graph())
+    assert set(g) - {"llmload"} <= set(layer), sorted(set(g) - set(layer))
+    upward = sorted((a, b) for a, deps in g.items() for b in deps if layer[b] < layer[a])
+    assert upward == []
+
+
 def test_analysis_does_not_import_the_writers():
     bad = [(a, b) for a, b in edges(file_graph()) if a.startswith("llmload.analysis") and b.startswith("llmload.report")]
     assert bad == []
