@@ -23,7 +23,7 @@ class ExporterConfig:
     enabled: bool = True
     host: str = flag("exporter_host").default
     port: int = DEFAULT_PORT
-    linger_s: float = 0.0
+    linger_s: float = parse_duration(flag("exporter_linger").default, "--exporter-linger") or 0.0
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> ExporterConfig:

@@ -16,7 +16,7 @@ from typing import Any
 from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
 from llmload.config.collect import CollectConfig
 from llmload.config.exporter import ExporterConfig
-from llmload.config.flags import defaults
+from llmload.config.flags import defaults, flag
 from llmload.config.ladder import LadderConfig
 from llmload.config.values import parse_duration, parse_json_object, parse_number
 from llmload.errors import ConfigError
@@ -34,7 +34,7 @@ def _degradation(value: Any) -> float:
 def _workload(v: Mapping[str, Any], worker: bool) -> str:
     """``--profile`` (Locust's flag, the web UI form field) or ``--workload``; a worker prefers ``--workload``."""
     chosen = (v["workload"], v["profile"]) if worker else (v["profile"], v["workload"])
-    return next((c for c in chosen if c), None) or v["llmload_default_profile"] or "default"
+    return next((c for c in chosen if c), None) or v["llmload_default_profile"] or defaults()["llmload_default_profile"]
 
 
 def _api_key(given: str, api: str) -> str:
@@ -74,11 +74,11 @@ class RunConfig:
     records_jsonl: str
     model_auto: bool  # --model not given: ask the server's /v1/models
     ladder: LadderConfig | None = None
-    degradation: float = 0.5
+    degradation: float = flag("degradation").default
     api_key: str = field(default="", repr=False)
     collect: CollectConfig = field(default_factory=CollectConfig)  # engine / GPU metrics polled during the run
     exporter: ExporterConfig = field(default_factory=ExporterConfig)  # /metrics (master or standalone)
-    runs_dir: str = "runs"  # where the run directory goes; "" = none (--no-run-dir)
+    runs_dir: str = flag("runs_dir").default  # where the run directory goes; "" = none (--no-run-dir)
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -130,7 +130,7 @@ class RunConfig:
             include_usage=not v["no_stream_usage"],
             ignore_eos=bool(v["ignore_eos"]),
             temperature=temperature,
-            stream_format=v["stream_format"] or "auto",
+            stream_format=v["stream_format"] or flag("stream_format").default,
             extra_body=extra,
         )
         return cls(
@@ -142,7 +142,7 @@ class RunConfig:
             ttft_timeout=parse_duration(v["ttft_timeout"], "--ttft-timeout"),
             stall_timeout=parse_duration(v["stall_timeout"], "--stall-timeout"),
             request_timeout=parse_duration(v["request_timeout"], "--request-timeout"),
-            sse_parser=v["sse_parser"] or "fast",
+            sse_parser=v["sse_parser"] or flag("sse_parser").default,
             summary_json=v["summary_json"] or "",
             records_jsonl=v["records_jsonl"] or "",
             model_auto=not model,

@@ -37,7 +37,7 @@ from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
 from llmload.results.build import load_generator
 from llmload.rundir import save_run
-from llmload.workload import Profile, load_profile
+from llmload.workload import Profile, WorkloadSampler, load_profile
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -87,6 +87,7 @@ class Coordinator:
         """Adopt ``config`` (at start-up and at each test start)."""
         self.config = config
         self.profile: Profile = load_profile(config.profile)
+        WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
         if config.ladder is not None and not self._env.stop_timeout:
             # The last step's requests finish instead of being cut at the end (then they are
