@@ -51,7 +51,7 @@ from flask import Response, request
 
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import ClassStats, MetricSet
-from llmload.web import install_charts
+from llmload.web import ChartInputs, install_charts
 
 __all__ = [
     "LIVE_COLUMNS",
@@ -212,6 +212,9 @@ class LiveSource(Protocol):
     def run_seconds(self) -> float:
         """Test time of the current run: from its start to its stop, or to now."""
 
+    def chart_inputs(self) -> ChartInputs:
+        """What the live charts read (:mod:`llmload.web.charts`)."""
+
 
 def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
     """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
@@ -338,5 +341,5 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
         return Response(json.dumps(data()), mimetype="application/json")
 
     app.add_url_rule(f"{_base_path(app)}/{LIVE_PATH}", "llmload_live", llmload_live)
-    install_charts(environment, runtime)  # the LLM tab's live charts (llmload.web)
+    install_charts(environment, source.chart_inputs())  # the LLM tab's live charts (llmload.web)
     return True

@@ -37,6 +37,7 @@ from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
 from llmload.results.build import load_generator
 from llmload.rundir import save_run
+from llmload.web import ChartInputs
 from llmload.workload import Profile, WorkloadSampler, load_profile
 
 if TYPE_CHECKING:
@@ -166,6 +167,17 @@ class Coordinator:
             if h.count:
                 out[f"{metric}_p50"], out[f"{metric}_p99"] = h.percentiles((0.5, 0.99))
         return out or None
+
+    def chart_inputs(self) -> ChartInputs:
+        """What the web UI's live charts read, each a function called at every sample."""
+        return ChartInputs(
+            snapshot=lambda: self.aggregator.snapshot(run=False),
+            classes=self.class_order,
+            steps=lambda: self.steps.windows,
+            baseline=self.live_baseline,
+            limit_factor=lambda: 1.0 + self.config.degradation,
+            timeline=lambda: self.collection.timeline if self.collection is not None else None,
+        )
 
     def export_context(self) -> ExportContext:
         cfg = self.config

@@ -12,7 +12,7 @@ The LLM tab's tables themselves are :mod:`llmload.webui`'s.
 
 from __future__ import annotations
 
-from llmload.web.charts import ChartInputs, ChartSampler, inputs_from_runtime, install_charts
+from llmload.web.charts import ChartInputs, ChartSampler, install_charts
 from llmload.web.series import SeriesBuffer, series_payload
 
-__all__ = ["ChartInputs", "ChartSampler", "SeriesBuffer", "inputs_from_runtime", "install_charts", "series_payload"]
+__all__ = ["ChartInputs", "ChartSampler", "SeriesBuffer", "install_charts", "series_payload"]

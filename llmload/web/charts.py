@@ -26,8 +26,8 @@ the page still works on its own.
 **Sampling.** A greenlet on the process with the web UI (standalone or master) records
 one sample every :data:`~llmload.web.series.SAMPLE_INTERVAL_S` while a test spawns, runs or
 lets its last requests finish (and one more once it has stopped); the first sample of a new test empties the buffer. It
-ends when the web UI's server does. It reads the runtime only through
-:class:`ChartInputs` (:func:`inputs_from_runtime` is the one place that knows the runtime).
+ends when the web UI's server does. It reads what it charts only through :class:`ChartInputs`,
+which the coordinator builds (:meth:`llmload.runtime.coordinator.Coordinator.chart_inputs`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ __all__ = [
     "STATIC_DIR",
     "ChartInputs",
     "ChartSampler",
-    "inputs_from_runtime",
     "install_charts",
 ]
 
@@ -77,23 +76,6 @@ class ChartInputs:
     baseline: Callable[[], dict[str, float] | None]  # live baseline, seconds: ttft_p50, ttft_p99, tpot_p50, tpot_p99
     limit_factor: Callable[[], float]  # 1 + --degradation
     timeline: Callable[[], Timeline | None]  # engine/GPU readings of the current test, None without collection
-
-
-def inputs_from_runtime(runtime: Any) -> ChartInputs:
-    """:class:`ChartInputs` of a :class:`~llmload.runtime.Runtime` (read lazily: tests swap its parts)."""
-
-    def timeline() -> Timeline | None:
-        collection = runtime.collection
-        return collection.timeline if collection is not None else None
-
-    return ChartInputs(
-        snapshot=lambda: runtime.aggregator.snapshot(run=False),
-        classes=lambda: [c.name for c in runtime.profile.classes],
-        steps=lambda: runtime.steps.windows,
-        baseline=runtime.live_baseline,
-        limit_factor=lambda: 1.0 + runtime.config.degradation,
-        timeline=timeline,
-    )
 
 
 class ChartSampler:
@@ -159,7 +141,7 @@ def _number(name: str, kind: type) -> Any:
         raise ValueError(f"{name}={text!r}: must be a number") from None
 
 
-def install_charts(environment: Any, runtime: Any, sample: bool = True) -> ChartSampler | None:
+def install_charts(environment: Any, inputs: ChartInputs, sample: bool = True) -> ChartSampler | None:
     """Add the chart routes and the LLM tab's chart frame to ``environment.web_ui``; None when there is none.
 
     ``sample``: start the sampling greenlet (tests tick by hand).
@@ -170,7 +152,7 @@ def install_charts(environment: Any, runtime: Any, sample: bool = True) -> Chart
     existing = getattr(web_ui, "_llmload_charts", None)
     if existing is not None:
         return existing
-    sampler = web_ui._llmload_charts = ChartSampler(environment, inputs_from_runtime(runtime))
+    sampler = web_ui._llmload_charts = ChartSampler(environment, inputs)
     app, base = web_ui.app, _base_path(web_ui.app)
 
     ta = web_ui.template_args

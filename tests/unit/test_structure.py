@@ -155,8 +155,8 @@ def test_no_import_cycle_between_subpackages():
 LAYERS = (
     ("plugin", "cli", "__main__", "locustfile", "locustfile_ladder"),
     ("runtime",),
-    ("users", "webui", "exporter"),
-    ("ladder", "collect", "gpu", "report", "rundir", "discovery"),
+    ("users", "webui", "web", "exporter"),
+    ("ladder", "collect", "gpu", "report", "rundir", "discovery", "preflight"),
     ("analysis",),
     ("results",),
     ("config",),

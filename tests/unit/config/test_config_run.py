@@ -54,7 +54,7 @@ def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert RunConfig.from_options(opts(api=api, api_key=given)).api_key == key
+    assert RunConfig.from_values(opts(api=api, api_key=given)).api_key == key
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,12 @@ from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.env import Environment
 
-from llmload.metrics.aggregation import Aggregator, WorkerGauges
+from llmload.config import add_arguments
+from llmload.metrics.aggregation import WorkerGauges
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
-from llmload.options import add_arguments
 from llmload.plugin import install
+from llmload.runtime import Runtime
 from llmload.users import LLMUser
 from llmload.web.charts import LOADER, STATIC_DIR, ChartSampler
 from llmload.web.series import SCHEMA, SeriesBuffer
@@ -57,9 +58,8 @@ def web(monkeypatch):
         env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
         env.create_local_runner()
         env.create_web_ui("127.0.0.1", 0, web_base_path=web_base_path)
-        runtime = install(env)
         clock = Clock()
-        runtime.aggregator = Aggregator(clock=clock)
+        runtime = install(env, Runtime(env, clock=clock))
         sampler: ChartSampler = env.web_ui._llmload_charts
         sampler.greenlet.kill()  # the test ticks
         sampler.buffer = SeriesBuffer(clock=clock)
@@ -75,8 +75,8 @@ def web(monkeypatch):
 
 def feed(runtime, records, **gauges):
     for r in records:
-        runtime.environment.events.llmload_request.fire(record=r, environment=runtime.environment)
-    runtime.aggregator.merge_report("local", {"m": runtime.recorder.drain(), "g": WorkerGauges(**gauges).to_wire()})
+        runtime.load.on_record(r)
+    runtime.coordinator.merge("local", {"m": runtime.load.recorder.drain(), "g": WorkerGauges(**gauges).to_wire()})
 
 
 def test_samples_only_while_a_test_runs_and_a_new_test_starts_a_new_series(web):
@@ -151,7 +151,7 @@ def test_the_series_carry_the_ladders_steps_and_baseline(web):
     env, runtime, sampler, _ = web()
     env.events.test_start.fire(environment=env)
     runtime.steps.enter(0, 1, steady=True)
-    runtime.aggregator.merge_report(
+    runtime.coordinator.merge(
         "local", {"m": {}, "s": {"0": _wire([finished("short", 100)] * 5)}, "g": WorkerGauges().to_wire()}
     )
     d = env.web_ui.app.test_client().get("/llmload/series").get_json()
