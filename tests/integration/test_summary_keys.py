@@ -6,7 +6,8 @@ baseline and engine/GPU collection from the simulator's own ``/metrics``. The ke
 every dotted path of dict keys (list items merged under ``[]``), of ``--summary-json`` and
 of the run directory's ``summary.json``. Keys that name data rather than fields (error
 kinds, a finding's evidence, signal names) are cut at their parent: what a field *holds*
-may vary from run to run, which fields exist may not.
+may vary from run to run, which fields exist may not. A breach is null or a block
+depending on the run's figures, so its keys are checked by the analysis' unit tests.
 
 Refreeze (only for an intended schema change, and say so in docs/summary-schema.md)::
 
@@ -26,8 +27,9 @@ from tests.integration.harness import ROOT, run_cli
 pytestmark = pytest.mark.integration
 
 FIXTURE = ROOT / "tests/fixtures/summary_keys.json"
-#: Keys whose children are data (names of error kinds, of signals, a finding's evidence), not schema fields.
-DATA_KEYED = ("errors_by_kind", "evidence", "signals")
+#: Keys whose children are data (names of error kinds, of signals, a finding's evidence), not schema fields,
+#: or a block that is null or not depending on the figures (a breach; its keys: tests/unit/analysis).
+DATA_KEYED = ("errors_by_kind", "evidence", "signals", "breach")
 #: The same, by full path: per-step signal statistics are keyed by signal name.
 DATA_KEYED_PATHS = ("steps[].server", "steps[].gpu")
 SIM = ["--ttft-ms", "20", "--itl-ms", "2"]
