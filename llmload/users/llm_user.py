@@ -51,6 +51,7 @@ from llmload.users.stream import consume
 
 if TYPE_CHECKING:
     from llmload.workload.sampler import WorkloadSampler
+    from llmload.workload.types import RequestSample
 
 __all__ = ["LLMUser"]
 
@@ -92,9 +93,16 @@ class LLMUser(FastHttpUser):
 
     @task
     def generate(self) -> None:
-        """Send the next request of the mix and record it."""
+        """One unit of the workload: the next request of the mix, sent and recorded.
+
+        What to send and when lives here (the mix today; open-loop tickets, conversation
+        turns and error backoff are decided at this level); :meth:`send` is one request.
+        """
+        self.send(self._sampler.next())
+
+    def send(self, sample: RequestSample) -> RequestRecord:
+        """Send one request, read its stream, and finish its record (never raises for a failed request)."""
         ctx = self._context
-        sample = self._sampler.next()
         adapter = ctx.adapter
         spec = adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
@@ -168,6 +176,7 @@ class LLMUser(FastHttpUser):
             if reader is not None and not clean:
                 reader.discard()
             ctx.finish(rec)
+        return rec
 
 
 def _raise_for_status(resp, reader: BodyReader | None) -> None:
