@@ -12,7 +12,8 @@ Because every ``le`` is a fine edge, a classic bucket is an exact sum of fine bu
 per metric:
 
 * ITL and TPOT (token pacing, usually 2–100 ms): fine steps at the low end, from 0.5 ms;
-* TTFT (queueing plus prefill): 1 ms to 10 min, denser between 20 ms and 2 s;
+* TTFT (queueing plus prefill): 1 ms to 10 min, denser between 20 ms and 2 s; TTFO and
+  reasoning time (TTFT plus thinking, thinking alone) use the same bounds;
 * E2E (a whole answer): 10 ms to 10 min.
 
 Samples above the last bound are counted in ``+Inf`` only; ``_sum`` and ``_count`` are exact.
@@ -47,6 +48,7 @@ NICE_BOUNDS: dict[str, tuple[float, ...]] = {
         20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0,
     ),
 }  # fmt: skip
+NICE_BOUNDS["ttfo"] = NICE_BOUNDS["reasoning"] = NICE_BOUNDS["ttft"]
 
 
 def snap_to_edge(value: float) -> tuple[int, float]:

@@ -18,12 +18,17 @@ llmload_ttft_seconds                   hist     class, api, model
 llmload_itl_seconds                    hist     class, api, model
 llmload_tpot_seconds                   hist     class, api, model
 llmload_e2e_seconds                    hist     class, api, model
+llmload_ttfo_seconds                   hist     class, api, model (first answer/tool-call event)
+llmload_reasoning_seconds              hist     class, api, model (first reasoning -> first output)
 llmload_requests_total                 counter  class, api, model, outcome (ok|error|interrupted)
 llmload_errors_total                   counter  class, api, model, kind
 llmload_output_tokens_total            counter  class, api, model
 llmload_input_tokens_total             counter  class, api, model
 llmload_partial_output_tokens_total    counter  class, api, model
 llmload_reconnects_total               counter  class, api, model (sent again: stale keep-alive)
+llmload_reasoning_tokens_total         counter  class, api, model (successful requests)
+llmload_hidden_reasoning_requests_total  counter  class, api, model (usage: reasoning, stream: none)
+llmload_buffered_token_jumps_total     counter  class, api, model (events carrying k > 1 tokens)
 llmload_in_flight_requests             gauge    class, api, model
 llmload_users                          gauge    —
 llmload_workers                        gauge    — (live workers; a standalone process is 1)
@@ -76,6 +81,9 @@ _HELP = {
     "itl": "Inter-token latency: every gap between consecutive content events (successful requests)",
     "tpot": "Time per output token after the first, per request: (last - first event) / (tokens - 1)",
     "e2e": "End-to-end latency: end of stream - request start (successful requests)",
+    "ttfo": "Time to first output token: first answer or tool-call event - request start (successful requests)",
+    "reasoning": "Reasoning time: first output event - first reasoning event (successful requests that streamed "
+    "reasoning first)",
 }
 _OUTCOMES = (("ok", "ok"), ("error", "errors"), ("interrupted", "interrupted"))
 
@@ -155,6 +163,21 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         "Requests sent again on a fresh connection: a reused keep-alive connection was closed before any answer byte",
         labels=_REQUEST_LABELS,
     )
+    reasoning = CounterMetricFamily(
+        "llmload_reasoning_tokens",
+        "Reasoning tokens of successful requests (usage when sent, else counted reasoning events)",
+        labels=_REQUEST_LABELS,
+    )
+    hidden = CounterMetricFamily(
+        "llmload_hidden_reasoning_requests",
+        "Successful requests whose usage reported reasoning tokens that the stream never showed",
+        labels=_REQUEST_LABELS,
+    )
+    jumps = CounterMetricFamily(
+        "llmload_buffered_token_jumps",
+        "Stream events that carried more than one token (the usage count jumped): why ITL looks coarse",
+        labels=_REQUEST_LABELS,
+    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
         c = s.counters
@@ -168,7 +191,10 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         inp.add_metric(labels, c["input_tokens"])
         partial.add_metric(labels, c["partial_output_tokens"])
         reconnects.add_metric(labels, c["reconnects"])
-    yield from (req, err, out, inp, partial, reconnects)
+        reasoning.add_metric(labels, c["reasoning_tokens"])
+        hidden.add_metric(labels, c["hidden_reasoning"])
+        jumps.add_metric(labels, c["buffered_token_jumps"])
+    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps)
 
 
 def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[str, None]) -> Iterator[Metric]:

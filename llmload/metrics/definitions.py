@@ -85,8 +85,9 @@ __all__ = [
     "ttft_s",
 ]
 
-#: Latency metrics recorded into histograms, in display order.
-METRICS = ("ttft", "itl", "tpot", "e2e")
+#: Latency metrics recorded into histograms, in display order (TTFO and reasoning time last:
+#: shown where reasoning happened).
+METRICS = ("ttft", "itl", "tpot", "e2e", "ttfo", "reasoning")
 
 _NS = 1e-9
 

@@ -1,10 +1,10 @@
 """Per-process recording of finished requests into mergeable statistics.
 
 :class:`ClassStats` holds, for one request class, a :class:`Histogram` per latency metric
-(TTFT, ITL, TPOT, E2E; successful requests only, except that TTFT also holds requests
-interrupted by the end of the test after their first token: that wait is what the user
-saw) and the counters (requests by outcome,
-tokens, errors by kind). :class:`MetricSet` maps class name → ClassStats; it merges by
+(TTFT, ITL, TPOT, E2E, TTFO, reasoning time; successful requests only, except that TTFT
+also holds requests interrupted by the end of the test after their first token: that wait
+is what the user saw) and the counters (requests by outcome, tokens, reasoning, errors by
+kind). :class:`MetricSet` maps class name → ClassStats; it merges by
 addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
 workers send to the master.
 
@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from llmload.metrics.definitions import METRICS, e2e_s, itl_s, tpot_s, ttft_s
+from llmload.metrics.definitions import (
+    METRICS,
+    e2e_s,
+    hidden_reasoning,
+    itl_s,
+    reasoning_s,
+    tpot_s,
+    ttfo_s,
+    ttft_s,
+)
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 
@@ -39,6 +48,11 @@ COUNTERS = (
     "output_tokens_from_usage",  # successful requests whose output count came from usage
     "partial_output_tokens",  # tokens received by requests that then failed or were cut
     "reconnects",  # requests sent again on a fresh connection (stale keep-alive), any outcome
+    "reasoning_tokens",  # reasoning tokens of successful requests (usage when sent, else counted)
+    "reasoning_from_usage",  # successful requests with reasoning tokens > 0, the count from usage
+    "reasoning_counted",  # successful requests with reasoning tokens > 0, counted from the stream
+    "hidden_reasoning",  # successful requests whose usage says reasoning tokens the stream never showed
+    "buffered_token_jumps",  # events that carried k > 1 tokens (a usage jump), any outcome
 )
 
 
@@ -57,6 +71,8 @@ class ClassStats:
         c["requests"] += 1
         if rec.reconnects:
             c["reconnects"] += rec.reconnects
+        if rec.buffered_token_jumps:
+            c["buffered_token_jumps"] += rec.buffered_token_jumps
         if rec.outcome == "ok":
             c["ok"] += 1
             c["output_tokens"] += rec.output_tokens
@@ -71,6 +87,14 @@ class ClassStats:
             if tpot is not None:
                 h["tpot"].record(tpot)
             h["e2e"].record(e2e_s(rec))
+            ttfo = ttfo_s(rec)
+            if ttfo is not None:
+                h["ttfo"].record(ttfo)
+            reasoning = reasoning_s(rec)
+            if reasoning is not None:
+                h["reasoning"].record(reasoning)
+            if rec.reasoning_tokens:
+                self._add_reasoning(rec)
             return
         c["partial_output_tokens"] += rec.output_tokens
         if rec.outcome == "error":
@@ -81,6 +105,14 @@ class ClassStats:
             ttft = ttft_s(rec)  # cut by the end of the test after its first token: the user saw that wait
             if ttft is not None:
                 self.hist["ttft"].record(ttft)
+
+    def _add_reasoning(self, rec: RequestRecord) -> None:
+        """A successful request that reasoned (``reasoning_tokens > 0``, streamed or not)."""
+        c = self.counters
+        c["reasoning_tokens"] += rec.reasoning_tokens
+        c["reasoning_from_usage" if rec.reasoning_tokens_from_usage else "reasoning_counted"] += 1
+        if hidden_reasoning(rec):
+            c["hidden_reasoning"] += 1
 
     def merge(self, other: ClassStats) -> None:
         for m, h in other.hist.items():

@@ -28,6 +28,19 @@ _COLUMNS: tuple[tuple[str, int, _Getter], ...] = (
     ("recv tok/s", 10, lambda name, s: s.received_output_tokens_per_s),
     ("req/s", 7, lambda name, s: s.requests_per_s),
 )
+#: The reasoning table, shown only when some request reasoned.
+_REASONING_COLUMNS: tuple[tuple[str, int, _Getter], ...] = (
+    ("class", 12, lambda name, s: name),
+    ("reasoned", 9, lambda name, s: s.reasoned),
+    ("TTFO p50", 9, lambda name, s: s.lat("ttfo").p50),
+    ("p90", 8, lambda name, s: s.lat("ttfo").p90),
+    ("p99", 8, lambda name, s: s.lat("ttfo").p99),
+    ("reason p50", 11, lambda name, s: s.lat("reasoning").p50),
+    ("p99", 8, lambda name, s: s.lat("reasoning").p99),
+    ("reas tok", 9, lambda name, s: s.reasoning_tokens),
+    ("tok/req", 8, lambda name, s: s.reasoning_tokens_mean),
+    ("hidden", 7, lambda name, s: s.hidden_reasoning),
+)
 
 
 def _fmt(value: Any, width: int) -> str:
@@ -50,10 +63,7 @@ def render_summary(result: RunResult, out: TextIO) -> None:
         + (f", api {config['api']}, model {config['model']}" if config else "")
         + "\n"
     )
-    header = " ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w, _) in enumerate(_COLUMNS))
-    out.write(header + "\n" + "-" * len(header) + "\n")
-    for name, s in [*result.classes.items(), ("overall", o)]:
-        out.write(" ".join(_fmt(get(name, s), w) for _, w, get in _COLUMNS) + "\n")
+    _table(result, _COLUMNS, out)
     usage = o.output_tokens_from_usage_ratio
     out.write(
         f"requests = ok {o.ok} + errors {o.errors} + interrupted {o.interrupted} = {o.requests}; "
@@ -63,6 +73,13 @@ def render_summary(result: RunResult, out: TextIO) -> None:
         + (f"; received (any outcome) {o.received_output_tokens}" if o.received_output_tokens is not None else "")
         + "\n"
     )
+    if o.reasoned:
+        _render_reasoning(result, out)
+    if o.buffered_token_jumps:
+        out.write(
+            f"buffered token jumps: {o.buffered_token_jumps} events carried more than one token (the server's "
+            "usage count jumped, e.g. a tool-call parser held text back): ITL has one long gap there\n"
+        )
     if o.reconnects:
         out.write(
             f"reconnects: {o.reconnects} requests sent again on a fresh connection "
@@ -74,6 +91,32 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     _render_ladder(result, out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
+
+
+def _table(result: RunResult, columns: tuple[tuple[str, int, _Getter], ...], out: TextIO) -> None:
+    header = " ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w, _) in enumerate(columns))
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    for name, s in [*result.classes.items(), ("overall", result.overall)]:
+        out.write(" ".join(_fmt(get(name, s), w) for _, w, get in columns) + "\n")
+
+
+def _render_reasoning(result: RunResult, out: TextIO) -> None:
+    """TTFO, reasoning time and tokens per class (only when some request reasoned)."""
+    o = result.overall
+    out.write(
+        "\nreasoning: TTFT above is the first token of any channel (reasoning included); TTFO is the first "
+        "answer or tool-call token (ms)\n"
+    )
+    _table(result, _REASONING_COLUMNS, out)
+    out.write(
+        f"reasoning tokens {o.reasoning_tokens} over {o.reasoned} requests: from server usage in "
+        f"{o.reasoning_from_usage}, counted from the stream in {o.reasoning_counted}\n"
+    )
+    if o.hidden_reasoning:
+        out.write(
+            f"hidden reasoning: in {o.hidden_reasoning} requests the server reported reasoning tokens it never "
+            "streamed: their thinking time is inside TTFT and TTFO alike\n"
+        )
 
 
 def _render_ladder(result: RunResult, out: TextIO) -> None:

@@ -86,6 +86,11 @@ def stats_of(s: ClassStats, span_s: float) -> Stats:
         received_output_tokens_per_s=received_output_tokens_per_s(c["output_tokens"], c["partial_output_tokens"], span_s),
         reconnects=c["reconnects"],
         errors_by_kind=dict(sorted(s.errors_by_kind.items())),
+        reasoning_tokens=c["reasoning_tokens"],
+        reasoning_from_usage=c["reasoning_from_usage"],
+        reasoning_counted=c["reasoning_counted"],
+        hidden_reasoning=c["hidden_reasoning"],
+        buffered_token_jumps=c["buffered_token_jumps"],
     )
 
 

@@ -45,6 +45,7 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
     if not d:
         return Stats()
     i = lambda k: int(d.get(k) or 0)  # noqa: E731
+    reasoning = d.get("reasoning_tokens") or {}
     return Stats(
         requests=i("requests"),
         ok=i("ok"),
@@ -61,6 +62,11 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         received_output_tokens_per_s=_num(d.get("received_output_tokens_per_s")),
         reconnects=i("reconnects"),
         errors_by_kind={str(k): int(v) for k, v in (d.get("errors_by_kind") or {}).items()},
+        reasoning_tokens=int(reasoning.get("total") or 0),
+        reasoning_from_usage=int(reasoning.get("from_usage") or 0),
+        reasoning_counted=int(reasoning.get("counted") or 0),
+        hidden_reasoning=i("hidden_reasoning"),
+        buffered_token_jumps=i("buffered_token_jumps"),
     )
 
 

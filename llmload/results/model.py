@@ -87,10 +87,25 @@ class Stats:
     received_output_tokens_per_s: float | None = None
     reconnects: int = 0  # requests sent again on a fresh connection (stale keep-alive), any outcome
     errors_by_kind: Mapping[str, int] = field(default_factory=dict)
+    reasoning_tokens: int = 0  # reasoning tokens of successful requests (usage when sent, else counted)
+    reasoning_from_usage: int = 0  # successful requests that reasoned, their count from usage
+    reasoning_counted: int = 0  # successful requests that reasoned, their count from the stream
+    hidden_reasoning: int = 0  # successful requests whose usage says reasoning the stream never showed
+    buffered_token_jumps: int = 0  # events that carried k > 1 tokens (usage jumped), any outcome
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""
         return self.latency.get(metric) or Latency()
+
+    @property
+    def reasoned(self) -> int:
+        """Successful requests that reasoned (reasoning tokens > 0, streamed or hidden)."""
+        return self.reasoning_from_usage + self.reasoning_counted
+
+    @property
+    def reasoning_tokens_mean(self) -> float | None:
+        """Reasoning tokens per request that reasoned."""
+        return self.reasoning_tokens / self.reasoned if self.reasoned else None
 
     @property
     def finished(self) -> int:

@@ -10,16 +10,26 @@ docs/summary-schema.md)::
 
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
              "output_tokens_per_s", "requests_per_s",
-             "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms": {"mean", "p50", "p90", "p99", "max", "min", "count"},
+             "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms" | "ttfo_ms" | "reasoning_ms":
+                 {"mean", "p50", "p90", "p99", "max", "min", "count"},
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
-             "received_output_tokens_per_s", "reconnects", "errors_by_kind"}
+             "received_output_tokens_per_s", "reconnects", "errors_by_kind",
+             "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
+             "buffered_token_jumps"}
 
 A latency with no samples is ``null`` in each figure. Latencies and token counts cover successful
 requests (TTFT also those interrupted by the end of the test after their first token);
 ``received_output_tokens`` is every output token that arrived, whatever the request's outcome,
 and ``received_output_tokens_per_s`` its rate (``metrics/definitions.py``). ``reconnects``
 counts requests sent again on a fresh connection after a reused keep-alive connection turned
-out closed before any response byte (not extra requests: each is one request). This is where figures are rounded:
+out closed before any response byte (not extra requests: each is one request).
+Reasoning models: ``ttfo_ms`` is the time to the first answer or tool-call event (== TTFT
+without reasoning), ``reasoning_ms`` first reasoning event -> first output event (requests that
+streamed reasoning first); ``reasoning_tokens.total`` the successful requests' reasoning tokens,
+``mean`` per request that reasoned, ``from_usage``/``counted`` how many requests that reasoned
+took their count from ``usage`` / from the stream; ``hidden_reasoning`` requests whose usage
+reported reasoning tokens the stream never showed; ``buffered_token_jumps`` events (any outcome)
+that carried more than one token. This is where figures are rounded:
 milliseconds and rates to 3 decimals (µs), ratios to 4. A new summary field is one line in
 :func:`stats_dict` (or :func:`to_summary`) and its reading in :mod:`~llmload.results.load`.
 """
@@ -66,6 +76,10 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     out["received_output_tokens_per_s"] = _r(s.received_output_tokens_per_s, 3)
     out["reconnects"] = s.reconnects
     out["errors_by_kind"] = dict(s.errors_by_kind)
+    out["reasoning_tokens"] = {"total": s.reasoning_tokens, "mean": _r(s.reasoning_tokens_mean, 3),
+                               "from_usage": s.reasoning_from_usage, "counted": s.reasoning_counted}  # fmt: skip
+    out["hidden_reasoning"] = s.hidden_reasoning
+    out["buffered_token_jumps"] = s.buffered_token_jumps
     return out
 
 

@@ -13,7 +13,18 @@ from llmload.errors import ERROR_KINDS
 from llmload.exporter import BUCKETS, ExportContext, LlmloadCollector, new_registry
 from llmload.exporter.buckets import NICE_BOUNDS, snap_to_edge
 from llmload.metrics.aggregation import Aggregator, WorkerGauges
-from llmload.metrics.definitions import METRICS, e2e_s, itl_s, settle_token_counts, tpot_s, ttft_s
+from llmload.metrics.definitions import (
+    METRICS,
+    e2e_s,
+    hidden_reasoning,
+    itl_s,
+    reasoning_s,
+    settle_reasoning,
+    settle_token_counts,
+    tpot_s,
+    ttfo_s,
+    ttft_s,
+)
 from llmload.metrics.histogram import EDGES, Histogram, bucket_index
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
@@ -32,7 +43,11 @@ class Clock:
 
 
 def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
-    """A request with log-normal TTFT and ITL gaps; now and then an error or an interruption."""
+    """A request with log-normal TTFT and ITL gaps; now and then an error or an interruption.
+
+    A third reason first (streamed, its count from usage or counted), a few reason hidden
+    (usage only), a few carry a buffered multi-token event.
+    """
     n = int(rng.integers(1, 40))
     rec = RequestRecord(cls, input_tokens=int(rng.integers(10, 3000)), max_tokens=n)
     rec.start_ns = int(rng.integers(0, 10**12))
@@ -40,8 +55,19 @@ def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
     for _ in range(n):
         rec.chunk_ns.append(t)
         t += int(rng.lognormal(math.log(0.015), 0.8) * NS)
+    if rng.random() < 0.1:
+        rec.add_counted_chunk(t, int(rng.integers(2, 17)))  # a buffered jump: k tokens at one stamp
+        t += 1000
     rec.end_ns = t
     settle_token_counts(rec, None, None)
+    kind = rng.random()
+    if kind < 0.33 and n > 1:  # streamed reasoning: the first r events are reasoning
+        r = int(rng.integers(1, n))
+        settle_reasoning(rec, r, r, 0, r + 3 if rng.random() < 0.5 else None)
+    elif kind < 0.4:  # hidden: usage says 50 reasoning tokens, none streamed
+        settle_reasoning(rec, 0, 0, 0, 50)
+    else:
+        settle_reasoning(rec, -1, 0, 0, None)
     u = rng.random()
     rec.outcome = "ok" if u < 0.9 else ("error" if u < 0.97 else "interrupted")
     if rec.outcome == "error":
@@ -58,7 +84,7 @@ def raw_values(records: list[RequestRecord], cls: str, metric: str) -> np.ndarra
         if metric == "itl":
             out.extend(itl_s(r).tolist())
         else:
-            v = {"ttft": ttft_s, "tpot": tpot_s, "e2e": e2e_s}[metric](r)
+            v = {"ttft": ttft_s, "tpot": tpot_s, "e2e": e2e_s, "ttfo": ttfo_s, "reasoning": reasoning_s}[metric](r)
             if v is not None:
                 out.append(v)
     return np.asarray(out)
@@ -152,6 +178,13 @@ def test_counters_and_labels(world):
         }
         assert list(series(samples, "llmload_input_tokens_total", **base).values()) == [sum(r.input_tokens for r in ok)]
         assert list(series(samples, "llmload_reconnects_total", **base).values()) == [sum(r.reconnects for r in mine)]
+        assert list(series(samples, "llmload_reasoning_tokens_total", **base).values()) == [
+            sum(r.reasoning_tokens for r in ok)
+        ] and sum(r.reasoning_tokens for r in ok) > 0
+        hidden = sum(hidden_reasoning(r) for r in ok)
+        assert list(series(samples, "llmload_hidden_reasoning_requests_total", **base).values()) == [hidden] != [0]
+        jumps = sum(r.buffered_token_jumps for r in mine)  # any outcome
+        assert list(series(samples, "llmload_buffered_token_jumps_total", **base).values()) == [jumps] != [0]
         errors = {dict(k)["kind"]: v for k, v in series(samples, "llmload_errors_total", **base).items()}
         for kind in {*ERROR_KINDS, "http_429"}:
             assert errors[kind] == sum(r.error_kind == kind for r in mine), kind
@@ -162,7 +195,7 @@ def test_counters_and_labels(world):
     # Every series of a request metric carries exactly class/api/model (+ its own label).
     for (name, labels), _ in samples.items():
         keys = {k for k, _ in labels} - {"le", "outcome", "kind"}
-        if name.startswith(("llmload_ttft", "llmload_itl", "llmload_tpot", "llmload_e2e", "llmload_in_flight")) or (
+        if name.startswith(tuple(f"llmload_{m}_seconds" for m in METRICS) + ("llmload_in_flight",)) or (
             name.endswith("_total")
         ):
             assert keys == {"class", "api", "model"}, name

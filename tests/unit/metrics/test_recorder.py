@@ -3,7 +3,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
 
@@ -90,3 +90,40 @@ def test_master_merge_of_worker_deltas_equals_one_process():
     for m in ("ttft", "itl", "tpot", "e2e"):
         assert a.hist[m].percentiles([0.5, 0.9, 0.99]) == b.hist[m].percentiles([0.5, 0.9, 0.99])
         assert a.hist[m].sum == pytest.approx(b.hist[m].sum)
+
+
+def reasoned(cls="r", reasoning=3, usage=None, n=8, outcome="ok"):
+    """A request whose first ``reasoning`` events are reasoning (0: hidden when ``usage`` says some)."""
+    r = finished(cls, outcome, "http_500" if outcome == "error" else None, n=n)
+    settle_reasoning(r, reasoning if reasoning else 0, reasoning, 0, usage)
+    return r
+
+
+def test_ttfo_reasoning_time_and_reasoning_counters():
+    rec = Recorder()
+    rec.add(reasoned(reasoning=3))  # streamed, counted: TTFO at the 4th event
+    rec.add(reasoned(reasoning=2, usage=5))  # streamed, usage says 5
+    rec.add(reasoned(reasoning=0, usage=40))  # hidden: usage only
+    rec.add(reasoned(reasoning=0))  # no reasoning at all
+    rec.add(reasoned(reasoning=3, outcome="error"))  # failed: none of it counts
+    s = rec.snapshot().overall()
+    c, h = s.counters, s.hist
+    assert c["reasoning_tokens"] == 3 + 5 + 40
+    assert (c["reasoning_from_usage"], c["reasoning_counted"], c["hidden_reasoning"]) == (2, 1, 1)
+    # TTFO of every successful request (== TTFT without reasoning); reasoning time only where streamed first.
+    assert h["ttfo"].count == 4 and h["reasoning"].count == 2
+    assert h["ttfo"].min == pytest.approx(0.050, rel=0.005) and h["ttfo"].max == pytest.approx(0.065, rel=0.005)
+    assert h["reasoning"].min == pytest.approx(0.010, rel=0.005) and h["reasoning"].max == pytest.approx(0.015, rel=0.005)
+
+
+def test_buffered_token_jumps_count_every_outcome_and_travel():
+    w = Recorder()
+    for outcome in ("ok", "error", "interrupted"):
+        r = finished("s", outcome, "http_500" if outcome == "error" else None, n=2)
+        r.add_counted_chunk(r.chunk_ns[-1] + MS, 16)
+        if outcome == "ok":
+            settle_reasoning(r, -1, 0, 0, None)  # what the user does for a successful request
+        w.add(r)
+    m = MetricSet.from_wire(msgpack.unpackb(msgpack.packb(w.drain())))
+    assert m.overall().counters["buffered_token_jumps"] == 3
+    assert m.overall().hist["ttfo"].count == 1  # the successful one

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.report.console import render_summary
@@ -152,3 +152,54 @@ def s_ttft_p50() -> float:
         r.add(rec("short"))
     r.add(rec("medium"))
     return r.snapshot().overall().hist["ttft"].percentile(0.5) * 1000.0
+
+
+def reasoning_result():
+    """Class ``think``: 2 requests streaming 4 reasoning events first (usage says 4), 1 hidden (usage 30);
+    class ``plain``: 2 requests without reasoning, one with a buffered 16-token event."""
+    r = Recorder()
+    for _ in range(2):
+        x = rec("think")
+        settle_reasoning(x, 4, 4, 0, 4)
+        r.add(x)
+    hidden = rec("think")
+    settle_reasoning(hidden, 0, 0, 0, 30)
+    r.add(hidden)
+    for i in range(2):
+        x = rec("plain")
+        if i:
+            x.add_counted_chunk(x.chunk_ns[-1] + MS, 16)
+        settle_reasoning(x, -1, 0, 0, None)
+        r.add(x)
+    return build_result(r.snapshot(), duration_s=1.0, users_max=2, weights={"think": 1, "plain": 1})
+
+
+def test_reasoning_keys_overall_and_per_class():
+    s = to_summary(reasoning_result())
+    o, think, plain = s["overall"], s["classes"]["think"], s["classes"]["plain"]
+    # TTFO of every successful request: 50 + 4 x 5 ms where reasoning streamed first, else == TTFT.
+    assert think["ttfo_ms"]["count"] == 3 and think["ttfo_ms"]["max"] == 70.0 and think["ttfo_ms"]["min"] == 50.0
+    assert plain["ttfo_ms"]["p50"] == plain["ttft_ms"]["p50"] == 50.0
+    assert think["reasoning_ms"]["count"] == 2 and think["reasoning_ms"]["p50"] == 20.0
+    assert plain["reasoning_ms"] == {"mean": None, "p50": None, "p90": None, "p99": None, "max": None, "min": None,
+                                     "count": 0}  # fmt: skip
+    assert think["reasoning_tokens"] == {"total": 38, "mean": 12.667, "from_usage": 3, "counted": 0}
+    assert plain["reasoning_tokens"] == {"total": 0, "mean": None, "from_usage": 0, "counted": 0}
+    assert (think["hidden_reasoning"], plain["hidden_reasoning"], o["hidden_reasoning"]) == (1, 0, 1)
+    assert (think["buffered_token_jumps"], plain["buffered_token_jumps"], o["buffered_token_jumps"]) == (0, 1, 1)
+    assert o["reasoning_tokens"]["total"] == 38 and o["ttfo_ms"]["count"] == 5
+    assert to_summary(from_summary(json.loads(json.dumps(s)))) == s  # read back: the same summary
+
+
+def test_console_shows_ttfo_only_where_reasoning_happened():
+    out = io.StringIO()
+    render_summary(reasoning_result(), out)
+    text = out.getvalue()
+    assert "TTFO p50" in text and "reason p50" in text
+    assert "reasoning tokens 38 over 3 requests: from server usage in 3, counted from the stream in 0" in text
+    assert "hidden reasoning: in 1 requests" in text
+    assert "buffered token jumps: 1 events carried more than one token" in text
+    plain = io.StringIO()
+    render_summary(make_result(), plain)  # nothing reasoned, nothing jumped
+    assert "TTFO" not in plain.getvalue() and "reasoning" not in plain.getvalue()
+    assert "buffered token jumps" not in plain.getvalue()
