@@ -48,8 +48,9 @@ Notes:
 * Reasoning models stream *reasoning* (chat ``reasoning_content``/``reasoning``,
   Responses ``reasoning_text``/``reasoning_summary_text``, Messages ``thinking``) before
   the answer. TTFT stays the first event of any channel (as vLLM bench, GuideLLM and
-  EvalScope count it); TTFO is the first answer or tool-call event (AIPerf's TTFO,
-  GuideLLM's ``time_to_first_output_token_ms``). Without reasoning, TTFO == TTFT.
+  EvalScope count it); TTFO is the first answer or tool-call event (AIPerf's
+  ``time_to_first_output_token``; vLLM bench and GuideLLM have none). Without reasoning,
+  TTFO == TTFT.
   Reasoning time exists only when reasoning was streamed before the first output.
 * Reasoning tokens: the server's count when its usage has one (OpenAI
   ``completion_tokens_details.reasoning_tokens``, Responses

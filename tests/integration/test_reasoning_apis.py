@@ -16,6 +16,12 @@ any channel: reasoning), TTFO p50 within 5 % of 60 + 20 x 5 = 160 ms, reasoning 
 and Responses; counted from ``thinking_delta`` events for Messages); every failure is
 ``server_error``; the summary keeps requests = ok + errors + interrupted; the key is in
 no output, summary or record.
+
+Checked on the summary too (built from the merged histograms, not the records): class
+``reason``'s ``ttft_ms`` p50 within 10 % of 60 ms, ``ttfo_ms`` p50 within 5 % of 160 ms,
+``reasoning_ms`` p50 within 5 % of 100 ms, ``reasoning_tokens`` total = 20 x its successful
+requests (mean 20 exactly, every one from usage or every one counted, as the API reports),
+no hidden reasoning, no buffered jumps; the console prints the reasoning table.
 """
 
 from __future__ import annotations
@@ -94,3 +100,15 @@ def test_ttft_ttfo_reasoning_tokens_and_error_events(sim, tmp_path, monkeypatch,
     assert ttfo == pytest.approx(TTFT_MS + REASONING * ITL_MS, rel=0.05)
     assert reasoning == pytest.approx(REASONING * ITL_MS, rel=0.05)
     assert KEY not in output and KEY not in str(s) and KEY.encode() not in records.read_bytes()
+
+    r = s["classes"]["reason"]
+    assert r["ttft_ms"]["p50"] == pytest.approx(TTFT_MS, rel=0.10)
+    assert r["ttfo_ms"]["p50"] == pytest.approx(TTFT_MS + REASONING * ITL_MS, rel=0.05)
+    assert r["reasoning_ms"]["p50"] == pytest.approx(REASONING * ITL_MS, rel=0.05)
+    assert r["ttfo_ms"]["count"] == r["reasoning_ms"]["count"] == r["ok"]
+    source = "from_usage" if usage_says else "counted"
+    assert r["reasoning_tokens"] == {"total": REASONING * r["ok"], "mean": float(REASONING), source: r["ok"],
+                                     ("counted" if usage_says else "from_usage"): 0}  # fmt: skip
+    assert o["reasoning_tokens"]["total"] == REASONING * o["ok"]  # failed requests' reasoning is not counted
+    assert o["hidden_reasoning"] == 0 and o["buffered_token_jumps"] == 0
+    assert "TTFO p50" in output and f"reasoning tokens {REASONING * o['ok']} over {o['ok']} requests" in output
