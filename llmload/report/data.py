@@ -12,12 +12,16 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "steps": [STEP],                           # [] without a ladder
      "overall": ROW, "classes": [ROW + {"weight", "share", "safe_users", "breach"}],
      "findings": [...],                         # as in the summary
+     "reasoning": {"rows": [REASONING], "tokens", "from_usage", "counted", "hidden"} | null,  # null: nothing reasoned
+     "buffered_token_jumps": n,                 # events that carried k > 1 tokens (whole run, any outcome)
      "signals": {"server": {name: {"unit", "mean", "max"}}, "gpu": {...}},   # whole run
      "series": {"t0": wall s, "signals": {"server.waiting": [[t_s, v], ...], "gpu.utilization": ...},
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
 
     ROW  = {"name", "requests", "ok", "errors", "error_rate", "tok_s", "req_s",
             "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p50", "itl_p99", "e2e_p50", "e2e_p99"}  (ms)
+    REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
+                 "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
     STEP = ROW + {"index", "users", "steady_s", "status": "baseline" | "ok" | "safe" | "breach" | "over",
                   "server": {signal: mean}, "gpu": {signal: mean}}
 
@@ -74,6 +78,32 @@ def row(name: str, stats: Stats) -> dict[str, Any]:
         lat = stats.lat(metric)
         out[f"{metric}_p50"], out[f"{metric}_p99"] = _r(lat.p50), _r(lat.p99)
     return out
+
+
+def _reasoning_row(name: str, s: Stats) -> dict[str, Any]:
+    ttft, ttfo, reasoning = s.lat("ttft"), s.lat("ttfo"), s.lat("reasoning")
+    return {
+        "name": name,
+        "reasoned": s.reasoned,
+        "ttft_p50": _r(ttft.p50),
+        "ttfo_p50": _r(ttfo.p50),
+        "ttfo_p99": _r(ttfo.p99),
+        "reasoning_p50": _r(reasoning.p50),
+        "reasoning_p99": _r(reasoning.p99),
+        "reasoning_tokens": s.reasoning_tokens,
+        "reasoning_tokens_mean": _r(s.reasoning_tokens_mean),
+        "hidden": s.hidden_reasoning,
+    }
+
+
+def _reasoning(result: RunResult) -> dict[str, Any] | None:
+    """TTFO and reasoning per class that reasoned, and overall; None when no request reasoned."""
+    o = result.overall
+    if not o.reasoned:
+        return None
+    rows = [_reasoning_row(n, s) for n, s in result.classes.items() if s.reasoned]
+    return {"rows": [*rows, _reasoning_row("overall", o)], "tokens": o.reasoning_tokens,
+            "from_usage": o.reasoning_from_usage, "counted": o.reasoning_counted, "hidden": o.hidden_reasoning}  # fmt: skip
 
 
 def series_points(timeseries: Mapping[str, Any] | None) -> dict[str, list[tuple[float, float | None]]]:
@@ -228,6 +258,8 @@ def build_report(run: Run) -> dict[str, Any]:
         "overall": row("overall", result.overall),
         "classes": _classes(result),
         "findings": [f.to_dict() for f in j.findings] if j is not None else [],
+        "reasoning": _reasoning(result),
+        "buffered_token_jumps": result.overall.buffered_token_jumps,
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
     }

@@ -143,6 +143,22 @@ def _effect(r: dict[str, Any]) -> list[str]:
     return out
 
 
+def _reasoning(r: dict[str, Any]) -> list[str]:
+    """One fact line when some request reasoned (TTFT counts reasoning; TTFO is the first answer token)."""
+    rz = r.get("reasoning")
+    if not rz:
+        return []
+    o = (rz.get("rows") or [{}])[-1]
+    line = (
+        f"- reasoning: {o.get('reasoned')} requests; TTFO p50 {fmt.ms(o.get('ttfo_p50'))} (TTFT p50 "
+        f"{fmt.ms(o.get('ttft_p50'))} counts reasoning), reasoning p50 {fmt.ms(o.get('reasoning_p50'))}, "
+        f"{rz.get('tokens')} reasoning tokens ({rz.get('from_usage')} requests from usage, {rz.get('counted')} counted)"
+    )
+    if rz.get("hidden"):
+        line += f"; hidden reasoning in {rz['hidden']} requests"
+    return [line]
+
+
 def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     """Write the record for ``report`` to ``out``."""
     run = report["run"]
@@ -157,6 +173,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     ]
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
+    lines += _reasoning(report)
     lines.append("")
     breach = (report.get("verdict") or {}).get("breach") or {}
     if breach:

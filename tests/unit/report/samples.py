@@ -172,3 +172,19 @@ def with_secret(summary: dict[str, Any]) -> dict[str, Any]:
     s["config"]["api_key"] = SECRET
     s["config"]["extra"] = {"headers": {"Authorization": f"Bearer {SECRET}"}}
     return s
+
+
+def reasoning_summary() -> dict[str, Any]:
+    """A plain run where class ``long`` reasoned (60 requests' worth of tokens from usage, 2 hidden), with jumps."""
+    s = plain_summary()
+    def lat(p50: float | None, n: int) -> dict[str, Any]:
+        return {"mean": p50, "p50": p50, "p90": p50, "p99": p50 and p50 * 1.5, "max": p50 and p50 * 2, "min": p50, "count": n}
+
+    for block, reasoned in ((s["overall"], True), (s["classes"]["long"], True), (s["classes"]["short"], False)):
+        block["ttfo_ms"] = lat(420.0 if reasoned else 300.0, 40)
+        block["reasoning_ms"] = lat(120.0, 40) if reasoned else lat(None, 0)
+        block["reasoning_tokens"] = {"total": 2400, "mean": 60.0, "from_usage": 40, "counted": 0} if reasoned else {
+            "total": 0, "mean": None, "from_usage": 0, "counted": 0}  # fmt: skip
+        block["hidden_reasoning"] = 2 if reasoned else 0
+    s["overall"]["buffered_token_jumps"] = 7
+    return s

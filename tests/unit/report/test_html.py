@@ -232,3 +232,17 @@ def test_evidence_values_of_any_type():
     s["findings"][0]["evidence"] = {"flag": True, "missing": None, "text": "vllm", "ratio": 0.25}
     html = html_of(s)
     assert "<b>flag</b>yes" in html and "<b>text</b>vllm" in html and "<b>ratio</b>0.250" in html and "missing" not in html
+
+
+def test_reasoning_section_only_where_some_request_reasoned():
+    report = build_report(run_of(samples.reasoning_summary()))
+    rz = report["reasoning"]
+    assert [r["name"] for r in rz["rows"]] == ["long", "overall"]  # classes that reasoned, then overall
+    assert rz["rows"][0]["ttfo_p50"] == 420.0 and rz["rows"][0]["reasoning_p50"] == 120.0
+    assert (rz["tokens"], rz["from_usage"], rz["counted"], rz["hidden"]) == (2400, 40, 0, 2)
+    html = render_html(report)
+    assert "<h2>Reasoning</h2>" in html and "TTFO p50" in html and "Hidden reasoning in 2 requests" in html
+    assert "7 events carried more than one token" in html
+    plain = html_of(samples.plain_summary())
+    assert build_report(run_of(samples.plain_summary()))["reasoning"] is None
+    assert "Reasoning" not in plain and "TTFO" not in plain and "buffered token jumps" not in plain

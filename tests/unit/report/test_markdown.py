@@ -65,3 +65,10 @@ def test_table_cells_are_escaped():
     assert "a | b" in md_of(s)  # bullet text is free text
     s["steps"][0]["users"] = 1
     assert md_of(s).count("\n| ") > 5
+
+
+def test_reasoning_fact_only_where_some_request_reasoned():
+    text = md_of(samples.reasoning_summary())
+    assert "- reasoning: 40 requests; TTFO p50 420 ms (TTFT p50 300 ms counts reasoning), reasoning p50 120 ms" in text
+    assert "2400 reasoning tokens (40 requests from usage, 0 counted); hidden reasoning in 2 requests" in text
+    assert "reasoning" not in md_of(samples.plain_summary()).lower()
