@@ -18,9 +18,12 @@ The two tabs, one row per request class (profile order) plus an ``Overall`` row 
     TTFT/TPOT/ITL p50 and p99 (ms), successful and failed requests/s and output tokens/s (of requests
     that finished in the window: tokens are counted when their request ends), requests in
     flight now, errors by kind (run so far) and whether the load generator is saturated now.
+    TTFO p50/p99 (first answer or tool-call token; TTFT counts reasoning) are filled only where
+    some request of the window reasoned, blank otherwise.
 ``LLM (run)`` — the run so far, the numbers the final summary will show: requests, ok,
     errors, the same percentiles plus E2E, output tokens/s over the run, errors by kind and
-    whether the client was saturated at any time in the run.
+    whether the client was saturated at any time in the run; TTFO and reasoning tokens per
+    request where some request reasoned.
 
 A saturated client (CPU >= 85 % of a core or event-loop lag >= 50 ms in some load-generating
 process) means the latencies measure the client, not the server; the Overall row says so.
@@ -80,6 +83,8 @@ SATURATED_NOTE = (
 
 _LATENCY = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))
 _PCTS = ((0.5, "p50"), (0.99, "p99"))
+#: Shown only where some request reasoned (else the cells are blank).
+_TTFO = (("ttfo", "TTFO"),)
 
 
 def _latency_columns(metrics: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
@@ -97,6 +102,7 @@ LIVE_COLUMNS: list[tuple[str, str]] = [
     ("errors_per_s", "Err/s"),
     ("output_tokens_per_s", "Output tok/s"),
     *_latency_columns(_LATENCY),
+    *_latency_columns(_TTFO),
     ("in_flight", "In flight"),
     ("errors_by_kind", "Errors (run)"),
     ("client_saturated", "Client saturated"),
@@ -109,6 +115,8 @@ RUN_COLUMNS: list[tuple[str, str]] = [
     ("errors", "Errors"),
     ("output_tokens_per_s", "Output tok/s"),
     *_latency_columns((*_LATENCY, ("e2e", "E2E"))),
+    *_latency_columns(_TTFO),
+    ("reasoning_tokens_mean", "Reasoning tok/req"),
     ("errors_by_kind", "Errors by kind"),
     ("client_saturated", "Client saturated (any time)"),
 ]
@@ -140,6 +148,17 @@ def _percentiles(s: ClassStats, metrics: tuple[str, ...]) -> dict[str, float | N
     return out
 
 
+def _reasoned(s: ClassStats) -> bool:
+    return bool(s.counters["reasoning_from_usage"] or s.counters["reasoning_counted"])
+
+
+def _ttfo(s: ClassStats) -> dict[str, float | None]:
+    """TTFO p50/p99 where some request reasoned; None (a blank cell) otherwise."""
+    if _reasoned(s):
+        return _percentiles(s, ("ttfo",))
+    return {k: None for k, _ in _latency_columns(_TTFO)}
+
+
 def _names(order: list[str], *sets: MetricSet | dict[str, int]) -> list[str]:
     names = list(order)
     for s in sets:
@@ -169,6 +188,7 @@ def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
                 "errors_per_s": _rate(w.counters["errors"], snap.window_s),
                 "output_tokens_per_s": _rate(w.counters["output_tokens"], snap.window_s),
                 **_percentiles(w, tuple(m for m, _ in _LATENCY)),
+                **_ttfo(w),
                 "in_flight": snap.in_flight if overall else in_flight.get(name, 0),
                 "errors_by_kind": _errors(r.errors_by_kind),
                 "client_saturated": _saturated_text(saturated, overall),
@@ -193,6 +213,12 @@ def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[s
                 "errors": c["errors"],
                 "output_tokens_per_s": _rate(c["output_tokens"], duration_s),
                 **_percentiles(s, ("ttft", "tpot", "itl", "e2e")),
+                **_ttfo(s),
+                "reasoning_tokens_mean": (
+                    round(c["reasoning_tokens"] / (c["reasoning_from_usage"] + c["reasoning_counted"]), 1)
+                    if _reasoned(s)
+                    else None
+                ),
                 "errors_by_kind": _errors(s.errors_by_kind),
                 "client_saturated": _saturated_text(saturated, overall),
             }

@@ -11,7 +11,7 @@ from locust.env import Environment
 
 from llmload.config import add_arguments
 from llmload.metrics.aggregation import WINDOW_S, WorkerGauges
-from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
@@ -146,6 +146,28 @@ def test_rows_per_class_and_overall_from_the_live_window(web):
     assert (run["Overall"]["requests"], run["Overall"]["ok"], run["Overall"]["errors"]) == (13, 10, 3)
     assert run["long"]["e2e_p50_ms"] == pytest.approx(200 + 20 * 20 + 1, rel=0.01)
     assert run["Overall"]["output_tokens_per_s"] > 0
+
+
+def test_ttfo_cells_only_where_some_request_reasoned(web):
+    env, runtime, clock = web()
+    env.events.test_start.fire(environment=env)
+    clock.t += 10.0
+    thinking = []
+    for _ in range(4):  # 10 events, the first 6 reasoning: TTFO = 50 + 6 x 5 ms; usage says 6
+        r = finished("long", n=10)
+        settle_reasoning(r, 6, 6, 0, 6)
+        thinking.append(r)
+    plain = [finished("short") for _ in range(3)]
+    for r in plain:
+        settle_reasoning(r, -1, 0, 0, None)
+    feed(env, runtime, thinking + plain, users=2)
+    _, ext = extended(env.web_ui.app.test_client())
+    live, run = rows_by_name(ext[LIVE_TAB]), rows_by_name(ext[RUN_TAB])
+    assert live["long"]["ttfo_p50_ms"] == pytest.approx(80, rel=0.01) and live["long"]["ttft_p50_ms"] == pytest.approx(50, rel=0.01)
+    assert live["Overall"]["ttfo_p99_ms"] == pytest.approx(80, rel=0.01)
+    assert live["short"]["ttfo_p50_ms"] is None and live["medium"]["ttfo_p99_ms"] is None  # nothing reasoned there
+    assert run["long"]["ttfo_p50_ms"] == pytest.approx(80, rel=0.01) and run["long"]["reasoning_tokens_mean"] == 6.0
+    assert run["short"]["ttfo_p50_ms"] is None and run["short"]["reasoning_tokens_mean"] is None
 
 
 def test_live_window_forgets_what_the_run_keeps(web):
