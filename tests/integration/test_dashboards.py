@@ -1,7 +1,7 @@
 """Every PromQL expression of the Grafana dashboards and the Prometheus rules, against live data.
 
 Simulator (engine model, ``--preset healthy --time-scale 0.1``: vLLM names and a simulated
-GPU on its ``/metrics``) + two fake GPU sidecars (``llmload gpu-sidecar --fake-gpus 1``, one
+GPU on its ``/metrics``; ``--reasoning-tokens 3``, so the reasoning panels have data) + two fake GPU sidecars (``llmload gpu-sidecar --fake-gpus 1``, one
 with llmload's names, one with dcgm-exporter's ``--dcgm-names``) ← ``llmload run --headless
 --ladder 1,3`` with engine and GPU collection on (so the ladder step and baseline gauges
 exist) ← ``/usr/bin/prometheus`` with the **shipped** ``prometheus/prometheus.yml`` and
@@ -172,7 +172,7 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
     if not os.access(PROMETHEUS, os.X_OK):
         pytest.fail(f"{PROMETHEUS} not found: `make system-deps` installs Debian's prometheus")
     started = time.time()
-    sim_url = sim(preset="healthy", time_scale=0.1)
+    sim_url = sim(preset="healthy", time_scale=0.1, reasoning_tokens=3)
     procs: list[subprocess.Popen] = []
     try:
         p, gpu_llmload = start_sidecar(tmp_path, LLMLOAD_GPU_HOST)
@@ -215,6 +215,7 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
         end = time.time()
         s = json.loads(summary.read_text())
         assert s["overall"]["ok"] > 50 and s["overall"]["errors"] == 0
+        assert s["overall"]["reasoning_tokens"]["total"] == 3 * s["overall"]["ok"]
 
         # -- template variables: resolved through Prometheus like Grafana does --------------------
         queries = [q for path in DASHBOARDS for q in dashboard_queries(path)]
