@@ -12,6 +12,7 @@ Per class (``CLASS_FIELDS``, all over the window; ``None`` where the window has 
 
 =====================  ================================================================
 ``ttft_p50_ms`` ...    TTFT and TPOT p50/p99 (ms), as in the LLM tab
+``ttfo_p50_ms``        TTFO p50 (ms; first answer or tool-call token), ``None`` unless a request reasoned
 ``ok_per_s``           successful requests / window time ("OK req/s")
 ``errors_per_s``       failed requests / window time ("Err/s")
 ``error_rate``         failed / finished requests (0..1)
@@ -61,6 +62,7 @@ CLASS_FIELDS = (
     "ttft_p99_ms",
     "tpot_p50_ms",
     "tpot_p99_ms",
+    "ttfo_p50_ms",
     "ok_per_s",
     "errors_per_s",
     "error_rate",
@@ -93,12 +95,15 @@ def _class_values(s: ClassStats, window_s: float, in_flight: int) -> Values:
     ttft = [v * 1000.0 for v in s.hist["ttft"].percentiles((0.5, 0.99))]
     tpot = [v * 1000.0 for v in s.hist["tpot"].percentiles((0.5, 0.99))]
     finished = c["ok"] + c["errors"]
+    reasoned = c["reasoning_from_usage"] or c["reasoning_counted"]
+    ttfo = s.hist["ttfo"].percentile(0.5) * 1000.0 if reasoned else None
 
     def per_s(n: int) -> float | None:
         return _round(n / window_s) if window_s > 0 else None
 
     return (
         *(_round(v) for v in (*ttft, *tpot)),
+        _round(ttfo),
         per_s(c["ok"]),
         per_s(c["errors"]),
         _round(c["errors"] / finished, 4) if finished else None,

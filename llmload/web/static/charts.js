@@ -6,10 +6,10 @@
   'use strict';
   const POLL_MS = 2000;
   const C = { p50: '#1f77b4', p99: '#d62728', base: '#7f7f7f', limit: '#ff7f0e', a: '#2ca02c', b: '#9467bd' };
-  // [column, label, colour, scale factor]
+  // [column, label, colour, scale factor, optional: drawn only once it has a value (TTFO: some request reasoned)]
   const CHARTS = [
     { id: 'ttft', title: 'TTFT', unit: 'ms', base: 'ttft_p50_ms',
-      series: [['ttft_p50_ms', 'p50', C.p50], ['ttft_p99_ms', 'p99', C.p99]] },
+      series: [['ttft_p50_ms', 'p50', C.p50], ['ttft_p99_ms', 'p99', C.p99], ['ttfo_p50_ms', 'TTFO p50', C.b, 1, true]] },
     { id: 'tpot', title: 'TPOT', unit: 'ms', base: 'tpot_p50_ms',
       series: [['tpot_p50_ms', 'p50', C.p50], ['tpot_p99_ms', 'p99', C.p99]] },
     { id: 'tokens', title: 'Output tokens/s', unit: '',
@@ -82,7 +82,7 @@
 
   function lines(chart) {
     // The chart's series, plus the baseline and limit lines where the chart has a baseline.
-    const out = chart.series.map(([key, label, stroke, k]) => ({ key, label, stroke, data: scaled(key, k) }));
+    const out = shown(chart).map(([key, label, stroke, k]) => ({ key, label, stroke, data: scaled(key, k) }));
     const b = chart.base && state.baseline && state.baseline[chart.base];
     if (b != null) {
       const n = state.t.length;
@@ -91,6 +91,10 @@
       if (state.factor) out.push({ label: `limit ${state.factor}× baseline`, stroke: C.limit, dash: [6, 3], data: new Array(n).fill(b * state.factor) });
     }
     return out;
+  }
+
+  function shown(chart) {  // the chart's series without optional ones that have no value yet
+    return chart.series.filter(([key, , , , optional]) => !optional || (state.cols[key] || []).some((v) => v != null));
   }
 
   function build(chart, el, series) {
@@ -125,7 +129,7 @@
       }
       p.box.hidden = !!chart.group && !any;  // engine and GPU charts only when collection gives values
       if (p.box.hidden) continue;
-      p.now.innerHTML = 'now ' + chart.series.map(([key, label, , k]) =>
+      p.now.innerHTML = 'now ' + shown(chart).map(([key, label, , k]) =>
         `${label} <b data-key="${key}">${fmt(last(scaled(key, k)))}</b>`).join(' · ');
       const labels = series.map((s) => s.label).join('|');
       if (p.u && p.labels !== labels) { p.u.destroy(); p.u = null; }  // baseline lines appeared: new series

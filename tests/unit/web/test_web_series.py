@@ -11,7 +11,7 @@ from llmload.collect.engines import EngineReading
 from llmload.collect.gpus import GpuReading
 from llmload.collect.timeline import Timeline
 from llmload.metrics.aggregation import Aggregator, WorkerGauges
-from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
 from llmload.web.series import CLASS_FIELDS, OVERALL, SCHEMA, SeriesBuffer, build_sample, series_payload
@@ -73,6 +73,22 @@ def test_a_sample_holds_the_live_windows_numbers_per_class_and_overall():
     assert (short["in_flight"], long_["in_flight"], medium["in_flight"], overall["in_flight"]) == (1, 2, 0, 3)
     assert medium["ttft_p50_ms"] is None and medium["error_rate"] is None and medium["ok_per_s"] == 0
     assert s.server == (None, None, None) and s.gpu == (None, None)  # no collection
+
+
+def test_ttfo_only_where_some_request_reasoned():
+    clock = Clock()
+    thinking = []
+    for _ in range(3):  # 10 events, the first 4 reasoning: TTFO = 50 + 4 x 5 ms
+        r = finished("long", n=10)
+        settle_reasoning(r, 4, 4, 0, None)
+        thinking.append(r)
+    plain = finished("short")
+    settle_reasoning(plain, -1, 0, 0, None)
+    agg = aggregated(clock, [*thinking, plain])
+    s = build_sample(clock.t, agg.snapshot(run=False), 1, ["short", "long"], None)
+    assert values(s, "long")["ttfo_p50_ms"] == pytest.approx(70, rel=0.01)
+    assert values(s, OVERALL)["ttfo_p50_ms"] == pytest.approx(70, rel=0.01)
+    assert values(s, "short")["ttfo_p50_ms"] is None  # nothing reasoned there: no line
 
 
 def test_engine_and_gpu_values_are_the_timelines_latest():
