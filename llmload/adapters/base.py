@@ -117,6 +117,9 @@ class StreamState:
     content events of the first answer/tool-call event (-1: none, or no channels noted).
     ``usage_counted`` is the running ``completion_tokens`` already attributed to content
     events (servers that send usage on every chunk; see ``openai_common``).
+    ``server_timing``/``server_queue_ms``/``server_prefill_ms``/``server_decode_ms``: the
+    server's own per-request timing from its last chunk, when it sends one
+    (:mod:`llmload.adapters.server_timing`); ``None`` otherwise.
     """
 
     __slots__ = (
@@ -124,6 +127,10 @@ class StreamState:
         "first_output_chunk",
         "reasoning_chunks",
         "reasoning_extra_tokens",
+        "server_decode_ms",
+        "server_prefill_ms",
+        "server_queue_ms",
+        "server_timing",
         "text_chars",
         "usage_completion_tokens",
         "usage_counted",
@@ -141,6 +148,10 @@ class StreamState:
         self.reasoning_chunks = 0
         self.reasoning_extra_tokens = 0
         self.first_output_chunk = -1
+        self.server_timing: str | None = None
+        self.server_queue_ms: float | None = None
+        self.server_prefill_ms: float | None = None
+        self.server_decode_ms: float | None = None
 
 
 class Adapter(Protocol):

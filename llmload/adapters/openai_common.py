@@ -20,6 +20,8 @@ serve, Ollama and OpenAI itself):
 * ``usage`` is recorded wherever it appears (finish chunk or a separate chunk), with
   ``completion_tokens_details.reasoning_tokens`` when given; ``finish_reason`` is
   recorded from ``choices[0]``.
+* Per-request server timing (vLLM ``metrics``, llama.cpp ``timings``) is read from the
+  usage chunk and the finish chunk only (:mod:`llmload.adapters.server_timing`).
 * Only ``choices[0]`` is read: llmload always asks for ``n = 1``.
 * Errors: ``{"error": ...}`` / ``{"object": "error", ...}`` chunks (also a top-level
   ``error`` beside a finishing choice, as OpenRouter sends mid-stream) and ``event: error``
@@ -38,6 +40,7 @@ from orjson import loads
 
 from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, bearer_headers
 from llmload.adapters.chunks import malformed, server_error, server_error_from_data
+from llmload.adapters.server_timing import record_server_timing
 
 if TYPE_CHECKING:
     from llmload.workload.types import RequestSample
@@ -131,6 +134,7 @@ class OpenAIStreamAdapter:
                 state.finish_reason = reason
                 if obj.get("error"):  # OpenRouter: finish_reason "error" beside a top-level error
                     raise server_error(obj)
+                record_server_timing(state, obj)  # llama.cpp without include_usage: timings on the finish chunk
             return self._choice_content(state, choice)
         except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
             raise malformed(f"unexpected chunk structure ({type(exc).__name__})", data) from exc
@@ -143,6 +147,7 @@ class OpenAIStreamAdapter:
         if not choices:
             if obj.get("error"):
                 raise server_error(obj)
+            record_server_timing(state, obj)  # the final usage chunk: vLLM metrics, llama.cpp timings
             if counted is None:
                 state.usage_counted = total
             return 0
@@ -152,6 +157,7 @@ class OpenAIStreamAdapter:
             state.finish_reason = reason
             if obj.get("error"):
                 raise server_error(obj)
+            record_server_timing(state, obj)
         reasoning = state.reasoning_chunks
         n = self._choice_content(state, choice)
         if counted is None:  # the first usage seen: a baseline, this chunk counts as sent
@@ -188,6 +194,7 @@ class OpenAIStreamAdapter:
                 record_usage(state, usage)
             except (TypeError, ValueError) as exc:
                 raise malformed("bad usage", data) from exc
+        record_server_timing(state, obj)
         return 0  # a JSON object without choices (usage-only, ping, metadata): no content
 
     def _feed_named(self, state: StreamState, data: bytes, event: str) -> int:

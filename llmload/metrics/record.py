@@ -54,6 +54,12 @@ class RequestRecord:
         reasoning_tokens: reasoning tokens (the server's usage when it says, else counted
             from the reasoning events); see :func:`~llmload.metrics.definitions.settle_reasoning`.
         reasoning_tokens_from_usage: whether ``reasoning_tokens`` came from usage.
+        server_timing: the format of the server's own per-request timing when its last
+            chunk carried one (``"vllm"`` | ``"llamacpp"``), else ``None``
+            (:mod:`llmload.adapters.server_timing`).
+        server_queue_ms / server_prefill_ms / server_decode_ms: that timing, normalised:
+            queue (arrival to scheduling; ``None`` when the server does not say, as
+            llama.cpp), prefill (scheduling to first token), decode (first to last token).
     """
 
     __slots__ = (
@@ -77,6 +83,10 @@ class RequestRecord:
         "reasoning_tokens",
         "reasoning_tokens_from_usage",
         "reconnects",
+        "server_decode_ms",
+        "server_prefill_ms",
+        "server_queue_ms",
+        "server_timing",
         "start_ns",
         "start_wall_ns",
         "status",
@@ -108,6 +118,10 @@ class RequestRecord:
         self.reasoning_chunks = 0
         self.reasoning_tokens = 0
         self.reasoning_tokens_from_usage = False
+        self.server_timing: str | None = None
+        self.server_queue_ms: float | None = None
+        self.server_prefill_ms: float | None = None
+        self.server_decode_ms: float | None = None
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).

@@ -16,6 +16,9 @@ The sidecar gives the expected outcome (extra keys ``source`` and ``note`` are f
      "text_chars": 21,                                  # optional from here on
      "reasoning_events": 4, "first_output_event": 4, "usage_reasoning_tokens": 4}
 
+``server_timing`` (optional) is the server's per-request timing the adapter read:
+``null``, or ``{"format": "vllm" | "llamacpp", "queue_ms", "prefill_ms", "decode_ms"}``
+(:mod:`llmload.adapters.server_timing`).
 ``reasoning_events`` / ``first_output_event`` are the channels the adapter noted
 (``StreamState.reasoning_chunks`` / ``first_output_chunk``: -1 when it noted no output
 event), ``usage_reasoning_tokens`` the reasoning count from usage (``null`` if none).
@@ -62,7 +65,7 @@ _REQUIRED_KEYS = (
     "error",
     "done",
 )
-_OPTIONAL_KEYS = ("text_chars", "reasoning_events", "first_output_event", "usage_reasoning_tokens")
+_OPTIONAL_KEYS = ("text_chars", "reasoning_events", "first_output_event", "usage_reasoning_tokens", "server_timing")
 _FREE_TEXT_KEYS = ("source", "note")
 _MAX_TOKEN_KEYS = (
     "max_tokens",
@@ -89,6 +92,7 @@ class TranscriptOutcome:
     reasoning_events: int = 0
     first_output_event: int = -1
     usage_reasoning_tokens: int | None = None
+    server_timing: dict[str, Any] | None = None
     error_message: str | None = None
 
     def mismatches(self, expect: dict[str, Any]) -> list[str]:
@@ -161,6 +165,13 @@ def run_transcript(adapter: Adapter, path: Path, *, sse_parser: str = "fast") ->
     out.reasoning_events = state.reasoning_chunks
     out.first_output_event = state.first_output_chunk
     out.usage_reasoning_tokens = state.usage_reasoning_tokens
+    if state.server_timing is not None:
+        out.server_timing = {
+            "format": state.server_timing,
+            "queue_ms": state.server_queue_ms,
+            "prefill_ms": state.server_prefill_ms,
+            "decode_ms": state.server_decode_ms,
+        }
     return out
 
 

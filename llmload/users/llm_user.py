@@ -139,6 +139,11 @@ class LLMUser(FastHttpUser):
                 state.usage_reasoning_tokens,
             )  # fmt: skip
             rec.finish_reason = state.finish_reason
+            if state.server_timing is not None:
+                rec.server_timing = state.server_timing
+                rec.server_queue_ms = state.server_queue_ms
+                rec.server_prefill_ms = state.server_prefill_ms
+                rec.server_decode_ms = state.server_decode_ms
             _check_complete(rec, state, framing)
             rec.outcome = "ok"  # decided; what follows only keeps the connection reusable
             if done and not reader.complete:
