@@ -21,6 +21,18 @@ reas. tokens    usage ``*_tokens_details.reasoning_tokens``, else    —        
                 counted reasoning events
 hidden reas.    usage says reasoning tokens > 0, none were streamed  —                   —
 buffered jumps  content events carrying k > 1 tokens (usage jumped)  —                   —
+client_wait     actual send − intended send (open loop; absent       —                   —
+                in closed loop: ``intended_ns`` unset)
+server_queue    the server's queue time (vLLM ``queue_time_ms``;     queue_time          —
+                absent for llama.cpp and servers without timing)
+prefill         server TTFT − server queue (vLLM                     prefill_time        —
+                ``time_to_first_token_ms``, llama.cpp ``prompt_ms``)
+gateway         client TTFT − server TTFT (server TTFT = queue +     —                   —
+                prefill; only when the server reports its queue)
+decode          E2E − TTFT (client side)                             decode_time         —
+phase coverage  requests with server timing / successful requests   —                   —
+tail share      mean over requests at or above a TTFT percentile of  —                   —
+                phase / TTFT (gateway, server_queue, prefill, other)
 OK req/s        successful requests / test time                      request_throughput  request_throughput
 Err/s           failed requests / test time                          — (failed count)    — (error_request_count)
 error rate      failed / (successful + failed) requests              —                   —
@@ -59,6 +71,14 @@ Notes:
   multi-token event interleaves after the answer began). ``reasoning_tokens_from_usage``
   says which. *Hidden reasoning*: usage reports reasoning tokens but the stream showed
   none (OpenAI's reasoning models): its time is inside TTFT and TTFO alike.
+* Phases (where a request's time went) use the server's own per-request timing when
+  its last chunk carries one (:mod:`llmload.adapters.server_timing`): TTFT = gateway +
+  server_queue + prefill, E2E = TTFT + decode. vLLM reports the queue, so gateway (the
+  network, proxies and gateway queues between the client and the engine) is the rest;
+  llama.cpp reports no queue, so its slot wait and the network stay together as
+  ``other`` in the tail shares and gateway is absent. Durations on two clocks can
+  disagree by a little: gateway is clamped at 0. ``client_wait`` is the open-loop delay
+  before the request could be sent (absent in closed loop).
 * A buffered token jump is an event the server says carried k > 1 tokens (its running
   usage jumped: a tool-call parser held text back, or a server batches tokens per
   event). Its k tokens share one stamp, so ITL has one long gap there, not k − 1 zero
@@ -73,6 +93,14 @@ from llmload.metrics.record import RequestRecord
 
 __all__ = [
     "METRICS",
+    "PHASES",
+    "TAIL_PARTS",
+    "client_wait_s",
+    "decode_s",
+    "gateway_s",
+    "prefill_s",
+    "server_queue_s",
+    "tail_parts",
     "e2e_s",
     "hidden_reasoning",
     "itl_s",
@@ -91,6 +119,13 @@ __all__ = [
 METRICS = ("ttft", "itl", "tpot", "e2e", "ttfo", "reasoning")
 
 _NS = 1e-9
+_MS = 1e-3
+
+#: Phases of a request, in the order they happen (``llmload_phase_seconds{phase}``).
+PHASES = ("client_wait", "gateway", "server_queue", "prefill", "decode")
+#: The parts of TTFT the tail attribution splits it into (``other``: what the server's
+#: timing does not explain, e.g. llama.cpp's slot wait and the network together).
+TAIL_PARTS = ("gateway", "server_queue", "prefill", "other")
 
 
 def ttft_s(rec: RequestRecord) -> float | None:
@@ -196,3 +231,63 @@ def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_comp
     if usage_prompt is not None:
         rec.input_tokens = usage_prompt
         rec.input_tokens_from_usage = True
+
+
+def client_wait_s(rec: RequestRecord) -> float | None:
+    """Open-loop wait (s): actual send − intended send; ``None`` in closed loop (no ``intended_ns``).
+
+    Hook for the open-loop arrivals: a record that carries ``intended_ns`` (the stamp at
+    which the arrival process meant to send) gets this phase; closed-loop records do not.
+    """
+    intended = getattr(rec, "intended_ns", None)
+    if not intended:
+        return None
+    return max(0, rec.start_ns - intended) * _NS
+
+
+def server_queue_s(rec: RequestRecord) -> float | None:
+    """Server queue time (s) as the server reported it; ``None`` without it."""
+    q = rec.server_queue_ms
+    return None if q is None else q * _MS
+
+
+def prefill_s(rec: RequestRecord) -> float | None:
+    """Prefill (s): server TTFT − server queue, i.e. scheduling to first token as the server reported it."""
+    p = rec.server_prefill_ms
+    return None if p is None else p * _MS
+
+
+def gateway_s(rec: RequestRecord) -> float | None:
+    """Gateway (s): client TTFT − server TTFT (queue + prefill), clamped at 0; ``None`` unless the server reported both."""
+    q, p = rec.server_queue_ms, rec.server_prefill_ms
+    ttft = ttft_s(rec)
+    if q is None or p is None or ttft is None:
+        return None
+    return max(0.0, ttft - (q + p) * _MS)
+
+
+def decode_s(rec: RequestRecord) -> float | None:
+    """Decode (s): E2E − TTFT (client side); ``None`` without a first token."""
+    ttft = ttft_s(rec)
+    if ttft is None:
+        return None
+    return max(0.0, e2e_s(rec) - ttft)
+
+
+def tail_parts(rec: RequestRecord) -> tuple[float, float, float, float] | None:
+    """Shares of TTFT (gateway, server_queue, prefill, other) summing to 1; ``None`` without server timing.
+
+    ``other`` = 1 − the rest: what the server's timing leaves unexplained (0 for vLLM,
+    whose gateway is the remainder; llama.cpp's slot wait + network). Shares are clamped
+    to [0, 1] so that a server clock that runs a little ahead never gives negative parts.
+    """
+    p = rec.server_prefill_ms
+    ttft = ttft_s(rec)
+    if p is None or not ttft:
+        return None
+    q = rec.server_queue_ms
+    prefill = min(1.0, p * _MS / ttft)
+    if q is None:
+        return 0.0, 0.0, prefill, 1.0 - prefill
+    queue = min(1.0 - prefill, q * _MS / ttft)
+    return 1.0 - prefill - queue, queue, prefill, 0.0

@@ -4,7 +4,8 @@
 (TTFT, ITL, TPOT, E2E, TTFO, reasoning time; successful requests only, except that TTFT
 also holds requests interrupted by the end of the test after their first token: that wait
 is what the user saw) and the counters (requests by outcome, tokens, reasoning, errors by
-kind). :class:`MetricSet` maps class name → ClassStats; it merges by
+kind), and the phases of its successful requests
+(:class:`~llmload.metrics.phases.PhaseStats`). :class:`MetricSet` maps class name → ClassStats; it merges by
 addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
 workers send to the master.
 
@@ -32,6 +33,7 @@ from llmload.metrics.definitions import (
     ttft_s,
 )
 from llmload.metrics.histogram import Histogram
+from llmload.metrics.phases import PhaseStats
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
@@ -59,10 +61,11 @@ COUNTERS = (
 class ClassStats:
     """Histograms and counters of one request class."""
 
-    __slots__ = ("counters", "errors_by_kind", "hist")
+    __slots__ = ("counters", "errors_by_kind", "hist", "phases")
 
     def __init__(self) -> None:
         self.hist: dict[str, Histogram] = {m: Histogram() for m in METRICS}
+        self.phases = PhaseStats()
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.errors_by_kind: Counter[str] = Counter()
 
@@ -95,6 +98,7 @@ class ClassStats:
                 h["reasoning"].record(reasoning)
             if rec.reasoning_tokens:
                 self._add_reasoning(rec)
+            self.phases.add(rec, ttft)
             return
         c["partial_output_tokens"] += rec.output_tokens
         if rec.outcome == "error":
@@ -120,17 +124,21 @@ class ClassStats:
         for k, v in other.counters.items():
             self.counters[k] = self.counters.get(k, 0) + v
         self.errors_by_kind.update(other.errors_by_kind)
+        self.phases.merge(other.phases)
 
     @property
     def empty(self) -> bool:
         return self.counters["requests"] == 0
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        out = {
             "h": {m: h.to_wire() for m, h in self.hist.items() if h.count},
             "c": {k: v for k, v in self.counters.items() if v},
             "e": dict(self.errors_by_kind),
         }
+        if not self.phases.empty:
+            out["p"] = self.phases.to_wire()
+        return out
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> ClassStats:
@@ -140,6 +148,8 @@ class ClassStats:
         for k, v in wire.get("c", {}).items():
             s.counters[k] = int(v)
         s.errors_by_kind.update({k: int(v) for k, v in wire.get("e", {}).items()})
+        if "p" in wire:
+            s.phases = PhaseStats.from_wire(wire["p"])
         return s
 
 

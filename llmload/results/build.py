@@ -24,9 +24,20 @@ from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.definitions import received_output_tokens, received_output_tokens_per_s
+from llmload.metrics.definitions import PHASES
 from llmload.metrics.histogram import Histogram
+from llmload.metrics.phases import PhaseStats
 from llmload.metrics.recorder import ClassStats, MetricSet
-from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+from llmload.results.model import (
+    LATENCY_KEYS,
+    TAIL_QUANTILES,
+    Latency,
+    Phases,
+    RunResult,
+    Stats,
+    StepResult,
+    TailShare,
+)
 from llmload.results.signals import Series, window_stats
 
 __all__ = [
@@ -36,6 +47,7 @@ __all__ = [
     "build_steps",
     "load_generator",
     "median_ci",
+    "phases_of",
     "stats_of",
     "unfinished_warning",
     "with_step_signals",
@@ -66,6 +78,24 @@ def median_ci(h: Histogram, z: float = _Z) -> tuple[float, float] | None:
     return lo * 1000.0, hi * 1000.0
 
 
+def phases_of(p: PhaseStats, ttft: Histogram, ok: int) -> Phases:
+    """The phases of one class (or all) and the tail attribution above its TTFT p90/p99."""
+    tail = {}
+    for name, q in TAIL_QUANTILES.items():
+        if not ttft.count:
+            tail[name] = TailShare()
+            continue
+        threshold = ttft.percentile(q)
+        got = p.tail_shares(threshold)
+        tail[name] = TailShare(threshold * 1000.0) if got is None else TailShare(threshold * 1000.0, *got)
+    return Phases(
+        timed=p.timed,
+        coverage=p.timed / ok if ok else None,
+        latency={ph: Latency.from_histogram(p.hist[ph]) for ph in PHASES},
+        tail=tail,
+    )
+
+
 def stats_of(s: ClassStats, span_s: float) -> Stats:
     """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span)."""
     c = s.counters
@@ -91,6 +121,7 @@ def stats_of(s: ClassStats, span_s: float) -> Stats:
         reasoning_counted=c["reasoning_counted"],
         hidden_reasoning=c["hidden_reasoning"],
         buffered_token_jumps=c["buffered_token_jumps"],
+        phases=phases_of(s.phases, s.hist["ttft"], c["ok"]),
     )
 
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from llmload.errors import LlmloadError
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
-from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+from llmload.metrics.definitions import PHASES, TAIL_PARTS
+from llmload.results.model import LATENCY_KEYS, Latency, Phases, RunResult, Stats, StepResult, TailShare
 
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]
 
@@ -38,6 +39,24 @@ def _latency(block: Mapping[str, Any] | None) -> Latency:
     b = block or {}
     return Latency(int(b.get("count") or 0), _num(b.get("mean")), _num(b.get("p50")), _num(b.get("p90")),
                    _num(b.get("p99")), _num(b.get("max")), _num(b.get("min")))  # fmt: skip
+
+
+def _phases(d: Mapping[str, Any] | None) -> Phases:
+    """A PHASES block (an empty Phases for an older summary without one)."""
+    if not d:
+        return Phases()
+    tail = {}
+    for q, t in (d.get("tail") or {}).items():
+        t = t or {}
+        shares = t.get("shares") or {}
+        tail[str(q)] = TailShare(_num(t.get("ttft_ms")), int(t.get("requests") or 0),
+                                 {k: _num(shares.get(k)) for k in TAIL_PARTS})  # fmt: skip
+    return Phases(
+        timed=int(d.get("timed_requests") or 0),
+        coverage=_num(d.get("coverage")),
+        latency={p: _latency(d.get(f"{p}_ms")) for p in PHASES},
+        tail=tail or Phases().tail,
+    )
 
 
 def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
@@ -67,6 +86,7 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         reasoning_counted=int(reasoning.get("counted") or 0),
         hidden_reasoning=i("hidden_reasoning"),
         buffered_token_jumps=i("buffered_token_jumps"),
+        phases=_phases(d.get("phases")),
     )
 
 

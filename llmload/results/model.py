@@ -22,17 +22,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.metrics.definitions import METRICS
+from llmload.metrics.definitions import METRICS, PHASES, TAIL_PARTS
 from llmload.metrics.histogram import Histogram
 from llmload.results.judgement import Judgement
 
-__all__ = ["BASELINE_STEP", "LATENCY_KEYS", "Latency", "RunResult", "SignalStats", "Stats", "StepResult"]
+__all__ = [
+    "BASELINE_STEP",
+    "LATENCY_KEYS",
+    "TAIL_QUANTILES",
+    "Latency",
+    "Phases",
+    "RunResult",
+    "SignalStats",
+    "Stats",
+    "StepResult",
+    "TailShare",
+]
 
 #: Step index of the single-request pre-run (``--baseline-requests``).
 BASELINE_STEP = -1
 #: The latency metrics every Stats holds, in display order.
 LATENCY_KEYS = METRICS
 _QUANTILES = (0.5, 0.9, 0.99)
+#: TTFT percentiles whose tail the phase attribution explains: name → quantile.
+TAIL_QUANTILES = {"p90": 0.9, "p99": 0.99}
 
 #: Signal statistics over a window: ``{signal: {"mean", "min", "max", "last", "samples"}}``.
 SignalStats = dict[str, dict[str, float]]
@@ -61,6 +74,47 @@ class Latency:
 
 def _empty_latency() -> dict[str, Latency]:
     return {m: Latency() for m in LATENCY_KEYS}
+
+
+def _empty_phases() -> dict[str, Latency]:
+    return {p: Latency() for p in PHASES}
+
+
+@dataclass(frozen=True, slots=True)
+class TailShare:
+    """The requests at or above a TTFT percentile (``ttft_ms``): how many had server timing, and
+    the mean share of TTFT each part took (``gateway``, ``server_queue``, ``prefill``, ``other``)."""
+
+    ttft_ms: float | None = None
+    requests: int = 0
+    shares: Mapping[str, float | None] = field(default_factory=lambda: dict.fromkeys(TAIL_PARTS))
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """Parts by share, largest first (parts without a share left out)."""
+        return sorted(((k, v) for k, v in self.shares.items() if v is not None), key=lambda kv: -kv[1])
+
+
+def _empty_tails() -> dict[str, TailShare]:
+    return {q: TailShare() for q in TAIL_QUANTILES}
+
+
+@dataclass(frozen=True, slots=True)
+class Phases:
+    """Where successful requests' time went (:mod:`llmload.metrics.phases`).
+
+    ``latency``: one :class:`Latency` per phase (``client_wait``, ``gateway``,
+    ``server_queue``, ``prefill``, ``decode``; empty when no request had it);
+    ``timed``: requests with the server's own timing, ``coverage`` their share of the
+    successful ones; ``tail``: ``{"p90", "p99"}`` → :class:`TailShare`.
+    """
+
+    timed: int = 0
+    coverage: float | None = None
+    latency: Mapping[str, Latency] = field(default_factory=_empty_phases)
+    tail: Mapping[str, TailShare] = field(default_factory=_empty_tails)
+
+    def lat(self, phase: str) -> Latency:
+        return self.latency.get(phase) or Latency()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +146,7 @@ class Stats:
     reasoning_counted: int = 0  # successful requests that reasoned, their count from the stream
     hidden_reasoning: int = 0  # successful requests whose usage says reasoning the stream never showed
     buffered_token_jumps: int = 0  # events that carried k > 1 tokens (usage jumped), any outcome
+    phases: Phases = field(default_factory=Phases)
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""

@@ -15,7 +15,11 @@ docs/summary-schema.md)::
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
              "received_output_tokens_per_s", "reconnects", "errors_by_kind",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
-             "buffered_token_jumps"}
+             "buffered_token_jumps", "phases": PHASES}
+
+    PHASES = {"timed_requests", "coverage",
+              "client_wait_ms" | "gateway_ms" | "server_queue_ms" | "prefill_ms" | "decode_ms": LATENCY,
+              "tail": {"p90" | "p99": {"ttft_ms", "requests", "shares": {"gateway", "server_queue", "prefill", "other"}}}}
 
 A latency with no samples is ``null`` in each figure. Latencies and token counts cover successful
 requests (TTFT also those interrupted by the end of the test after their first token);
@@ -39,9 +43,9 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.results.judgement import Judgement
-from llmload.results.model import LATENCY_KEYS, Latency, RunResult, Stats, StepResult
+from llmload.results.model import LATENCY_KEYS, Latency, Phases, RunResult, Stats, StepResult
 
-__all__ = ["SCHEMA", "baseline_dict", "latency_dict", "stats_dict", "step_dict", "to_summary"]
+__all__ = ["SCHEMA", "baseline_dict", "latency_dict", "phases_dict", "stats_dict", "step_dict", "to_summary"]
 
 SCHEMA = "llmload.summary/2"
 
@@ -54,6 +58,18 @@ def latency_dict(lat: Latency) -> dict[str, Any]:
     """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count."""
     return {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
             "min": _r(lat.min), "count": lat.count}  # fmt: skip
+
+
+def phases_dict(p: Phases) -> dict[str, Any]:
+    """The PHASES block: per-phase latencies (ms), coverage, and the TTFT tail attribution."""
+    out: dict[str, Any] = {"timed_requests": p.timed, "coverage": _r(p.coverage, 4)}
+    for name, lat in p.latency.items():
+        out[f"{name}_ms"] = latency_dict(lat)
+    out["tail"] = {
+        q: {"ttft_ms": _r(t.ttft_ms), "requests": t.requests, "shares": {k: _r(v, 4) for k, v in t.shares.items()}}
+        for q, t in p.tail.items()
+    }
+    return out
 
 
 def stats_dict(s: Stats) -> dict[str, Any]:
@@ -80,6 +96,7 @@ def stats_dict(s: Stats) -> dict[str, Any]:
                                "from_usage": s.reasoning_from_usage, "counted": s.reasoning_counted}  # fmt: skip
     out["hidden_reasoning"] = s.hidden_reasoning
     out["buffered_token_jumps"] = s.buffered_token_jumps
+    out["phases"] = phases_dict(s.phases)
     return out
 
 

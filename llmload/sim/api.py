@@ -27,7 +27,9 @@ Streaming chat answers as vLLM does: a first chunk ``delta: {"role": "assistant"
 "content": ""}`` (sent at once, before the first token), one chunk per token, the
 last token's chunk carrying ``finish_reason``, then when
 ``stream_options.include_usage`` is true a ``choices: []`` chunk with ``usage``, then
-``data: [DONE]``. Completions: the same without the role chunk. Fields not named
+``data: [DONE]``. Completions: the same without the role chunk. The usage chunk also
+carries the per-request server timing of ``--per-request-timing`` (vLLM ``metrics`` by
+default, or llama.cpp ``timings``; :mod:`llmload.sim.timing`). Fields not named
 here (n, stop, tools, logprobs, temperature, ...) are accepted and ignored.
 
 With ``--stamp-chunks`` (:attr:`~llmload.sim.config.SimConfig.stamp_chunks`) every
@@ -66,6 +68,7 @@ from typing import Any
 import orjson
 
 from llmload.sim.http11 import error_body
+from llmload.sim.timing import ServerTimes, timing_fields
 
 __all__ = [
     "DONE_EVENT",
@@ -266,13 +269,21 @@ def message_tokens(message: Any, out: list[Any]) -> None:
 
 
 class BaseEncoder:
-    """What every endpoint's encoder shares: the words of the answer (see the module docstring)."""
+    """What every endpoint's encoder shares: the words of the answer (see the module docstring).
 
-    __slots__ = ("offset", "req")
+    ``timing_format`` (``--per-request-timing``) and ``times`` (the request's true queue,
+    prefill and decode, set by the sink just before :meth:`end_events`) let chat and
+    completions put the server's per-request timing on their last chunk
+    (:mod:`llmload.sim.timing`); the other APIs have no such field and ignore them.
+    """
+
+    __slots__ = ("offset", "req", "times", "timing_format")
 
     def __init__(self, req: GenRequest, offset: int) -> None:
         self.req = req
         self.offset = offset
+        self.timing_format = "off"
+        self.times: ServerTimes | None = None
 
     def word(self, i: int) -> bytes:
         return WORDS[(self.offset + i) % len(WORDS)]
@@ -353,12 +364,14 @@ class Encoder(BaseEncoder):
         reasoning = min(self.reasoning, c)
         if reasoning:
             details += b',"completion_tokens_details":{"reasoning_tokens":%d}' % reasoning
-        return b'data: %b,"choices":[],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%b}}\n\n' % (
+        timing = timing_fields(self.timing_format, self.times, p, c, cached_tokens)
+        return b'data: %b,"choices":[],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%b}%b}\n\n' % (
             self._envelope,
             p,
             p + c,
             c,
             details,
+            timing,
         )
 
     def end_events(self, n: int, cached_tokens: int | None = None) -> list[bytes]:

@@ -26,6 +26,7 @@ from typing import Any
 from llmload.errors import ConfigError
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
+from llmload.sim.timing import TIMING_FORMATS
 
 __all__ = ["API_KEY_ENV", "SimConfig", "add_arguments", "config_from_args", "config_to_args"]
 
@@ -53,6 +54,10 @@ class SimConfig:
     answer are reasoning, streamed in the API's own form (a request's
     ``llmload_reasoning_tokens`` wins; see :mod:`llmload.sim.api`). ``api_key``: when set,
     requests must carry it (``Authorization: Bearer``, ``x-api-key`` on ``/v1/messages``).
+    ``per_request_timing``: the server-timing format the last chunk of a streamed chat or
+    completions answer carries, with the simulator's true queue/prefill/decode times
+    (``vllm``: ``metrics`` in the usage chunk; ``llamacpp``: ``timings``; ``off``: none;
+    see :mod:`llmload.sim.timing`).
     """
 
     host: str = "127.0.0.1"
@@ -69,6 +74,7 @@ class SimConfig:
     gpu_metrics_port: int | None = None
     reasoning_tokens: int = 0
     api_key: str = field(default="", repr=False)
+    per_request_timing: str = "vllm"
 
     def __post_init__(self) -> None:
         if self.ttft_ms < 0:
@@ -78,6 +84,10 @@ class SimConfig:
         for name, port in (("--port", self.port), ("--gpu-metrics-port", self.gpu_metrics_port)):
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"sim: {name} must be in 0..65535, got {port}")
+        if self.per_request_timing not in TIMING_FORMATS:
+            raise ConfigError(
+                f"sim: --per-request-timing must be one of {', '.join(TIMING_FORMATS)}, got {self.per_request_timing!r}"
+            )
         if self.reasoning_tokens < 0:
             raise ConfigError(f"sim: --reasoning-tokens must be >= 0, got {self.reasoning_tokens}")
         if self.default_max_tokens < 1:
@@ -204,6 +214,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'limit; a request\'s "llmload_reasoning_tokens" wins (default 0)',
     )
     g.add_argument(
+        "--per-request-timing",
+        choices=TIMING_FORMATS,
+        default=d.per_request_timing,
+        help="per-request server timing on the last chunk of streamed chat/completions answers, with the "
+        "simulator's true queue/prefill/decode times: vllm (a metrics object in the usage chunk, as vLLM's "
+        f"--enable-per-request-metrics), llamacpp (timings, as llama-server), off (default {d.per_request_timing})",
+    )
+    g.add_argument(
         "--api-key",
         default=os.environ.get(API_KEY_ENV, ""),
         help="require this key on generation requests and /v1/models (Authorization: Bearer, or x-api-key on "
@@ -251,6 +269,7 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "stamp_chunks": ns.stamp_chunks,
         "reasoning_tokens": getattr(ns, "reasoning_tokens", 0),
         "api_key": getattr(ns, "api_key", ""),
+        "per_request_timing": getattr(ns, "per_request_timing", "vllm"),
     }
     if mode == "fixed":
         if ns.preset or overrides or ns.gpu_metrics_port is not None:
@@ -291,6 +310,7 @@ def config_to_args(config: SimConfig) -> list[str]:
         args.append("--stamp-chunks")
     if config.reasoning_tokens:
         args += ["--reasoning-tokens", str(config.reasoning_tokens)]
+    args += ["--per-request-timing", config.per_request_timing]
     # api_key is not a flag here (a command line is visible to every user of the host): a
     # parent passes it in API_KEY_ENV (see llmload.sim.process.start_sim_process).
     if config.mode == "fixed":

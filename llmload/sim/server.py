@@ -131,7 +131,9 @@ class SimServer:
         return ("\n".join(lines) + "\n").encode()
 
     def new_encoder(self, req: GenRequest) -> BaseEncoder:
-        return _ENCODERS.get(req.endpoint, Encoder)(req, int(time.time()), self._rng.randrange(len(WORDS)))
+        enc = _ENCODERS.get(req.endpoint, Encoder)(req, int(time.time()), self._rng.randrange(len(WORDS)))
+        enc.timing_format = self.config.per_request_timing
+        return enc
 
     def authorized(self, req: http11.Request, endpoint: str | None) -> bool:
         """Whether ``req`` carries ``--api-key`` the API's way (always, without one)."""

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from llmload.sim import http11
 from llmload.sim.api import BaseEncoder
+from llmload.sim.timing import server_times
 
 __all__ = ["BufferedSink", "Connection", "RawSink", "Sink", "SseSink", "StampedSseSink"]
 
@@ -126,7 +127,9 @@ class SseSink(Sink):
         if not finished:
             self.write(data)
             return
-        tail = b"".join([_CHUNK(e) for e in self.enc.end_events(end, self.cached_tokens())])
+        enc = self.enc
+        enc.times = server_times(self.seq)  # the true queue/prefill/decode, for --per-request-timing
+        tail = b"".join([_CHUNK(e) for e in enc.end_events(end, self.cached_tokens())])
         self.write(data + tail + http11.LAST_CHUNK)
         self.conn.finish(self.keep_alive)
 
