@@ -20,6 +20,8 @@ llmload_tpot_seconds                   hist     class, api, model
 llmload_e2e_seconds                    hist     class, api, model
 llmload_ttfo_seconds                   hist     class, api, model (first answer/tool-call event)
 llmload_reasoning_seconds              hist     class, api, model (first reasoning -> first output)
+llmload_phase_seconds                  hist     class, api, model, phase (client_wait, gateway,
+                                                server_queue, prefill, decode; definitions.py)
 llmload_requests_total                 counter  class, api, model, outcome (ok|error|interrupted)
 llmload_errors_total                   counter  class, api, model, kind
 llmload_output_tokens_total            counter  class, api, model
@@ -70,7 +72,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from llmload.errors import ERROR_KINDS
 from llmload.exporter.buckets import BUCKETS
 from llmload.metrics.aggregation import Snapshot
-from llmload.metrics.definitions import METRICS
+from llmload.metrics.definitions import METRICS, PHASES
 from llmload.metrics.recorder import ClassStats
 
 __all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
@@ -144,6 +146,21 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
             cum.append(h.count)
             fam.add_metric((name, ctx.api, ctx.model), list(zip(b.labels, cum, strict=True)), h.sum)
         yield fam
+
+    b = BUCKETS["ttft"]  # 1 ms .. 600 s: the gateway of a loopback (< 1 ms) up to a long decode
+    phase = HistogramMetricFamily(
+        "llmload_phase_seconds",
+        "Where successful requests' time went, per phase (server timing when the server sends it; "
+        "decode = E2E - TTFT always)",
+        labels=(*_REQUEST_LABELS, "phase"),
+    )
+    for name, s in stats.items():
+        for p in PHASES:
+            h = s.phases.hist[p]
+            cum = np.cumsum(h.counts)[b.indices].tolist()
+            cum.append(h.count)
+            phase.add_metric((name, ctx.api, ctx.model, p), list(zip(b.labels, cum, strict=True)), h.sum)
+    yield phase
 
     req = CounterMetricFamily("llmload_requests", "Finished requests by outcome", labels=(*_REQUEST_LABELS, "outcome"))
     err = CounterMetricFamily("llmload_errors", "Failed requests by error kind", labels=(*_REQUEST_LABELS, "kind"))

@@ -5,9 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from llmload.results.model import BASELINE_STEP, RunResult, Stats
+from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
-__all__ = ["render_summary"]
+__all__ = ["render_summary", "tail_text"]
+
+_PART_NAMES = {"gateway": "gateway", "server_queue": "server queue", "prefill": "prefill", "other": "other (queue+network)"}
+
+
+def tail_text(phases: Phases, quantile: str) -> str | None:
+    """``"p99 TTFT 1234 ms: 78 % server queue, 15 % prefill, 7 % gateway"``; None without server timing there."""
+    t = phases.tail.get(quantile)
+    if t is None or not t.requests:
+        return None
+    parts = ", ".join(f"{v * 100:.0f} % {_PART_NAMES.get(k, k)}" for k, v in t.ranked() if v >= 0.005)
+    return f"{quantile} TTFT {t.ttft_ms:.0f} ms: {parts}"
 
 _Getter = Callable[[str, Stats], Any]
 _COLUMNS: tuple[tuple[str, int, _Getter], ...] = (
@@ -88,6 +99,7 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     if result.errors_by_kind:
         kinds = ", ".join(f"{k} {v}" for k, v in result.errors_by_kind.items())
         out.write(f"errors by kind: {kinds}\n")
+    _render_phases(o.phases, out)
     _render_ladder(result, out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
@@ -119,6 +131,15 @@ def _render_reasoning(result: RunResult, out: TextIO) -> None:
         )
 
 
+def _render_phases(phases: Phases, out: TextIO) -> None:
+    """Where the TTFT tail went (only when some requests carried the server's own timing)."""
+    if not phases.timed:
+        return
+    tails = [t for q in ("p90", "p99") if (t := tail_text(phases, q))]
+    cov = f"server timing on {phases.coverage * 100:.0f} % of requests" if phases.coverage is not None else ""
+    out.write(f"where the time went ({cov}): {'; '.join(tails) or 'no timed request in the tail'}\n")
+
+
 def _render_ladder(result: RunResult, out: TextIO) -> None:
     """Per-step lines, the verdict and the top findings (ladder runs only)."""
     if not result.steps:
@@ -127,9 +148,10 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     for st in result.steps:
         o = st.overall
         label = "baseline" if st.index <= BASELINE_STEP else str(st.users)
+        tail = tail_text(o.phases, "p99")
         out.write(
             f"  {label:>8}  {_fmt(o.lat('ttft').p50, 8)}  {_fmt(o.lat('tpot').p50, 8)}  "
-            f"{_fmt(o.output_tokens_per_s, 9)}  {o.errors:>6}\n"
+            f"{_fmt(o.output_tokens_per_s, 9)}  {o.errors:>6}" + (f"  {tail}" if tail else "") + "\n"
         )
     j = result.judgement
     if j is None:
