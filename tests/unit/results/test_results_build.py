@@ -73,3 +73,42 @@ def test_load_generator_state_of_a_master_and_of_a_standalone_process():
     standalone = load_generator(Aggregator().snapshot(), master=False, local_id="local")
     assert standalone == {"workers": None, "workers_lost": None, "client_saturated": False,
                           "client_saturated_processes": (), "warnings": ()}  # fmt: skip
+
+
+def _timed(ttft_ms: float, queue_ms: float, prefill_ms: float, cls: str = "chat") -> RequestRecord:
+    r = RequestRecord(cls, 10, 2)
+    r.start_ns = 0
+    r.chunk_ns = [int(ttft_ms * 1e6), int((ttft_ms + 10) * 1e6)]
+    r.end_ns = int((ttft_ms + 20) * 1e6)
+    r.outcome, r.output_tokens = "ok", 2
+    r.server_timing, r.server_queue_ms, r.server_prefill_ms, r.server_decode_ms = "vllm", queue_ms, prefill_ms, 10.0
+    return r
+
+
+def test_phases_tail_attribution_follows_the_ttft_percentiles_through_summary_and_back():
+    from llmload.report.console import tail_text
+    from llmload.results.build import stats_of
+    from llmload.results.load import stats_from_dict
+    from llmload.results.summary import stats_dict
+
+    m = MetricSet()
+    for _ in range(95):
+        m.add(_timed(50, 5, 40))  # the body: prefill
+    for _ in range(5):
+        m.add(_timed(1000, 900, 60))  # the tail: queue
+    untimed = _timed(50, 5, 40)
+    untimed.server_timing = untimed.server_queue_ms = untimed.server_prefill_ms = None
+    m.add(untimed)
+    s = stats_of(m.overall(), 10.0)
+    assert s.phases.timed == 100 and s.phases.coverage == 100 / 101
+    assert abs(s.phases.lat("server_queue").p50 - 5.0) < 0.03  # within the 1 % bucket
+    p99 = s.phases.tail["p99"]
+    assert p99.requests == 5 and p99.ranked()[0][0] == "server_queue"
+    assert abs(p99.shares["server_queue"] - 0.9) < 1e-9 and abs(p99.shares["gateway"] - 0.04) < 1e-9
+    assert s.phases.tail["p90"].ranked()[0][0] == "prefill"  # p90 sits in the body (95 % of requests)
+    assert tail_text(s.phases, "p99").startswith("p99 TTFT 1000 ms: 90 % server queue, 6 % prefill, 4 % gateway")
+    block = stats_dict(s)["phases"]
+    assert block["coverage"] == 0.9901 and block["tail"]["p99"]["shares"]["server_queue"] == 0.9
+    assert block["decode_ms"]["count"] == 101
+    back = stats_from_dict(stats_dict(s)).phases
+    assert back.tail["p99"].ranked()[0] == ("server_queue", 0.9) and back.timed == 100

@@ -1,0 +1,115 @@
+"""Phase definitions, PhaseStats merge and the tail attribution (metrics/definitions.py, metrics/phases.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.metrics.definitions import client_wait_s, decode_s, gateway_s, prefill_s, server_queue_s, tail_parts
+from llmload.metrics.phases import PhaseStats
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import ClassStats, MetricSet
+
+MS = 1_000_000
+
+
+def rec(ttft_ms, e2e_ms=None, queue_ms=None, prefill_ms=None, fmt="vllm", outcome="ok"):
+    r = RequestRecord("c", 10, 4)
+    r.start_ns = 1000 * MS
+    r.chunk_ns = [int((1000 + ttft_ms) * MS), int((1000 + ttft_ms + 5) * MS)]
+    r.end_ns = int((1000 + (e2e_ms if e2e_ms is not None else ttft_ms + 5)) * MS)
+    r.output_tokens = 2
+    r.outcome = outcome
+    if prefill_ms is not None:
+        r.server_timing = fmt
+        r.server_queue_ms = queue_ms
+        r.server_prefill_ms = prefill_ms
+        r.server_decode_ms = 5.0
+    return r
+
+
+def test_phases_of_a_vllm_request_add_up_to_its_ttft_and_e2e():
+    r = rec(ttft_ms=100, e2e_ms=150, queue_ms=70, prefill_ms=20)
+    assert server_queue_s(r) == pytest.approx(0.070)
+    assert prefill_s(r) == pytest.approx(0.020)
+    assert gateway_s(r) == pytest.approx(0.010)  # 100 - (70 + 20)
+    assert decode_s(r) == pytest.approx(0.050)  # 150 - 100
+    assert tail_parts(r) == pytest.approx((0.1, 0.7, 0.2, 0.0))
+
+
+def test_llamacpp_has_no_queue_so_no_gateway_and_the_rest_is_other():
+    r = rec(ttft_ms=100, queue_ms=None, prefill_ms=30, fmt="llamacpp")
+    assert server_queue_s(r) is None and gateway_s(r) is None
+    assert prefill_s(r) == pytest.approx(0.030)
+    assert tail_parts(r) == pytest.approx((0.0, 0.0, 0.3, 0.7))
+
+
+def test_server_clock_ahead_of_the_client_never_gives_negative_parts():
+    r = rec(ttft_ms=100, queue_ms=80, prefill_ms=30)  # 110 ms reported within a 100 ms TTFT
+    assert gateway_s(r) == 0.0
+    g, q, p, o = tail_parts(r)
+    assert min(g, q, p, o) >= 0 and g + q + p + o == pytest.approx(1.0)
+
+
+def test_without_server_timing_only_decode_exists_and_closed_loop_has_no_client_wait():
+    r = rec(ttft_ms=100, e2e_ms=130)
+    assert (server_queue_s(r), prefill_s(r), gateway_s(r), tail_parts(r)) == (None, None, None, None)
+    assert decode_s(r) == pytest.approx(0.030)
+    assert client_wait_s(r) is None
+
+
+def test_client_wait_reads_the_open_loop_intended_stamp_when_a_record_has_one():
+    class Open(RequestRecord):
+        __slots__ = ("intended_ns",)
+
+    r = Open("c", 1, 1)
+    r.start_ns, r.intended_ns = 500 * MS, 380 * MS
+    assert client_wait_s(r) == pytest.approx(0.120)
+
+
+def test_coverage_counts_timed_successful_requests_only():
+    s = ClassStats()
+    s.add(rec(100, queue_ms=50, prefill_ms=40))
+    s.add(rec(100))
+    s.add(rec(100, queue_ms=50, prefill_ms=40, outcome="error"))
+    assert s.phases.timed == 1
+    assert s.phases.hist["server_queue"].count == 1
+    assert s.phases.hist["decode"].count == 2
+
+
+def test_tail_shares_above_a_threshold_and_merge_equals_one_process():
+    fast = [rec(50, queue_ms=5, prefill_ms=40) for _ in range(90)]  # prefill-bound, fast
+    slow = [rec(1000, queue_ms=900, prefill_ms=50) for _ in range(10)]  # queue-bound, slow
+    one = PhaseStats()
+    a, b = PhaseStats(), PhaseStats()
+    for i, r in enumerate(fast + slow):
+        ttft = 0.05 if r in fast else 1.0
+        one.add(r, ttft)
+        (a if i % 2 else b).add(r, ttft)
+    merged = PhaseStats.from_wire(a.to_wire())
+    merged.merge(PhaseStats.from_wire(b.to_wire()))
+    for threshold in (0.01, 0.5, 1.0):
+        (n1, s1), (n2, s2) = merged.tail_shares(threshold), one.tail_shares(threshold)
+        assert n1 == n2 and s1 == pytest.approx(s2, abs=1e-12)  # addition merges; only the summation order differs
+    n, shares = one.tail_shares(0.5)
+    assert n == 10
+    assert shares["server_queue"] == pytest.approx(0.9)
+    assert shares["prefill"] == pytest.approx(0.05)
+    assert shares["gateway"] == pytest.approx(0.05)
+    n_all, all_shares = one.tail_shares(0.0)
+    assert n_all == 100 and max(all_shares, key=all_shares.get) == "prefill"  # the body is prefill-bound
+    assert one.tail_shares(5.0) is None
+
+
+def test_metricset_wire_carries_phases_and_omits_them_when_empty():
+    m = MetricSet()
+    m.add(rec(100, queue_ms=60, prefill_ms=30))
+    wire = m.to_wire()
+    assert "p" in wire["c"]
+    back = MetricSet.from_wire(wire)
+    assert back.classes["c"].phases.timed == 1
+    assert back.classes["c"].phases.tail_shares(0.0)[1] == pytest.approx(
+        {"gateway": 0.1, "server_queue": 0.6, "prefill": 0.3, "other": 0.0}
+    )
+    empty = ClassStats()
+    empty.add(rec(100, outcome="error"))
+    assert "p" not in empty.to_wire()
