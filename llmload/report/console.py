@@ -9,7 +9,12 @@ from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
 __all__ = ["render_summary", "tail_text"]
 
-_PART_NAMES = {"gateway": "gateway", "server_queue": "server queue", "prefill": "prefill", "other": "other (queue+network)"}
+_PART_NAMES = {
+    "gateway": "gateway",
+    "server_queue": "server queue",
+    "prefill": "prefill",
+    "other": "other (queue+network)",
+}
 
 
 def tail_text(phases: Phases, quantile: str) -> str | None:
@@ -19,6 +24,7 @@ def tail_text(phases: Phases, quantile: str) -> str | None:
         return None
     parts = ", ".join(f"{v * 100:.0f} % {_PART_NAMES.get(k, k)}" for k, v in t.ranked() if v >= 0.005)
     return f"{quantile} TTFT {t.ttft_ms:.0f} ms: {parts}"
+
 
 _Getter = Callable[[str, Stats], Any]
 _COLUMNS: tuple[tuple[str, int, _Getter], ...] = (

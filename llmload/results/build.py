@@ -23,8 +23,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
-from llmload.metrics.definitions import received_output_tokens, received_output_tokens_per_s
-from llmload.metrics.definitions import PHASES
+from llmload.metrics.definitions import PHASES, received_output_tokens, received_output_tokens_per_s
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.recorder import ClassStats, MetricSet

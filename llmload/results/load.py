@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmload.errors import LlmloadError
-from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
 from llmload.metrics.definitions import PHASES, TAIL_PARTS
+from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
 from llmload.results.model import LATENCY_KEYS, Latency, Phases, RunResult, Stats, StepResult, TailShare
 
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]

@@ -28,8 +28,7 @@ Streaming chat answers as vLLM does: a first chunk ``delta: {"role": "assistant"
 last token's chunk carrying ``finish_reason``, then when
 ``stream_options.include_usage`` is true a ``choices: []`` chunk with ``usage``, then
 ``data: [DONE]``. Completions: the same without the role chunk. The usage chunk also
-carries the per-request server timing of ``--per-request-timing`` (vLLM ``metrics`` by
-default, or llama.cpp ``timings``; :mod:`llmload.sim.timing`). Fields not named
+carries ``--per-request-timing`` (:mod:`llmload.sim.timing`). Fields not named
 here (n, stop, tools, logprobs, temperature, ...) are accepted and ignored.
 
 With ``--stamp-chunks`` (:attr:`~llmload.sim.config.SimConfig.stamp_chunks`) every
@@ -270,12 +269,7 @@ def message_tokens(message: Any, out: list[Any]) -> None:
 
 class BaseEncoder:
     """What every endpoint's encoder shares: the words of the answer (see the module docstring).
-
-    ``timing_format`` (``--per-request-timing``) and ``times`` (the request's true queue,
-    prefill and decode, set by the sink just before :meth:`end_events`) let chat and
-    completions put the server's per-request timing on their last chunk
-    (:mod:`llmload.sim.timing`); the other APIs have no such field and ignore them.
-    """
+    ``timing_format``/``times`` (set by the sink before :meth:`end_events`): :mod:`llmload.sim.timing`."""
 
     __slots__ = ("offset", "req", "times", "timing_format")
 
@@ -366,13 +360,8 @@ class Encoder(BaseEncoder):
             details += b',"completion_tokens_details":{"reasoning_tokens":%d}' % reasoning
         timing = timing_fields(self.timing_format, self.times, p, c, cached_tokens)
         return b'data: %b,"choices":[],"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%b}%b}\n\n' % (
-            self._envelope,
-            p,
-            p + c,
-            c,
-            details,
-            timing,
-        )
+            self._envelope, p, p + c, c, details, timing,
+        )  # fmt: skip
 
     def end_events(self, n: int, cached_tokens: int | None = None) -> list[bytes]:
         """After the last token: the usage chunk when asked for, then ``[DONE]``."""

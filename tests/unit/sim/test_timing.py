@@ -50,7 +50,7 @@ def served(request):
         yield request.param, server.url
 
 
-@pytest.mark.parametrize("path,adapter", [("/v1/chat/completions", OpenAIChatAdapter),
+@pytest.mark.parametrize(("path", "adapter"), [("/v1/chat/completions", OpenAIChatAdapter),
                                           ("/v1/completions", OpenAICompletionsAdapter)])  # fmt: skip
 def test_the_adapters_read_what_the_simulator_sends(served, path, adapter):
     fmt, url = served
