@@ -2,6 +2,8 @@
 
 * :func:`ladder_charts` — TTFT, TPOT, output tok/s and error rate per ladder step, one point per step on a categorical users axis, with the
   baseline and the limit as reference lines, the safe zone shaded and the breach ringed;
+* :func:`ladder_charts` also draws, when the server sent per-request timing, the p99 TTFT
+  of each step as a stacked bar of its phases (gateway, server queue, prefill, other);
 * :func:`timeline_charts` — engine queue (waiting / running), KV-cache usage, GPU
   utilisation and memory bandwidth, engine output tokens/s over the run, with step
   boundaries and steady windows; from the plain ``{signal: [(t, value), ...]}`` series.
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llmload.report import fmt
-from llmload.report.svg import Band, Chart, HRule, Line, Point, VMark
+from llmload.report.svg import Band, Bar, Chart, HRule, Line, Point, VMark
 from llmload.report.theme import PALETTE
 
 __all__ = ["ladder_charts", "timeline_charts"]
@@ -90,6 +92,32 @@ def _simple_ladder_chart(report: dict[str, Any], title: str, y_label: str, line:
     )
 
 
+_PHASE_PARTS = (("gateway", "gateway", "#9ca3af"), ("server_queue", "server queue", "#ea580c"),
+                ("prefill", "prefill", "#2563eb"), ("other", "other (queue+network)", "#d1d5db"))  # fmt: skip
+
+
+def _phase_chart(steps: list[dict[str, Any]]) -> Chart | None:
+    """p99 TTFT per step, stacked by where the time went; None when no step had server timing."""
+    if not any(s.get("phases_p99_ms") for s in steps):
+        return None
+    tops = [sum((s.get("phases_p99_ms") or {}).values()) for s in steps]
+    unit, div = _latency_unit(tops)
+    bars = [
+        Bar(i, [((s["phases_p99_ms"].get(key) or 0.0) / div, color) for key, _, color in _PHASE_PARTS])
+        for i, s in enumerate(steps)
+        if s.get("phases_p99_ms")
+    ]
+    return Chart(
+        title="p99 TTFT by phase",
+        x_label="concurrent users (ladder step)",
+        y_label=f"p99 TTFT ({unit})",
+        lines=[Line(label, [], color) for _, label, color in _PHASE_PARTS],  # legend swatches
+        bars=bars,
+        x_ticks=[(i, str(s.get("users"))) for i, s in enumerate(steps)],
+        x_range=(-0.5, len(steps) - 0.5),
+    )
+
+
 def ladder_charts(report: dict[str, Any]) -> list[Figure]:
     """(caption, chart) per ladder chart; [] without ladder steps."""
     steps = _ladder_steps(report)
@@ -107,6 +135,9 @@ def ladder_charts(report: dict[str, Any]) -> list[Figure]:
         rule = [HRule(limit * 100, f"limit {limit * 100:g} %", PALETTE["limit"])]
         chart = _simple_ladder_chart(report, "Error rate", "errors (%)", Line("error rate", err, PALETTE["requests"], markers=True), rule)
         out.append(("Error rate vs concurrency", chart))
+    phases = _phase_chart(steps)
+    if phases is not None:
+        out.append(("Where the p99 TTFT went, per step (mean shares of the requests at or above it)", phases))
     return out
 
 

@@ -161,12 +161,20 @@ def _status(step: StepResult, j: Judgement | None) -> str:
     return "ok"
 
 
+def _tail_ms(stats: Stats) -> dict[str, float] | None:
+    """The step's p99 TTFT split by the tail attribution: ``{part: share x TTFT p99 (ms)}``; None without timing."""
+    t = stats.phases.tail.get("p99")
+    if t is None or not t.requests or t.ttft_ms is None:
+        return None
+    return {k: round(v * t.ttft_ms, 3) for k, v in t.shares.items() if v is not None}
+
+
 def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Any]]:
     out = []
     for step in result.steps:
         r = row(f"{step.users} users", step.overall)
         r.update(index=step.index, users=step.users, steady_s=step.steady_s, status=_status(step, result.judgement),
-                 **_step_signals(step, points))  # fmt: skip
+                 phases_p99_ms=_tail_ms(step.overall), **_step_signals(step, points))  # fmt: skip
         out.append(r)
     return out
 

@@ -1,7 +1,7 @@
 """A small SVG line-chart writer for the HTML report: no plotting library needed.
 
 One :class:`Chart` (lines, horizontal reference rules, vertical marks, shaded x-bands,
-highlighted points) renders to one self-contained ``<svg>`` element with
+highlighted points, stacked bars) renders to one self-contained ``<svg>`` element with
 :func:`render_chart`: presentation attributes only (no stylesheet, no fonts, no URLs),
 scaled to its container's width through ``viewBox``. Missing values (``None``) break a
 line. The y axis starts at 0 unless ``y_min`` says otherwise; ticks are 1-2-5 steps.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["Band", "Chart", "HRule", "Line", "Point", "VMark", "nice_ticks", "render_chart"]
+__all__ = ["Band", "Bar", "Chart", "HRule", "Line", "Point", "VMark", "nice_ticks", "render_chart"]
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 INK, MUTED, GRID, AXIS = "#1f2937", "#6b7280", "#e5e7eb", "#9ca3af"
@@ -71,6 +71,19 @@ class Point:
     color: str
 
 
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A stacked bar at ``x``: ``segments`` (value, colour) from the bottom up."""
+
+    x: float
+    segments: Sequence[tuple[float, str]]
+    width: float = 0.6  # in x units
+
+    @property
+    def total(self) -> float:
+        return sum(v for v, _ in self.segments)
+
+
 def _fmt_tick(v: float) -> str:
     if v == 0:
         return "0"
@@ -91,6 +104,7 @@ class Chart:
     marks: Sequence[VMark] = ()
     bands: Sequence[Band] = ()
     points: Sequence[Point] = ()
+    bars: Sequence[Bar] = ()
     x_ticks: Sequence[tuple[float, str]] | None = None
     x_range: tuple[float, float] | None = None
     x_format: Callable[[float], str] = _fmt_tick
@@ -170,11 +184,12 @@ class _Frame:
 
 def _frame(c: Chart, top: float) -> tuple[_Frame, list[float]]:
     xs = [x for ln in c.lines for x, y in ln.points if y is not None] + [m.x for m in c.marks] + [p.x for p in c.points]
+    xs += [b.x for b in c.bars]
     x0, x1 = c.x_range or ((min(xs), max(xs)) if xs else (0.0, 1.0))
     if x1 <= x0:
         x0, x1 = x0 - 0.5, x1 + 0.5
     ys = [y for ln in c.lines for _, y in ln.points if y is not None and math.isfinite(y)]
-    ys += [r.y for r in c.rules] + [p.y for p in c.points]
+    ys += [r.y for r in c.rules] + [p.y for p in c.points] + [b.total for b in c.bars]
     top_value = c.y_max if c.y_max is not None else (max(ys) * 1.08 if ys and max(ys) > c.y_min else c.y_min + 1)
     yt = nice_ticks(c.y_min, top_value)
     y1 = c.y_max if c.y_max is not None else yt[-1]
@@ -217,6 +232,21 @@ def _references(c: Chart, f: _Frame) -> list[str]:
     return out + [f.hline(f.sy(r.y), r.color, 1.5, "5 4" if r.dashed else None) for r in c.rules]
 
 
+def _bars(c: Chart, f: _Frame) -> list[str]:
+    out = []
+    for b in c.bars:
+        left, right = f.sx(b.x - b.width / 2), f.sx(b.x + b.width / 2)
+        base = 0.0
+        for value, color in b.segments:
+            if value <= 0:
+                continue
+            top, bottom = f.sy(base + value), f.sy(base)
+            a = _attrs(x=f"{left:.1f}", y=f"{top:.1f}", width=f"{right - left:.1f}", height=f"{bottom - top:.1f}", fill=color)
+            out.append(f"<rect {a}/>")
+            base += value
+    return out
+
+
 def _series(c: Chart, f: _Frame) -> list[str]:
     out = []
     for ln in c.lines:
@@ -250,6 +280,7 @@ def render_chart(c: Chart, standalone: bool = True) -> str:
         *_bands(c, f),
         *_axes(c, f, y_ticks),
         *_references(c, f),
+        *_bars(c, f),
         *_series(c, f),
         _text(f.left - 8, 16, c.y_label, 12, INK, font_weight=600),
         *legend,

@@ -246,3 +246,24 @@ def test_reasoning_section_only_where_some_request_reasoned():
     plain = html_of(samples.plain_summary())
     assert build_report(run_of(samples.plain_summary()))["reasoning"] is None
     assert "Reasoning" not in plain and "TTFO" not in plain and "buffered token jumps" not in plain
+
+
+def test_phase_bars_stack_each_steps_p99_ttft_by_its_tail_shares():
+    from llmload.report.charts import ladder_charts
+
+    steps = [
+        {"index": 0, "users": 1, "ttft_p50": 50, "phases_p99_ms": None},
+        {"index": 1, "users": 8, "ttft_p50": 400,
+         "phases_p99_ms": {"gateway": 10.0, "server_queue": 780.0, "prefill": 150.0, "other": 0.0}},
+    ]  # fmt: skip
+    figures = dict(ladder_charts({"steps": steps}))
+    chart = figures["Where the p99 TTFT went, per step (mean shares of the requests at or above it)"]
+    (bar,) = chart.bars
+    assert bar.x == 1 and bar.total == 940.0
+    svg = render_chart(chart)
+    ET.fromstring(svg)
+    heights = [float(h) for h in re.findall(r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="([^"]+)" fill="#', svg)][1:]
+    assert len(heights) == 3  # after the background: gateway, queue, prefill ("other" is 0 and not drawn)
+    assert heights[1] / heights[2] == pytest.approx(780 / 150, rel=0.02)
+    without = [caption for caption, _ in ladder_charts({"steps": steps[:1]})]
+    assert not any("p99 TTFT went" in c for c in without)  # no phase chart without server timing
