@@ -7,7 +7,7 @@ already in it), a :class:`~llmload.results.judgement.Judgement` out. The summary
 (docs/summary-schema.md, ``llmload.summary/2``)::
 
     baseline                                (.baseline; the figures are its step's)
-    verdict                                 (.verdict)
+    verdict                                 (.verdict; its ``slo`` from .slo, runs with SLOs only)
     findings                                ranked (.diagnose)
 """
 
@@ -18,6 +18,7 @@ from dataclasses import replace
 from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.diagnose import diagnose
 from llmload.analysis.findings import build_context
+from llmload.analysis.slo import judge_slo
 from llmload.analysis.steps import step_views
 from llmload.analysis.verdict import judge_steps, no_verdict
 from llmload.results.judgement import Judgement
@@ -43,5 +44,8 @@ def analyze(result: RunResult, degradation: float = 0.5) -> Judgement:
             verdict = judge_steps(views, baseline, degradation)
             if note:
                 verdict = replace(verdict, baseline_note=note)
+    slo = judge_slo(result)
+    if slo is not None:
+        verdict = replace(verdict, slo=slo)
     ctx = build_context(views, baseline.step if baseline else None, verdict, result, degradation)
     return Judgement(baseline.ref() if baseline else None, verdict, tuple(diagnose(ctx)))

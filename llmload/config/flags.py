@@ -78,6 +78,13 @@ FLAGS: tuple[Flag, ...] = (
          "baseline (default 0: the first step is the baseline)", kind=int),
     Flag("--degradation", 0.5, "Safe while TTFT and TPOT p50 stay within (1 + this) x the baseline. "
          "Default: %(default)s", kind=float),
+    # Service-level objectives (llmload.metrics.slo): goodput and attainment.
+    Flag("--slo", "", "SLOs every request class must meet to count as a good request, in ms: any of ttft_ms, "
+         "tpot_ms, e2e_ms, e.g. ttft_ms=800,tpot_ms=25,e2e_ms=30000. A profile class's own slo = {...} wins key by "
+         "key. Summary: goodput and attainment per class and step; the verdict's slo. Default: none",
+         metavar="KEY=MS,..."),
+    Flag("--slo-attainment", 0.99, "The ladder's SLO verdict: the largest step where at least this share of the "
+         "finished requests is good. Default: %(default)s", kind=float),
     # Where results go.
     Flag("--summary-json", "", "Write the run summary (schema llmload.summary/2, docs/summary-schema.md) to this "
          "path when the test stops", web_ui=False),

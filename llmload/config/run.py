@@ -20,6 +20,7 @@ from llmload.config.flags import defaults, flag
 from llmload.config.ladder import LadderConfig
 from llmload.config.values import parse_duration, parse_json_object, parse_number
 from llmload.errors import ConfigError
+from llmload.metrics.slo import SLO, parse_slo_text
 
 __all__ = ["RunConfig"]
 
@@ -29,6 +30,15 @@ def _degradation(value: Any) -> float:
     if d is None or not 0 < d <= 10:
         raise ConfigError(f"--degradation {d}: must be > 0 (0.5 = 50 % worse than the baseline)")
     return float(d)
+
+
+def _slo_attainment(value: Any) -> float:
+    a = parse_number(value, float, "--slo-attainment")
+    if a is None:
+        return 0.99
+    if not 0 < a <= 1:
+        raise ConfigError(f"--slo-attainment {value}: must be a share in (0, 1], e.g. 0.99 (99 % of requests good)")
+    return float(a)
 
 
 def _workload(v: Mapping[str, Any], worker: bool) -> str:
@@ -79,6 +89,8 @@ class RunConfig:
     collect: CollectConfig = field(default_factory=CollectConfig)  # engine / GPU metrics polled during the run
     exporter: ExporterConfig = field(default_factory=ExporterConfig)  # /metrics (master or standalone)
     runs_dir: str = flag("runs_dir").default  # where the run directory goes; "" = none (--no-run-dir)
+    slo: SLO | None = flag("slo").default or None  # --slo: every class's SLOs (a profile class's own win key by key)
+    slo_attainment: float = flag("slo_attainment").default
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -99,6 +111,8 @@ class RunConfig:
             "ladder": self.ladder.public_dict() if self.ladder is not None else None,
             "degradation": self.degradation,
             "collect": self.collect.public_dict(),
+            "slo": self.slo.to_dict() if self.slo is not None else None,
+            "slo_attainment": self.slo_attainment,
         }
 
     @classmethod
@@ -152,4 +166,6 @@ class RunConfig:
             collect=CollectConfig.from_values(v),
             exporter=ExporterConfig.from_values(v),
             runs_dir="" if v["no_run_dir"] else str(v["runs_dir"] or ""),
+            slo=parse_slo_text(v["slo"]),
+            slo_attainment=_slo_attainment(v["slo_attainment"]),
         )

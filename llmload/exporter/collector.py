@@ -31,6 +31,9 @@ llmload_reconnects_total               counter  class, api, model (sent again: s
 llmload_reasoning_tokens_total         counter  class, api, model (successful requests)
 llmload_hidden_reasoning_requests_total  counter  class, api, model (usage: reasoning, stream: none)
 llmload_buffered_token_jumps_total     counter  class, api, model (events carrying k > 1 tokens)
+llmload_good_requests_total            counter  class, api, model (ok and met every SLO of its class;
+                                                only in runs with SLOs: --slo, a class's slo)
+llmload_slo_attainment_target          gauge    — (--slo-attainment; only in runs with SLOs)
 llmload_in_flight_requests             gauge    class, api, model
 llmload_users                          gauge    —
 llmload_workers                        gauge    — (live workers; a standalone process is 1)
@@ -112,6 +115,7 @@ class ExportContext:
     classes: tuple[str, ...] = ()  # exported at 0 before their first request
     step: tuple[int, int, bool] | None = None  # running ladder step: (index, users, steady)
     baseline: dict[str, float] | None = None  # {"ttft_p50": s, "ttft_p99": s, "tpot_p50": s, "tpot_p99": s}
+    slo_target: float | None = None  # --slo-attainment of a run with SLOs (None: no SLOs, no good-request series)
 
 
 class LlmloadCollector(Collector):
@@ -195,6 +199,11 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         "Stream events that carried more than one token (the usage count jumped): why ITL looks coarse",
         labels=_REQUEST_LABELS,
     )
+    good = CounterMetricFamily(
+        "llmload_good_requests",
+        "Successful requests that met every SLO of their class (TTFT, TPOT, E2E limits): goodput",
+        labels=_REQUEST_LABELS,
+    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
         c = s.counters
@@ -211,7 +220,15 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         reasoning.add_metric(labels, c["reasoning_tokens"])
         hidden.add_metric(labels, c["hidden_reasoning"])
         jumps.add_metric(labels, c["buffered_token_jumps"])
+        good.add_metric(labels, c["good"])
     yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps)
+    if ctx.slo_target is not None:
+        yield good
+        yield GaugeMetricFamily(
+            "llmload_slo_attainment_target",
+            "Share of finished requests that must be good (--slo-attainment), for the attainment alert",
+            value=ctx.slo_target,
+        )
 
 
 def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[str, None]) -> Iterator[Metric]:

@@ -36,6 +36,11 @@ tail share      mean over requests at or above a TTFT percentile of  —        
 OK req/s        successful requests / test time                      request_throughput  request_throughput
 Err/s           failed requests / test time                          — (failed count)    — (error_request_count)
 error rate      failed / (successful + failed) requests              —                   —
+good request    ok, and TTFT <= ttft_ms, TPOT <= tpot_ms and         meets --goodput     good_request_count
+                E2E <= e2e_ms for each SLO of its class              ttft/tpot/e2el      (meets --goodput)
+attainment      good requests / (ok + errors)                        —                   —
+goodput req/s   good requests / test time                            request_goodput     goodput
+goodput tok/s   output tokens of good requests / test time           —                   —
 ==============  ===================================================  ==================  =======================
 
 Notes:
@@ -54,6 +59,15 @@ Notes:
   counted events (their usage never came).
 * TTFT also counts a request interrupted by the end of the test after its first token
   (what the user saw); every other latency covers successful requests only.
+* **Good request** (:func:`slo_missed`): a request is good when its outcome is ``ok`` and it
+  meets every SLO of its class (:mod:`llmload.metrics.slo`: the class's own ``slo`` in the
+  profile, key by key over ``--slo``). A one-token answer has no TPOT and meets a TPOT SLO
+  (vLLM bench counts its TPOT as 0). It is decided once per request, when the record is
+  recorded. **Attainment** = good / (ok + errors): failed requests count as not good,
+  requests interrupted by the end of the test are neither (as in the error rate). A class
+  without SLOs, in a run where some class has them, counts each successful request as good.
+  **Goodput** = good requests per second of test time (vLLM bench ``request_goodput``,
+  AIPerf ``goodput``), and their output tokens per second.
 * Output tokens come from the server's ``usage`` when it sends it (``stream_options.
   include_usage``), else from the stream (one token per content event, or the count the
   server stated per event). The record says which (``output_tokens_from_usage``).
@@ -90,9 +104,12 @@ from __future__ import annotations
 import numpy as np
 
 from llmload.metrics.record import RequestRecord
+from llmload.metrics.slo import SLO
 
 __all__ = [
     "METRICS",
+    "attainment",
+    "goodput_per_s",
     "PHASES",
     "TAIL_PARTS",
     "client_wait_s",
@@ -109,6 +126,7 @@ __all__ = [
     "received_output_tokens_per_s",
     "settle_reasoning",
     "settle_token_counts",
+    "slo_missed",
     "tpot_s",
     "ttfo_s",
     "ttft_s",
@@ -218,6 +236,36 @@ def settle_reasoning(
     else:
         rec.reasoning_tokens = reasoning_chunks + reasoning_extra_tokens
         rec.reasoning_tokens_from_usage = False
+
+
+def slo_missed(rec: RequestRecord, slo: SLO) -> tuple[str, ...]:
+    """The SLO keys a *successful* request missed (empty = it is a good request); see the module notes.
+
+    ``ttft_ms``: TTFT > limit (or no content at all); ``tpot_ms``: TPOT > limit (a one-token
+    answer has no TPOT and meets it); ``e2e_ms``: E2E > limit. Called once per request.
+    """
+    missed: tuple[str, ...] = ()
+    chunks = rec.chunk_ns
+    # In integer ns against the limit in ns (no rounding at the limit: 91 ms meets e2e_ms=91).
+    if slo.ttft_ms is not None and (not chunks or chunks[0] - rec.start_ns > slo.ttft_ms * 1e6):
+        missed += ("ttft_ms",)
+    tokens = rec.output_tokens
+    if slo.tpot_ms is not None and tokens >= 2 and chunks and chunks[-1] - chunks[0] > slo.tpot_ms * 1e6 * (tokens - 1):
+        missed += ("tpot_ms",)
+    if slo.e2e_ms is not None and rec.end_ns - rec.start_ns > slo.e2e_ms * 1e6:
+        missed += ("e2e_ms",)
+    return missed
+
+
+def attainment(good: int, ok: int, errors: int) -> float | None:
+    """SLO attainment: ``good / (ok + errors)`` (None when nothing finished)."""
+    finished = ok + errors
+    return good / finished if finished else None
+
+
+def goodput_per_s(good: int, duration_s: float) -> float:
+    """Goodput: good requests (or their output tokens) per second of test time (0 without time)."""
+    return good / duration_s if duration_s > 0 else 0.0
 
 
 def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:

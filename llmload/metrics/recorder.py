@@ -15,11 +15,18 @@ workers send to the master.
 process can both ship deltas and read its own totals. Records that started in the steady
 window of a load step also go into that step's own :class:`MetricSet`
 (:meth:`Recorder.drain_steps`), so ramps and warm-ups never blur a step's figures.
+
+**SLOs** (:meth:`Recorder.set_slos`): when the run has any, each successful request is
+judged once, as it is recorded (:func:`~llmload.metrics.definitions.slo_missed`): a good
+one adds to ``good`` and ``good_output_tokens``, a miss to ``slo_missed_<key>`` for each SLO
+it missed. These are counters like the others, so they merge worker → master by addition.
+Without SLOs they stay 0 (and never travel: zero counters are left off the wire).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from llmload.metrics.definitions import (
@@ -28,6 +35,7 @@ from llmload.metrics.definitions import (
     hidden_reasoning,
     itl_s,
     reasoning_s,
+    slo_missed,
     tpot_s,
     ttfo_s,
     ttft_s,
@@ -35,6 +43,7 @@ from llmload.metrics.definitions import (
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.record import RequestRecord
+from llmload.metrics.slo import SLO, SLO_KEYS
 
 __all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
 
@@ -55,6 +64,9 @@ COUNTERS = (
     "reasoning_counted",  # successful requests with reasoning tokens > 0, counted from the stream
     "hidden_reasoning",  # successful requests whose usage says reasoning tokens the stream never showed
     "buffered_token_jumps",  # events that carried k > 1 tokens (a usage jump), any outcome
+    "good",  # successful requests that met every SLO of their class (runs with SLOs only)
+    "good_output_tokens",  # their output tokens
+    *(f"slo_missed_{k}" for k in SLO_KEYS),  # successful requests that missed this SLO
 )
 
 
@@ -69,7 +81,9 @@ class ClassStats:
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.errors_by_kind: Counter[str] = Counter()
 
-    def add(self, rec: RequestRecord) -> None:
+    def add(self, rec: RequestRecord, missed: tuple[str, ...] | None = None) -> None:
+        """Count ``rec``. ``missed``: the SLOs a successful request missed (:func:`slo_missed`; () = good),
+        None when the run has no SLOs."""
         c = self.counters
         c["requests"] += 1
         if rec.reconnects:
@@ -81,6 +95,12 @@ class ClassStats:
             c["output_tokens"] += rec.output_tokens
             c["input_tokens"] += rec.input_tokens
             c["output_tokens_from_usage"] += rec.output_tokens_from_usage
+            if missed is not None:
+                if not missed:
+                    c["good"] += 1
+                    c["good_output_tokens"] += rec.output_tokens
+                for key in missed:
+                    c[f"slo_missed_{key}"] += 1
             h = self.hist
             ttft = ttft_s(rec)
             if ttft is not None:
@@ -167,8 +187,8 @@ class MetricSet:
             s = self.classes[class_name] = ClassStats()
         return s
 
-    def add(self, rec: RequestRecord) -> None:
-        self.stats(rec.class_name).add(rec)
+    def add(self, rec: RequestRecord, missed: tuple[str, ...] | None = None) -> None:
+        self.stats(rec.class_name).add(rec, missed)
 
     def merge(self, other: MetricSet) -> None:
         for name, s in other.classes.items():
@@ -208,15 +228,31 @@ class Recorder:
         self._pending = MetricSet()
         self._drained = MetricSet()
         self._pending_steps: dict[int, MetricSet] = {}
+        self._slos: dict[str, SLO] | None = None  # None: no SLOs in this run
+        self._default_slo = SLO()
+
+    def set_slos(self, slos: Mapping[str, SLO] | None, default: SLO | None = None) -> None:
+        """The SLOs of this run (:func:`~llmload.metrics.slo.class_slos`; None: no SLOs, nothing judged),
+        and ``--slo`` for a class not listed there."""
+        self._slos = dict(slos) if slos is not None else None
+        self._default_slo = default or SLO()
+
+    @property
+    def judges_slos(self) -> bool:
+        return self._slos is not None
 
     def add(self, rec: RequestRecord) -> None:
         """Listener for finished requests (called once per request, never per token)."""
-        self._pending.add(rec)
+        slos = self._slos
+        missed = None
+        if slos is not None and rec.outcome == "ok":  # judged once, here
+            missed = slo_missed(rec, slos.get(rec.class_name, self._default_slo))
+        self._pending.add(rec, missed)
         if rec.step is not None:
             step = self._pending_steps.get(rec.step)
             if step is None:
                 step = self._pending_steps[rec.step] = MetricSet()
-            step.add(rec)
+            step.add(rec, missed)
 
     def drain_steps(self) -> dict[str, Any]:
         """Wire form of the per-step statistics since the last call: ``{str(step): MetricSet wire}``."""

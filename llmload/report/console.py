@@ -1,10 +1,16 @@
-"""Console rendering of a run's results: one table, per class and overall; the ladder's steps and verdict."""
+"""Console rendering of a run's results: one table, per class and overall; the ladder's steps and verdict.
+
+Below the table: each class's TTFT grade (:mod:`llmload.analysis.grade`), output tokens/s per
+GPU when GPU metrics were collected, and goodput/attainment when the run had SLOs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from llmload.analysis.grade import grade_ttft
+from llmload.results.judgement import SloPass
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
 __all__ = ["render_summary", "tail_text"]
@@ -106,6 +112,8 @@ def render_summary(result: RunResult, out: TextIO) -> None:
         kinds = ", ".join(f"{k} {v}" for k, v in result.errors_by_kind.items())
         out.write(f"errors by kind: {kinds}\n")
     _render_phases(o.phases, out)
+    _render_grades(result, out)
+    _render_goodput(result, out)
     _render_ladder(result, out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
@@ -146,18 +154,73 @@ def _render_phases(phases: Phases, out: TextIO) -> None:
     out.write(f"where the time went ({cov}): {'; '.join(tails) or 'no timed request in the tail'}\n")
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def _render_grades(result: RunResult, out: TextIO) -> None:
+    """TTFT grade per class (p50), and output tokens/s per GPU when the GPU count is known."""
+    grades = [f"{name} {g} ({s.lat('ttft').p50:.0f} ms)" for name, s in result.classes.items()
+              if (g := grade_ttft(s.lat("ttft").p50)) is not None]  # fmt: skip
+    if grades:
+        out.write("TTFT p50 grade (excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad): "
+                  + ", ".join(grades) + "\n")  # fmt: skip
+    gpus = result.gpu_count
+    if gpus:
+        n = "1 GPU" if gpus == 1 else f"{gpus} GPUs"
+        out.write(f"output tok/s per GPU: {result.overall.output_tokens_per_s / gpus:.1f} ({n})\n")
+
+
+def _render_goodput(result: RunResult, out: TextIO) -> None:
+    """Goodput and attainment per class and overall (runs with SLOs)."""
+    if result.overall.goodput is None:
+        return
+    slo = result.judgement.verdict.slo if result.judgement is not None else None
+    out.write("goodput (good = ok and within every SLO of its class)\n")
+    for name, s in [*result.classes.items(), ("overall", result.overall)]:
+        g = s.goodput
+        if g is None:
+            continue
+        limits = slo.slos.get(name) if slo is not None and name != "overall" else None
+        text = ", ".join(f"{k} <= {v:g}" for k, v in (limits or {}).items())
+        out.write(
+            f"  {name:<12} {g.good_requests:>7} good of {s.finished:<7} attainment {_pct(g.attainment):>6}  "
+            f"{g.requests_per_s:.2f} req/s  {g.output_tokens_per_s:.1f} tok/s" + (f"  ({text})" if text else "") + "\n"
+        )
+    if slo is not None and not result.steps:
+        o = slo.overall
+        out.write(f"SLO verdict: {o.status} (attainment {_pct(o.attainment)} against {_pct(slo.target)})"
+                  + (f"; most missed: {o.failed_slo}" if o.failed_slo else "") + "\n")  # fmt: skip
+
+
+def _slo_line(p: SloPass, target: float) -> str:
+    users = lambda n: "1 user" if n == 1 else f"{n} users"  # noqa: E731
+    line = f"SLO attainment >= {_pct(target)} up to {users(p.safe_users)}" if p.safe_users else "no step met the SLOs"
+    if p.status == "breach":
+        line += f"; at {users(p.failed_users)} {_pct(p.failed_attainment)} (first failed: {p.failed_slo})"
+    elif p.status == "insufficient_data":
+        line += f" ({p.note})"
+    return line
+
+
 def _render_ladder(result: RunResult, out: TextIO) -> None:
     """Per-step lines, the verdict and the top findings (ladder runs only)."""
     if not result.steps:
         return
-    out.write("\nladder, steady windows only (ms)\n     users  TTFT p50  TPOT p50  out tok/s  errors\n")
+    slos = result.overall.goodput is not None
+    out.write("\nladder, steady windows only (ms)\n     users  TTFT p50  TPOT p50  out tok/s  errors"
+              + ("  attainment  good req/s" if slos else "") + "\n")  # fmt: skip
     for st in result.steps:
         o = st.overall
         label = "baseline" if st.index <= BASELINE_STEP else str(st.users)
         tail = tail_text(o.phases, "p99")
+        g = o.goodput
         out.write(
             f"  {label:>8}  {_fmt(o.lat('ttft').p50, 8)}  {_fmt(o.lat('tpot').p50, 8)}  "
-            f"{_fmt(o.output_tokens_per_s, 9)}  {o.errors:>6}" + (f"  {tail}" if tail else "") + "\n"
+            f"{_fmt(o.output_tokens_per_s, 9)}  {o.errors:>6}"
+            + (f"  {_pct(g.attainment):>10}  {_fmt(g.requests_per_s, 10)}" if g is not None else "")
+            + (f"  {tail}" if tail else "")
+            + "\n"
         )
     j = result.judgement
     if j is None:
@@ -173,5 +236,7 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
         out.write(line + "\n")
     else:
         out.write(f"verdict: {v.status} {v.note or ''}".rstrip() + "\n")
+    if v.slo is not None:
+        out.write(_slo_line(v.slo.overall, v.slo.target) + "\n")
     for i, f in enumerate(j.findings[:3], 1):
         out.write(f"finding {i}: {f.title} ({f.confidence}) — {'; '.join(f.evidence_text[:2])}\n")

@@ -6,7 +6,8 @@ optional time series) into one dict that the HTML and Markdown writers read::
 
     {"schema": "llmload.report/1",
      "run": {"name", "started_at", "duration_s", "users_max", "host", "api", "model",
-             "profile", "classes_mix", "seed", "ladder", "degradation", "workers", "summary_schema"},
+             "profile", "classes_mix", "seed", "ladder", "degradation", "workers", "summary_schema",
+             "gpus", "tok_s_per_gpu"},                 # GPUs seen by the GPU metrics (null: unknown)
      "warnings": [str], "errors_by_kind": {kind: n},
      "baseline": ..., "verdict": ...,           # as in the summary (null without a ladder)
      "steps": [STEP],                           # [] without a ladder
@@ -19,7 +20,9 @@ optional time series) into one dict that the HTML and Markdown writers read::
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
 
     ROW  = {"name", "requests", "ok", "errors", "error_rate", "tok_s", "req_s",
-            "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p50", "itl_p99", "e2e_p50", "e2e_p99"}  (ms)
+            "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p50", "itl_p99", "e2e_p50", "e2e_p99",
+            "ttft_grade",                                                   (llmload.analysis.grade)
+            "good_requests"?, "attainment"?, "goodput_req_s"?, "goodput_tok_s"?}  (ms; goodput: runs with SLOs)
     REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
                  "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
     STEP = ROW + {"index", "users", "steady_s", "status": "baseline" | "ok" | "safe" | "breach" | "over",
@@ -34,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from llmload.analysis.grade import grade_ttft
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
 from llmload.results.summary import SCHEMA, baseline_dict
@@ -77,6 +81,11 @@ def row(name: str, stats: Stats) -> dict[str, Any]:
     for metric in ("ttft", "tpot", "itl", "e2e"):
         lat = stats.lat(metric)
         out[f"{metric}_p50"], out[f"{metric}_p99"] = _r(lat.p50), _r(lat.p99)
+    out["ttft_grade"] = grade_ttft(stats.lat("ttft").p50)
+    g = stats.goodput
+    if g is not None:
+        out.update(good_requests=g.good_requests, attainment=_r(g.attainment, 4),
+                   goodput_req_s=round(g.requests_per_s, 3), goodput_tok_s=round(g.output_tokens_per_s, 3))  # fmt: skip
     return out
 
 
@@ -247,6 +256,8 @@ def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | Non
         "degradation": result.judgement.verdict.degradation if result.judgement else config.get("degradation"),
         "workers": result.workers,
         "summary_schema": result.schema or SCHEMA,
+        "gpus": result.gpu_count,
+        "tok_s_per_gpu": round(result.overall.output_tokens_per_s / result.gpu_count, 3) if result.gpu_count else None,
     }
 
 

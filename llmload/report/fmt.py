@@ -107,3 +107,18 @@ def breach_sentence(breach: dict[str, Any]) -> str:
     if breach.get("baseline") is not None:
         text += f" (baseline {breach_value(breach, 'baseline')})"
     return text + "."
+
+
+def slo_sentence(slo: dict[str, Any] | None) -> str | None:
+    """The SLO verdict in one line: the target, the limits per class, up to which step they held."""
+    if not slo:
+        return None
+    o = slo.get("overall") or {}
+    limits = "; ".join(f"{n}: " + ", ".join(f"{k} <= {v:g}" for k, v in lim.items()) for n, lim in (slo.get("slos") or {}).items() if lim)
+    if o.get("status") in ("met", "missed"):
+        held = f"{o['status']} over the run (attainment {pct(o.get('attainment'))})"
+    else:
+        held = f"attainment >= target up to {users(o.get('safe_users'))}" if o.get("safe_users") else "no step met the target"
+    if o.get("failed_slo"):
+        held += f"; first failed: {o['failed_slo']}" + (f" at {users(o.get('failed_users'))}" if o.get("failed_users") else "")
+    return f"target {pct(slo.get('target'))}: {held} ({limits})"

@@ -143,8 +143,10 @@ def _steps(r: dict[str, Any]) -> str:
     sig_cols = [("server", "waiting", "waiting"), ("server", "running", "running"), ("server", "kv_cache_usage", "KV %"),
                 ("gpu", "utilization", "GPU %"), ("gpu", "memory_bandwidth_utilization", "BW %")]  # fmt: skip
     sig_cols = [c for c in sig_cols if any(c[1] in (s.get(c[0]) or {}) for s in steps)]
+    slo = any("attainment" in s for s in steps)
     head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS)
-    head += "<th>tok/s</th><th>req/s</th><th>requests</th><th>errors</th>" + "".join(f"<th>{_e(h)}</th>" for *_, h in sig_cols)
+    head += "<th>tok/s</th><th>req/s</th><th>requests</th><th>errors</th>" + ("<th>SLO attainment</th>" if slo else "")
+    head += "".join(f"<th>{_e(h)}</th>" for *_, h in sig_cols)
     rows = []
     for s in steps:
         tag = f'<span class="tag {s["status"]}">{s["status"]}</span>' if s.get("status") not in (None, "ok") else ""
@@ -152,6 +154,8 @@ def _steps(r: dict[str, Any]) -> str:
         cells = [f"<td>{_e(fmt.users(s.get('users')))}{tag}</td>", _lat_cells(s, limits)]
         cells.append(f"<td>{_e(fmt.num(s.get('tok_s')))}</td><td>{_e(fmt.num(s.get('req_s')))}</td><td>{s.get('requests', 0)}</td>")
         cells.append(f'<td{" class=bad" if err_bad else ""}>{_e(fmt.pct(s.get("error_rate")))}</td>')
+        if slo:
+            cells.append(f"<td>{_e(fmt.pct(s.get('attainment')))}</td>")
         for part, name, _ in sig_cols:
             v = (s.get(part) or {}).get(name)
             cells.append(f"<td>{_e(fmt.pct(v, 0) if name in ('kv_cache_usage', 'utilization', 'memory_bandwidth_utilization') else fmt.num(v))}</td>")
@@ -168,17 +172,25 @@ def _steps(r: dict[str, Any]) -> str:
 def _classes(r: dict[str, Any]) -> str:
     classes, overall = r.get("classes") or [], r.get("overall") or {}
     judged = any(c.get("safe_users") is not None or c.get("breach") for c in classes)
-    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS) + "<th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
+    slo = "attainment" in overall
+    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS) + "<th>TTFT grade</th><th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
     head += "<th>safe users</th>" if judged else ""
+    head += "<th>good</th><th>SLO attainment</th><th>goodput req/s</th><th>goodput tok/s</th>" if slo else ""
     rows = []
     for c in [*classes, {**overall, "name": "overall", "_total": True}]:
-        cells = [f"<td>{_e(c.get('name'))}</td>", _lat_cells(c)]
+        grade = c.get("ttft_grade") if not c.get("_total") else None
+        cells = [f"<td>{_e(c.get('name'))}</td>", _lat_cells(c), f'<td class="grade {_e(grade or "")}">{_e(grade or "-")}</td>']
         cells.append(f"<td>{_e(fmt.num(c.get('tok_s')))}</td><td>{_e(fmt.num(c.get('req_s')))}</td><td>{c.get('requests', 0)}</td>")
         cells.append(f"<td>{_e(fmt.pct(c.get('share'), 0) if not c.get('_total') else '100 %')}</td><td>{_e(fmt.pct(c.get('error_rate')))}</td>")
         if judged:
             cells.append(f"<td>{_e(fmt.num(c.get('safe_users')) if not c.get('_total') else fmt.num((r.get('verdict') or {}).get('safe_users')))}</td>")
+        if slo:
+            cells.append(f"<td>{c.get('good_requests', 0)}</td><td>{_e(fmt.pct(c.get('attainment')))}</td>"
+                         f"<td>{_e(fmt.num(c.get('goodput_req_s')))}</td><td>{_e(fmt.num(c.get('goodput_tok_s')))}</td>")  # fmt: skip
         rows.append(f'<tr{" class=total" if c.get("_total") else ""}>{"".join(cells)}</tr>')
-    note = "Whole run (ramps and warm-ups included); latencies in ms." + (" Safe users: the per-class verdict." if judged else "")
+    note = "Whole run (ramps and warm-ups included); latencies in ms. TTFT grade of the p50: excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad >= 2 s."
+    note += " Safe users: the per-class verdict." if judged else ""
+    note += " Good: ok and within every SLO of its class; attainment = good / (ok + errors)." if slo else ""
     return (
         f'<section><h2>Request classes</h2><p class="note">{_e(note)}</p><div class="tablewrap"><table><thead><tr><th>class</th>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table></div></section>'
@@ -245,6 +257,9 @@ def _details(r: dict[str, Any]) -> str:
         "max tokens cap": run.get("max_tokens_cap"),
         "seed": run.get("seed"),
         "workers": run.get("workers"),
+        "GPUs": run.get("gpus"),
+        "output tok/s per GPU": fmt.num(run.get("tok_s_per_gpu")) if run.get("tok_s_per_gpu") is not None else None,
+        "SLOs": fmt.slo_sentence((r.get("verdict") or {}).get("slo")),
         "errors by kind": ", ".join(f"{k} {v}" for k, v in (r.get("errors_by_kind") or {}).items()) or None,
         "buffered token jumps": (
             f"{r['buffered_token_jumps']} events carried more than one token (ITL has one long gap there)"

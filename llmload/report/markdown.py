@@ -40,6 +40,8 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
             f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
             f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
         )
+        if (v or {}).get("slo"):
+            out.append(f"SLOs: {fmt.slo_sentence(v['slo'])}.")
         out += ["", f"What was observed: {PLACEHOLDER}", ""]
         return out
     if v and v.get("status") == "breach":
@@ -50,6 +52,8 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     elif v:
         why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
         out.append(f"- No verdict ({v.get('status')}): {why}.")
+    if (v or {}).get("slo"):
+        out.append(f"- SLOs: {fmt.slo_sentence(v['slo'])}.")
     band = ((v or {}).get("confidence") or {}).get("band_users") or []
     if len(band) == 2 and None not in band:
         lo, hi = band

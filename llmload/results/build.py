@@ -1,5 +1,6 @@
 """Building the typed results straight from the merged histograms (nothing rounded here).
 
+* :func:`goodput_of` — its good requests, attainment and goodput rates (runs with SLOs);
 * :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`;
 * :func:`build_steps` — the ladder's step windows and per-step statistics → :class:`StepResult` s,
   with each step's p50 intervals (:func:`median_ci`) and, given the collected series, its
@@ -23,13 +24,21 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
-from llmload.metrics.definitions import PHASES, received_output_tokens, received_output_tokens_per_s
+from llmload.metrics.definitions import (
+    PHASES,
+    attainment,
+    goodput_per_s,
+    received_output_tokens,
+    received_output_tokens_per_s,
+)
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.recorder import ClassStats, MetricSet
+from llmload.metrics.slo import SLO_KEYS
 from llmload.results.model import (
     LATENCY_KEYS,
     TAIL_QUANTILES,
+    Goodput,
     Latency,
     Phases,
     RunResult,
@@ -44,6 +53,7 @@ __all__ = [
     "Window",
     "build_result",
     "build_steps",
+    "goodput_of",
     "load_generator",
     "median_ci",
     "phases_of",
@@ -95,8 +105,22 @@ def phases_of(p: PhaseStats, ttft: Histogram, ok: int) -> Phases:
     )
 
 
-def stats_of(s: ClassStats, span_s: float) -> Stats:
-    """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span)."""
+def goodput_of(s: ClassStats, span_s: float) -> Goodput:
+    """The goodput of ``s`` over ``span_s`` seconds (its ``good*``/``slo_missed_*`` counters)."""
+    c = s.counters
+    return Goodput(
+        good_requests=c["good"],
+        attainment=attainment(c["good"], c["ok"], c["errors"]),
+        requests_per_s=goodput_per_s(c["good"], span_s),
+        output_tokens_per_s=goodput_per_s(c["good_output_tokens"], span_s),
+        good_output_tokens=c["good_output_tokens"],
+        missed={k: c[f"slo_missed_{k}"] for k in SLO_KEYS},
+    )
+
+
+def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
+    """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span);
+    ``slos``: the run judged requests against SLOs (then ``goodput`` is set)."""
     c = s.counters
     per_s = (lambda n: n / span_s) if span_s > 0 else (lambda n: 0.0)
     return Stats(
@@ -121,6 +145,7 @@ def stats_of(s: ClassStats, span_s: float) -> Stats:
         hidden_reasoning=c["hidden_reasoning"],
         buffered_token_jumps=c["buffered_token_jumps"],
         phases=phases_of(s.phases, s.hist["ttft"], c["ok"]),
+        goodput=goodput_of(s, span_s) if slos else None,
     )
 
 
@@ -140,6 +165,7 @@ def build_steps(
     classes: Sequence[str],
     server: Series | None = None,
     gpu: Series | None = None,
+    slos: bool = False,
 ) -> tuple[StepResult, ...]:
     """One :class:`StepResult` per window, in the windows' order; ``classes`` lists the per-class entries."""
     out = []
@@ -156,8 +182,8 @@ def build_steps(
                 steady_from=w.steady_from,
                 ended_at=w.ended_at,
                 steady_s=span,
-                overall=stats_of(overall, span),
-                classes={n: stats_of(m.classes.get(n) or ClassStats(), span) for n in classes},
+                overall=stats_of(overall, span, slos),
+                classes={n: stats_of(m.classes.get(n) or ClassStats(), span, slos) for n in classes},
                 ci=ci,
                 server=_signals(server, w),
                 gpu=_signals(gpu, w),
@@ -224,6 +250,7 @@ def build_result(
     load: Mapping[str, Any] | None = None,
     collection: Mapping[str, Any] | None = None,
     series: tuple[Series, Series] = ({}, {}),
+    slos: bool = False,
 ) -> RunResult:
     """The run's results from its merged ``metrics`` over ``duration_s`` seconds of test time.
 
@@ -231,12 +258,12 @@ def build_result(
     that sent nothing; ``windows`` and ``step_metrics`` are the ladder's steps; ``load`` the
     load generator's state (:func:`load_generator`); ``collection`` the collector's
     ``server``/``gpu``/``timeseries`` blocks; ``series`` its plain (server, gpu) series, for
-    the steps' signals.
+    the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``).
     """
     duration_s = duration_s if math.isfinite(duration_s) and duration_s > 0 else 0.0
     names = list(weights) + [n for n in metrics.classes if n not in weights]
     collection = collection or {}
-    overall = stats_of(metrics.overall(), duration_s)
+    overall = stats_of(metrics.overall(), duration_s, slos)
     load = dict(load or {})
     unfinished = unfinished_warning(overall)
     if unfinished:
@@ -245,9 +272,9 @@ def build_result(
         duration_s=duration_s,
         users_max=users_max,
         overall=overall,
-        classes={n: stats_of(metrics.classes.get(n) or ClassStats(), duration_s) for n in names},
+        classes={n: stats_of(metrics.classes.get(n) or ClassStats(), duration_s, slos) for n in names},
         weights={n: weights.get(n) for n in names},
-        steps=build_steps(windows, step_metrics or {}, list(weights), *series),
+        steps=build_steps(windows, step_metrics or {}, list(weights), *series, slos=slos),
         started_at=started_at,
         config=dict(config or {}),
         profile=dict(profile or {}),

@@ -13,7 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BaselineRef", "Breach", "Confidence", "Finding", "Judgement", "PassVerdict", "Verdict"]
+__all__ = [
+    "BaselineRef",
+    "Breach",
+    "Confidence",
+    "Finding",
+    "Judgement",
+    "PassVerdict",
+    "SloPass",
+    "SloVerdict",
+    "Verdict",
+]
 
 
 def _r(x: float | None, digits: int = 3) -> float | None:
@@ -101,6 +111,63 @@ class Confidence:
 
 
 @dataclass(frozen=True, slots=True)
+class SloPass:
+    """The SLO judgement of all classes or one (:mod:`llmload.analysis.slo`).
+
+    Ladder: ``status`` ok | breach | insufficient_data, ``safe_*`` the largest step before the
+    first one below the target, ``failed_*`` that step, ``failed_slo`` the SLO most of its
+    requests missed (``errors`` when failed requests were the larger part). Without a ladder:
+    ``status`` met | missed over the whole run (``failed_slo`` set when missed).
+    """
+
+    status: str
+    attainment: float | None = None  # of the safe step (ladder) or of the run
+    safe_step: int | None = None
+    safe_users: int | None = None
+    failed_step: int | None = None
+    failed_users: int | None = None
+    failed_attainment: float | None = None
+    failed_slo: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"status": self.status, "attainment": _r(self.attainment, 4), "safe_step": self.safe_step,
+               "safe_users": self.safe_users, "failed_step": self.failed_step, "failed_users": self.failed_users,
+               "failed_attainment": _r(self.failed_attainment, 4), "failed_slo": self.failed_slo}  # fmt: skip
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SloPass:
+        return cls(str(d.get("status") or ""), d.get("attainment"), d.get("safe_step"), d.get("safe_users"),
+                   d.get("failed_step"), d.get("failed_users"), d.get("failed_attainment"), d.get("failed_slo"),
+                   d.get("note"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SloVerdict:
+    """The verdict's ``slo``: the attainment target, the SLOs per class, and the judgement overall and per class."""
+
+    target: float
+    slos: Mapping[str, Mapping[str, float]]
+    overall: SloPass
+    per_class: Mapping[str, SloPass] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "slos": {n: dict(v) for n, v in self.slos.items()},
+                "overall": self.overall.to_dict(), "per_class": {n: p.to_dict() for n, p in self.per_class.items()}}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> SloVerdict | None:
+        if not d:
+            return None
+        return cls(float(d.get("target") or 0.99), {str(n): dict(v) for n, v in (d.get("slos") or {}).items()},
+                   SloPass.from_dict(d.get("overall") or {}),
+                   {str(n): SloPass.from_dict(v) for n, v in (d.get("per_class") or {}).items()})  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The safe-concurrency verdict. Statuses: ok, breach, insufficient_data, no_baseline, no_ladder."""
 
@@ -119,6 +186,7 @@ class Verdict:
     recommended_note: str = ""
     per_class: Mapping[str, PassVerdict] = field(default_factory=dict)
     baseline_note: str | None = None
+    slo: SloVerdict | None = None  # runs with SLOs only
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -139,6 +207,8 @@ class Verdict:
         }
         if self.baseline_note is not None:
             out["baseline_note"] = self.baseline_note
+        if self.slo is not None:
+            out["slo"] = self.slo.to_dict()
         return out
 
     @classmethod
@@ -159,6 +229,7 @@ class Verdict:
             recommended_note=str(d.get("recommended_note") or ""),
             per_class={str(n): p for n, v in (d.get("per_class") or {}).items() if (p := PassVerdict.from_dict(v))},
             baseline_note=d.get("baseline_note"),
+            slo=SloVerdict.from_dict(d.get("slo")),
         )
 
 

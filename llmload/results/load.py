@@ -16,7 +16,7 @@ from typing import Any
 from llmload.errors import LlmloadError
 from llmload.metrics.definitions import PHASES, TAIL_PARTS
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
-from llmload.results.model import LATENCY_KEYS, Latency, Phases, RunResult, Stats, StepResult, TailShare
+from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult, TailShare
 
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]
 
@@ -59,6 +59,14 @@ def _phases(d: Mapping[str, Any] | None) -> Phases:
     )
 
 
+def _goodput(g: Mapping[str, Any] | None) -> Goodput | None:
+    if not g:
+        return None
+    return Goodput(int(g.get("good_requests") or 0), _num(g.get("attainment")), _num(g.get("requests_per_s")) or 0.0,
+                   _num(g.get("output_tokens_per_s")) or 0.0, int(g.get("good_output_tokens") or 0),
+                   {str(k): int(v) for k, v in (g.get("missed") or {}).items()})  # fmt: skip
+
+
 def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
     """One STATS block (an empty Stats for None)."""
     if not d:
@@ -87,6 +95,7 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         hidden_reasoning=i("hidden_reasoning"),
         buffered_token_jumps=i("buffered_token_jumps"),
         phases=_phases(d.get("phases")),
+        goodput=_goodput(d.get("goodput")),
     )
 
 

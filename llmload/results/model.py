@@ -30,6 +30,7 @@ __all__ = [
     "BASELINE_STEP",
     "LATENCY_KEYS",
     "TAIL_QUANTILES",
+    "Goodput",
     "Latency",
     "Phases",
     "RunResult",
@@ -70,6 +71,22 @@ class Latency:
         p50, p90, p99 = h.percentiles(_QUANTILES)
         ms = 1000.0
         return cls(h.count, h.mean * ms, p50 * ms, p90 * ms, p99 * ms, h.max * ms, h.min * ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Goodput:
+    """Requests that met their class's SLOs (definitions in :mod:`llmload.metrics.definitions`).
+
+    ``attainment`` = good / (ok + errors) (None when nothing finished); the rates are per
+    second of the span; ``missed`` counts, per SLO key, the successful requests that missed it.
+    """
+
+    good_requests: int = 0
+    attainment: float | None = None
+    requests_per_s: float = 0.0
+    output_tokens_per_s: float = 0.0
+    good_output_tokens: int = 0
+    missed: Mapping[str, int] = field(default_factory=dict)
 
 
 def _empty_latency() -> dict[str, Latency]:
@@ -147,6 +164,7 @@ class Stats:
     hidden_reasoning: int = 0  # successful requests whose usage says reasoning the stream never showed
     buffered_token_jumps: int = 0  # events that carried k > 1 tokens (usage jumped), any outcome
     phases: Phases = field(default_factory=Phases)
+    goodput: Goodput | None = None  # None: the run had no SLOs
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""
@@ -241,3 +259,9 @@ class RunResult:
 
     def step(self, index: int | None) -> StepResult | None:
         return next((s for s in self.steps if s.index == index), None)
+
+    @property
+    def gpu_count(self) -> int | None:
+        """GPUs the collected GPU metrics saw (sidecar, dcgm-exporter, simulator), None when unknown."""
+        devices = (self.gpu or {}).get("devices") or ()
+        return len(devices) or None

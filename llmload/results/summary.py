@@ -15,11 +15,15 @@ docs/summary-schema.md)::
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
              "received_output_tokens_per_s", "reconnects", "errors_by_kind",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
-             "buffered_token_jumps", "phases": PHASES}
+             "buffered_token_jumps", "phases": PHASES,
+             "goodput"?: GOODPUT}                                     # runs with SLOs (--slo, a class's slo)
 
     PHASES = {"timed_requests", "coverage",
               "client_wait_ms" | "gateway_ms" | "server_queue_ms" | "prefill_ms" | "decode_ms": LATENCY,
               "tail": {"p90" | "p99": {"ttft_ms", "requests", "shares": {"gateway", "server_queue", "prefill", "other"}}}}
+
+    GOODPUT = {"good_requests", "attainment", "requests_per_s", "output_tokens_per_s", "good_output_tokens",
+               "missed": {"ttft_ms", "tpot_ms", "e2e_ms"}}   # attainment = good / (ok + errors)
 
 A latency with no samples is ``null`` in each figure. Latencies and token counts cover successful
 requests (TTFT also those interrupted by the end of the test after their first token);
@@ -43,9 +47,18 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.results.judgement import Judgement
-from llmload.results.model import LATENCY_KEYS, Latency, Phases, RunResult, Stats, StepResult
+from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult
 
-__all__ = ["SCHEMA", "baseline_dict", "latency_dict", "phases_dict", "stats_dict", "step_dict", "to_summary"]
+__all__ = [
+    "SCHEMA",
+    "baseline_dict",
+    "goodput_dict",
+    "latency_dict",
+    "phases_dict",
+    "stats_dict",
+    "step_dict",
+    "to_summary",
+]
 
 SCHEMA = "llmload.summary/2"
 
@@ -70,6 +83,13 @@ def phases_dict(p: Phases) -> dict[str, Any]:
         for q, t in p.tail.items()
     }
     return out
+
+
+def goodput_dict(g: Goodput) -> dict[str, Any]:
+    """One GOODPUT block (rates to 3 decimals, attainment to 4)."""
+    return {"good_requests": g.good_requests, "attainment": _r(g.attainment, 4),
+            "requests_per_s": round(g.requests_per_s, 3), "output_tokens_per_s": round(g.output_tokens_per_s, 3),
+            "good_output_tokens": g.good_output_tokens, "missed": dict(g.missed)}  # fmt: skip
 
 
 def stats_dict(s: Stats) -> dict[str, Any]:
@@ -97,6 +117,8 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     out["hidden_reasoning"] = s.hidden_reasoning
     out["buffered_token_jumps"] = s.buffered_token_jumps
     out["phases"] = phases_dict(s.phases)
+    if s.goodput is not None:
+        out["goodput"] = goodput_dict(s.goodput)
     return out
 
 

@@ -33,6 +33,7 @@ from llmload.exporter import ExportContext, Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
 from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
+from llmload.metrics.slo import class_slos
 from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
 from llmload.results.build import load_generator
@@ -89,6 +90,7 @@ class Coordinator:
         self.config = config
         self.profile: Profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
+        self.slos = class_slos({c.name: c.slo for c in self.profile.classes}, config.slo)  # None: no SLOs
         self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
         if config.ladder is not None and not self._env.stop_timeout:
             # The last step's requests finish instead of being cut at the end (then they are
@@ -182,7 +184,8 @@ class Coordinator:
     def export_context(self) -> ExportContext:
         cfg = self.config
         return ExportContext(cfg.api, cfg.adapter.model, self.profile.name, self.profile.class_names,
-                             step=self.steps.current(), baseline=self.live_baseline())  # fmt: skip
+                             step=self.steps.current(), baseline=self.live_baseline(),
+                             slo_target=cfg.slo_attainment if self.slos is not None else None)  # fmt: skip
 
     # -- run life cycle --------------------------------------------------------------------
     def on_test_start(self) -> None:
@@ -245,6 +248,7 @@ class Coordinator:
             load=load_generator(snap, master=self.master, local_id=LOCAL_ID),
             collection=collection.summary_extra() if collection is not None else None,
             series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
+            slos=self.slos is not None,
         )
         return replace(result, judgement=analyze(result, self.config.degradation))
 

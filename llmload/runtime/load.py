@@ -25,6 +25,7 @@ from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
+from llmload.metrics.slo import class_slos
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler, load_profile
 
@@ -65,6 +66,7 @@ class LoadProcess:
         self.config = config
         self.profile: Profile = load_profile(config.profile)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
+        self.recorder.set_slos(class_slos({c.name: c.slo for c in self.profile.classes}, config.slo), config.slo)
         self._adapter: Adapter = get_adapter_class(config.api)(config.adapter)
         self._headers = api_headers_for(type(self._adapter), config.api_key)  # the adapter's own style; secret
         fmt = config.adapter.stream_format

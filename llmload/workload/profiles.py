@@ -27,6 +27,7 @@ A profile is a TOML (or JSON) file::
     think_time_s = {dist = "exponential", mean = 5, max = 30}      # pause before each next turn
     input_tokens = 80                  # per turn: each new user message
     output_tokens = 250                # per turn: each reply's max_tokens
+    slo = {ttft_ms = 300, tpot_ms = 25}  # optional: this class's SLOs (win key by key over --slo)
 
     [[classes]]
     name = "sharegpt"
@@ -59,6 +60,7 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
+from llmload.metrics.slo import SLO, slo_from_mapping
 from llmload.workload.datasets import FORMATS
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.prefixes import PrefixSpec, parse_prefix
@@ -80,6 +82,7 @@ _CLASS_KEYS = (
     "prefix",
     "turns",
     "think_time_s",
+    "slo",
     "description",
 )
 _PROMPT_KEYS = ("source", "path", "format")
@@ -115,6 +118,7 @@ class RequestClass:
     description: str = ""
     turns: Distribution | str | None = None
     think_time_s: Duration | None = None
+    slo: SLO | None = None  # the class's own SLOs (llmload.metrics.slo)
 
     @property
     def is_conversation(self) -> bool:
@@ -134,6 +138,8 @@ class RequestClass:
             d["turns"] = self.turns if isinstance(self.turns, str) else self.turns.to_dict()
         if self.think_time_s is not None:
             d["think_time_s"] = self.think_time_s.to_dict()
+        if self.slo is not None:
+            d["slo"] = self.slo.to_dict()
         return d
 
 
@@ -317,7 +323,8 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
         out = parse_distribution(out_raw, f"{where}.output_tokens")
     description = _str(c.get("description", ""), f"{where}.description")
     turns, think = _parse_turns(c, prompt, where)
-    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think)
+    slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
+    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo)
 
 
 def _parse_turns(

@@ -1,8 +1,9 @@
 """The summary's shape does not drift: a fixed-seed run against the fixed-latency simulator
 writes the same key set as the code did when ``tests/fixtures/summary_keys.json`` was frozen.
 
-Two runs are compared: a plain run (no ladder) and a ladder run with a single-request
-baseline and engine/GPU collection from the simulator's own ``/metrics``. The key set is
+Two runs are compared: a plain run (no ladder, no SLOs) and a ladder run with a single-request
+baseline, SLOs (every STATS block then has ``goodput``, the verdict ``slo``) and engine/GPU
+collection from the simulator's own ``/metrics``. The key set is
 every dotted path of dict keys (list items merged under ``[]``), of ``--summary-json`` and
 of the run directory's ``summary.json``. Keys that name data rather than fields (error
 kinds, a finding's evidence, signal names) are cut at their parent: what a field *holds*
@@ -37,7 +38,7 @@ COMMON = ["--headless", "--only-summary", "--seed", "7", "--profile", "default",
           "--stop-timeout", "5"]  # fmt: skip
 PLAIN = ["-u", "3", "-r", "3", "-t", "4s"]
 LADDER = ["--ladder", "1,2", "--step-time", "3s", "--step-warmup", "1s", "--baseline-requests", "3",
-          "--collect-interval", "0.5s"]  # fmt: skip
+          "--collect-interval", "0.5s", "--slo", "ttft_ms=5000,tpot_ms=1000,e2e_ms=60000"]  # fmt: skip
 
 
 def key_paths(value: object, prefix: str = "") -> set[str]:

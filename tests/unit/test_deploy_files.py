@@ -211,7 +211,7 @@ def test_alerts_cover_the_issue():
     alerts = {q.where.rsplit(" ", 1)[1]: q.expr for q in rule_queries() if q.kind == "alert"}
     assert set(alerts) == {
         "LlmloadTTFTAboveBaseline", "LlmloadTPOTAboveBaseline", "LlmloadErrorRatioHigh",
-        "LlmloadEngineQueueGrowing", "LlmloadClientSaturated",
+        "LlmloadEngineQueueGrowing", "LlmloadClientSaturated", "LlmloadSLOAttainmentLow",
     }  # fmt: skip
     assert "1.5 * llmload:baseline_ttft_p50_seconds" in alerts["LlmloadTTFTAboveBaseline"]
     assert "1.5 * llmload:baseline_tpot_p50_seconds" in alerts["LlmloadTPOTAboveBaseline"]

@@ -86,3 +86,30 @@ def test_numbers_from_the_web_ui_form_arrive_as_text():
     assert RunConfig.from_values(opts(temperature="0.7")).adapter.temperature == 0.7
     with pytest.raises(ConfigError, match=r"^--temperature 'warm': must be a number$"):
         RunConfig.from_values(opts(temperature="warm"))
+
+
+def test_slo_flag_is_parsed_once_into_the_config_and_recorded():
+    from llmload.metrics.slo import SLO
+
+    c = RunConfig.from_values(opts(slo="ttft_ms=800,tpot_ms=25,e2e_ms=30000", slo_attainment="0.95"))
+    assert c.slo == SLO(800.0, 25.0, 30000.0) and c.slo_attainment == 0.95
+    assert c.public_dict()["slo"] == {"ttft_ms": 800.0, "tpot_ms": 25.0, "e2e_ms": 30000.0}
+    plain = RunConfig.from_values(opts())
+    assert plain.slo is None and plain.slo_attainment == 0.99 and plain.public_dict()["slo"] is None
+    assert RunConfig.from_values(opts(slo_attainment="")).slo_attainment == 0.99  # web UI form left empty
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"slo": "ttft=800"}, r"^--slo 'ttft=800': unknown SLO 'ttft'; valid keys: ttft_ms, tpot_ms, e2e_ms"),
+        ({"slo": "tpot_ms=abc"}, r"^--slo 'tpot_ms=abc': tpot_ms='abc' must be a number of milliseconds > 0"),
+        ({"slo_attainment": 1.5}, r"^--slo-attainment 1.5: must be a share in \(0, 1\]"),
+        ({"slo_attainment": 0}, r"^--slo-attainment 0: must be a share"),
+        ({"slo_attainment": "most"}, r"^--slo-attainment 'most': must be a number$"),
+    ],
+)
+def test_bad_slo_flags_give_one_line_errors(kw, message):
+    with pytest.raises(ConfigError, match=message) as e:
+        RunConfig.from_values(opts(**kw))
+    assert "\n" not in str(e.value)

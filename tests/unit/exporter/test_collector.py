@@ -294,3 +294,31 @@ def test_ladder_step_and_baseline_gauges():
     plain = ExportContext("openai-chat", "m", "default", ("short",))
     text = generate_latest(new_registry(LlmloadCollector(Aggregator().snapshot, lambda: plain))).decode()
     assert "llmload_ladder_step" not in text and "llmload_baseline" not in text  # absent, not 0
+
+
+def test_good_requests_counter_in_runs_with_slos_only():
+    from dataclasses import replace
+
+    from llmload.metrics.definitions import slo_missed
+    from llmload.metrics.slo import SLO
+
+    rng = np.random.default_rng(11)
+    records = [make_record(rng, CLASSES[i % 3]) for i in range(300)]
+    slo = SLO(ttft_ms=100.0, tpot_ms=20.0)
+    rec = Recorder()
+    rec.set_slos({c: slo for c in CLASSES})
+    for r in records:
+        rec.add(r)
+    agg = Aggregator(Clock())
+    agg.merge_report("w1", {"m": rec.drain(), "g": WorkerGauges().to_wire()})
+    ctx = replace(CTX, slo_target=0.95)
+    samples = scrape(LlmloadCollector(agg.snapshot, lambda: ctx))
+    for cls in CLASSES:
+        want = sum(1 for r in records if r.class_name == cls and r.outcome == "ok" and not slo_missed(r, slo))
+        (got,) = series(samples, "llmload_good_requests_total", **{"class": cls}).values()
+        assert got == want and 0 < want < sum(1 for r in records if r.class_name == cls and r.outcome == "ok")
+    assert series(samples, "llmload_good_requests_total", **{"class": "unused"}) == {frozenset(
+        {("class", "unused"), ("api", "openai-chat"), ("model", "m-7b")}): 0.0}  # fmt: skip
+    assert samples[("llmload_slo_attainment_target", frozenset())] == 0.95
+    plain = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))
+    assert not series(plain, "llmload_good_requests_total") and not series(plain, "llmload_slo_attainment_target")

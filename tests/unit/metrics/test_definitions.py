@@ -144,3 +144,47 @@ def test_buffered_token_jumps_count_multi_token_events_only():
     assert r.buffered_token_jumps == 2
     assert r.counted_tokens == 20
     assert len(itl_s(r)) == 3  # one gap per event
+
+
+# -- good requests (SLOs) -------------------------------------------------------------------
+
+
+def _slo_record(ttft_ms: float, itl_ms: float, n: int, tail_ms: float = 1.0) -> RequestRecord:
+    from llmload.metrics.definitions import settle_token_counts
+
+    ms = 1_000_000
+    r = RequestRecord("c", input_tokens=1, max_tokens=n)
+    r.start_ns = 10_000 * ms
+    r.chunk_ns = [r.start_ns + int((ttft_ms + i * itl_ms) * ms) for i in range(n)]
+    r.end_ns = (r.chunk_ns[-1] if n else r.start_ns) + int(tail_ms * ms)
+    settle_token_counts(r, None, None)
+    r.outcome = "ok"
+    return r
+
+
+def test_a_request_is_good_when_it_meets_every_slo_of_its_class():
+    from llmload.metrics.definitions import slo_missed
+    from llmload.metrics.slo import SLO
+
+    r = _slo_record(ttft_ms=50, itl_ms=10, n=5)  # TTFT 50, TPOT 10, E2E 91
+    assert slo_missed(r, SLO(ttft_ms=60, tpot_ms=10, e2e_ms=91)) == ()  # limits are inclusive
+    assert slo_missed(r, SLO()) == ()
+    assert slo_missed(r, SLO(ttft_ms=40)) == ("ttft_ms",)
+    assert slo_missed(r, SLO(tpot_ms=9.99)) == ("tpot_ms",)
+    assert slo_missed(r, SLO(e2e_ms=90)) == ("e2e_ms",)
+    assert slo_missed(r, SLO(ttft_ms=1, tpot_ms=1, e2e_ms=1)) == ("ttft_ms", "tpot_ms", "e2e_ms")
+
+
+def test_a_one_token_answer_meets_a_tpot_slo_and_no_content_misses_ttft():
+    from llmload.metrics.definitions import slo_missed
+    from llmload.metrics.slo import SLO
+
+    assert slo_missed(_slo_record(ttft_ms=5, itl_ms=0, n=1), SLO(tpot_ms=0.001)) == ()
+    assert slo_missed(_slo_record(ttft_ms=5, itl_ms=0, n=0), SLO(ttft_ms=1000)) == ("ttft_ms",)
+
+
+def test_attainment_and_goodput_formulas():
+    from llmload.metrics.definitions import attainment, goodput_per_s
+
+    assert attainment(9, 10, 2) == 0.75 and attainment(0, 0, 0) is None
+    assert goodput_per_s(30, 10.0) == 3.0 and goodput_per_s(5, 0.0) == 0.0

@@ -127,3 +127,63 @@ def test_buffered_token_jumps_count_every_outcome_and_travel():
     m = MetricSet.from_wire(msgpack.unpackb(msgpack.packb(w.drain())))
     assert m.overall().counters["buffered_token_jumps"] == 3
     assert m.overall().hist["ttfo"].count == 1  # the successful one
+
+
+# -- SLOs: good requests, decided once per request as it is recorded ---------------------------
+
+
+def test_without_slos_no_request_is_judged_and_nothing_new_travels():
+    rec = Recorder()
+    rec.add(finished("short"))
+    c = rec.snapshot().overall().counters
+    assert c["good"] == c["good_output_tokens"] == c["slo_missed_ttft_ms"] == 0
+    assert not rec.judges_slos
+    assert all(k not in w["c"] for w in rec.drain().values() for k in ("good", "good_output_tokens"))
+
+
+def test_good_requests_and_misses_per_class_and_step():
+    from llmload.metrics.slo import SLO
+
+    rec = Recorder()
+    rec.set_slos({"short": SLO(ttft_ms=60.0), "long": SLO(ttft_ms=40.0, tpot_ms=4.0)}, SLO(ttft_ms=60.0))
+    assert rec.judges_slos
+    for _ in range(3):
+        rec.add(finished("short", n=5, ttft_ms=50, itl_ms=5))  # good
+    r = finished("long", n=4, ttft_ms=50, itl_ms=5)  # misses both limits of its class
+    r.step = 2
+    rec.add(r)
+    rec.add(finished("long", "error", "http_500", n=0))  # failed: never good, never a "miss"
+    rec.add(finished("other", n=2, ttft_ms=70))  # not in the table: --slo applies, misses TTFT
+    snap = rec.snapshot()
+    short, long_ = snap.classes["short"].counters, snap.classes["long"].counters
+    assert (short["good"], short["good_output_tokens"]) == (3, 15)
+    assert (long_["good"], long_["slo_missed_ttft_ms"], long_["slo_missed_tpot_ms"], long_["errors"]) == (0, 1, 1, 1)
+    assert snap.classes["other"].counters["slo_missed_ttft_ms"] == 1
+    step = MetricSet.from_wire(rec.drain_steps()["2"])
+    assert step.classes["long"].counters["slo_missed_tpot_ms"] == 1 and step.classes["long"].counters["ok"] == 1
+
+
+def test_good_counters_merge_worker_to_master_by_addition():
+    from llmload.metrics.slo import SLO
+
+    workers = [Recorder(), Recorder()]
+    for i, w in enumerate(workers):
+        w.set_slos({"short": SLO(e2e_ms=1000.0)}, None)
+        for _ in range(i + 2):
+            w.add(finished("short"))
+        w.add(finished("short", n=3, ttft_ms=2000))  # E2E > 1 s
+    master = MetricSet()
+    for w in workers:
+        master.merge(MetricSet.from_wire(msgpack.unpackb(msgpack.packb(w.drain()))))
+    c = master.classes["short"].counters
+    assert (c["good"], c["good_output_tokens"], c["slo_missed_e2e_ms"], c["ok"]) == (5, 25, 2, 7)
+
+
+def test_set_slos_none_turns_judging_off():
+    from llmload.metrics.slo import SLO
+
+    rec = Recorder()
+    rec.set_slos({"short": SLO(ttft_ms=1.0)})
+    rec.set_slos(None)
+    rec.add(finished("short"))
+    assert rec.snapshot().overall().counters["slo_missed_ttft_ms"] == 0

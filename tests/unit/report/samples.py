@@ -188,3 +188,42 @@ def reasoning_summary() -> dict[str, Any]:
         block["hidden_reasoning"] = 2 if reasoned else 0
     s["overall"]["buffered_token_jumps"] = 7
     return s
+
+
+def slo_result(gpus: int = 2):
+    """A typed two-step ladder result with SLOs, built from records (class "fast": TTFT 50 ms, all good;
+    class "slow": TTFT 1 s, half of it over 1.2 s at step 1), analysed, and ``gpus`` GPU devices."""
+    from dataclasses import replace
+
+    from llmload.analysis import analyze
+    from llmload.ladder import StepWindow
+    from llmload.metrics.definitions import settle_token_counts
+    from llmload.metrics.record import RequestRecord
+    from llmload.metrics.recorder import MetricSet, Recorder
+    from llmload.metrics.slo import SLO
+    from llmload.results import build_result
+
+    ms = 1_000_000
+    recorder = Recorder()
+    slos = {"fast": SLO(ttft_ms=1200.0), "slow": SLO(ttft_ms=1200.0)}
+    recorder.set_slos(slos, SLO(ttft_ms=1200.0))
+    for step in (0, 1):
+        for i in range(20):
+            for cls, ttft in (("fast", 50), ("slow", 1000 if step == 0 or i % 2 else 1500)):
+                r = RequestRecord(cls, input_tokens=10, max_tokens=4)
+                r.start_ns = 0
+                r.chunk_ns = [(ttft + 10 * k) * ms for k in range(4)]
+                r.end_ns = r.chunk_ns[-1] + ms
+                settle_token_counts(r, None, None)
+                r.outcome, r.step = "ok", step
+                recorder.add(r)
+    windows = [StepWindow(0, 1, T0, T0 + 2, T0 + 12), StepWindow(1, 4, T0 + 12, T0 + 14, T0 + 24)]
+    steps = {int(k): MetricSet.from_wire(w) for k, w in recorder.drain_steps().items()}
+    gpu = {"devices": [{"key": f"GPU-{i}", "gpu": i, "signals": {}} for i in range(gpus)], "signals": {}}
+    result = build_result(
+        recorder.snapshot(), duration_s=40.0, users_max=4, weights={"fast": 1, "slow": 1}, windows=windows,
+        step_metrics=steps, config={"api": "openai-chat", "model": "m", "slo": {"ttft_ms": 1200.0}},
+        profile={"name": "p", "classes": [{"name": "fast", "weight": 1}, {"name": "slow", "weight": 1}]},
+        collection={"gpu": gpu} if gpus else None, slos=True,
+    )  # fmt: skip
+    return replace(result, judgement=analyze(result))

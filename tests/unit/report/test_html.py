@@ -267,3 +267,25 @@ def test_phase_bars_stack_each_steps_p99_ttft_by_its_tail_shares():
     assert heights[1] / heights[2] == pytest.approx(780 / 150, rel=0.02)
     without = [caption for caption, _ in ladder_charts({"steps": steps[:1]})]
     assert not any("p99 TTFT went" in c for c in without)  # no phase chart without server timing
+
+
+def test_report_shows_grades_goodput_attainment_and_tok_s_per_gpu():
+    from llmload.results import to_summary
+    from tests.unit.report.samples import slo_result
+
+    result = slo_result(gpus=2)
+    report = build_report(run_of(to_summary(result)))
+    fast, slow = report["classes"]
+    assert (fast["ttft_grade"], slow["ttft_grade"]) == ("excellent", "pass")
+    assert (fast["attainment"], slow["attainment"], report["overall"]["attainment"]) == (1.0, 0.75, 0.875)
+    assert report["overall"]["good_requests"] == 70 and report["steps"][1]["attainment"] == 0.75
+    assert report["run"]["gpus"] == 2
+    assert report["run"]["tok_s_per_gpu"] == round(result.overall.output_tokens_per_s / 2, 3)
+    html = render_html(report)
+    assert "<th>TTFT grade</th>" in html and '<td class="grade excellent">excellent</td>' in html
+    assert "<th>SLO attainment</th>" in html and "87.5 %" in html and "75.0 %" in html
+    assert "<dt>output tok/s per GPU</dt>" in html
+    assert "target 99.0 %: attainment &gt;= target up to 1 user; first failed: ttft_ms at 4 users" in html
+    plain = build_report(run_of(samples.ladder_summary()))
+    assert "attainment" not in plain["overall"] and plain["run"]["gpus"] is None
+    assert "SLO attainment" not in render_html(plain)

@@ -72,3 +72,16 @@ def test_reasoning_fact_only_where_some_request_reasoned():
     assert "- reasoning: 40 requests; TTFO p50 420 ms (TTFT p50 300 ms counts reasoning), reasoning p50 120 ms" in text
     assert "2400 reasoning tokens (40 requests from usage, 0 counted); hidden reasoning in 2 requests" in text
     assert "reasoning" not in md_of(samples.plain_summary()).lower()
+
+
+def test_the_slo_verdict_is_one_line_of_the_phenomenon():
+    from llmload.report.data import build_report
+    from llmload.report.markdown import write_markdown
+    from llmload.results import to_summary
+    from llmload.rundir import Run
+    from tests.unit.report.samples import slo_result
+
+    out = io.StringIO()
+    write_markdown(build_report(Run.from_summary(Path("."), "r", to_summary(slo_result()))), out)
+    assert ("- SLOs: target 99.0 %: attainment >= target up to 1 user; first failed: ttft_ms at 4 users "
+            "(fast: ttft_ms <= 1200; slow: ttft_ms <= 1200).") in out.getvalue()  # fmt: skip

@@ -301,3 +301,45 @@ def test_prefix_and_conversation_options_round_trip_and_describe(tmp_path):
     text = p.describe()
     assert "shared prefix 1000 x 8 groups (zipf:1.1)" in text
     assert "~4 turns per conversation, think ~5 s" in text and "dataset turns per conversation" in text
+
+
+def test_a_class_slo_is_read_and_written_back(tmp_path):
+    from llmload.metrics.slo import SLO
+
+    path = write(
+        tmp_path,
+        """
+[[classes]]
+name = "short"
+weight = 1
+input_tokens = 10
+output_tokens = 20
+slo = {ttft_ms = 300, tpot_ms = 25}
+
+[[classes]]
+name = "long"
+weight = 1
+input_tokens = 10
+output_tokens = 20
+""",
+    )
+    p = load_profile(path)
+    assert p.classes[0].slo == SLO(ttft_ms=300.0, tpot_ms=25.0) and p.classes[1].slo is None
+    d = p.to_dict()
+    assert d["classes"][0]["slo"] == {"ttft_ms": 300.0, "tpot_ms": 25.0} and "slo" not in d["classes"][1]
+    assert profile_from_dict(d).classes[0].slo == p.classes[0].slo
+
+
+@pytest.mark.parametrize(
+    ("slo", "message"),
+    [
+        ("{ttft = 300}", r"classes\[0\]\.slo: unknown SLO 'ttft'; valid keys: ttft_ms, tpot_ms, e2e_ms"),
+        ("{ttft_ms = -1}", r"classes\[0\]\.slo: ttft_ms=-1 must be a number of milliseconds > 0"),
+        ("300", r"classes\[0\]\.slo: expected a table of limits in ms"),
+    ],
+)
+def test_a_bad_class_slo_is_one_line_naming_file_and_field(tmp_path, slo, message):
+    path = write(tmp_path, f"[[classes]]\nname = 'a'\nweight = 1\ninput_tokens = 1\noutput_tokens = 1\nslo = {slo}\n")
+    with pytest.raises(ProfileError, match=message) as e:
+        load_profile(path)
+    assert str(path) in str(e.value) and "\n" not in str(e.value)
