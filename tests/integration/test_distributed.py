@@ -53,7 +53,11 @@ def free_port() -> int:
 
 def llmload(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "llmload", "run", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-m", "llmload", "run", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 
@@ -110,7 +114,9 @@ def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile)
     assert len(dumps) == 2, list(tmp_path.iterdir())
     assert s["workers"] == 2 and s["workers_lost"] == []
 
-    expected = to_summary(build_result(rebuild(dumps), duration_s=s["duration_s"], users_max=s["users_max"], weights={}))
+    expected = to_summary(
+        build_result(rebuild(dumps), duration_s=s["duration_s"], users_max=s["users_max"], weights={})
+    )
     o, e = s["overall"], expected["overall"]
     for key in ("requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens"):
         assert o[key] == e[key], key
@@ -130,8 +136,11 @@ def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile)
 def test_processes_flag_on_one_host(sim, tmp_path, profile):
     url = sim(ttft_ms=20, itl_ms=3)
     summary_path = tmp_path / "s.json"
+    port = free_port()  # not Locust's fixed 5557: another run on the machine may hold it
     p = llmload(
-        "--processes", "2", "--headless", "-u", "8", "-r", "8", "-t", "6s", "--host", url,
+        "--processes", "2", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+        "--master-port", str(port),
+        "--headless", "-u", "8", "-r", "8", "-t", "6s", "--host", url,
         "--profile", profile, "--summary-json", str(summary_path), "--only-summary",
     )  # fmt: skip
     try:

@@ -65,9 +65,10 @@ def test_unannounced_close_after_every_stream_is_retried_once_and_counted(faulty
     _accounted(o)
     assert o["errors"] == 0, s["errors_by_kind"]
     assert o["ok"] >= 20
-    # Every dropped request was sent again on a fresh connection, and only those.
+    # Every dropped request was sent again on a fresh connection, and only those (a request
+    # cut by the end of the test may have been dropped before it could see it and retry).
     assert server["dropped"] >= o["ok"] // 2
-    assert o["reconnects"] == server["dropped"]
+    assert o["reconnects"] <= server["dropped"] <= o["reconnects"] + o["interrupted"]
     assert s["classes"]["tiny"]["reconnects"] == o["reconnects"]
     _server_saw(server, o)
 
