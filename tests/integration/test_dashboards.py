@@ -63,7 +63,11 @@ def start_sidecar(tmp_path: Path, hostname: str, *flags: str) -> tuple[subproces
         found[:] = re.findall(r"scrape (http://\S+)/metrics", log.read_text())
         return bool(found)
 
-    wait_until(serving, 20, f"gpu-sidecar {hostname}", p)
+    try:
+        wait_until(serving, 20, f"gpu-sidecar {hostname}", p)
+    except BaseException:
+        stop(p)  # never leave a sidecar running after a failed start
+        raise
     return p, found[0]
 
 
