@@ -8,7 +8,8 @@ report and at the end of the test.
 
 Each line holds the raw facts (stamps relative to the request start, in ns) so that any
 metric can be recomputed exactly -- TTFO from ``chunks_ns[first_output_chunk]``, the
-reasoning fields and ``buffered_token_jumps`` as the record has them; :func:`record_from_line` reads one back into a
+reasoning fields, ``buffered_token_jumps`` and the server's own timing (``server_timing``,
+``server_queue_ms``, ``server_prefill_ms``, ``server_decode_ms``) as the record has them; :func:`record_from_line` reads one back into a
 :class:`~llmload.metrics.record.RequestRecord`.
 """
 
@@ -53,6 +54,10 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "reasoning_tokens": rec.reasoning_tokens,
         "reasoning_tokens_from_usage": rec.reasoning_tokens_from_usage,
         "buffered_token_jumps": rec.buffered_token_jumps,
+        "server_timing": rec.server_timing,
+        "server_queue_ms": rec.server_queue_ms,
+        "server_prefill_ms": rec.server_prefill_ms,
+        "server_decode_ms": rec.server_decode_ms,
     }
     return orjson.dumps(doc) + b"\n"
 
@@ -75,6 +80,10 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.reasoning_tokens = d.get("reasoning_tokens", 0)
     rec.reasoning_tokens_from_usage = d.get("reasoning_tokens_from_usage", False)
     rec.buffered_token_jumps = d.get("buffered_token_jumps", 0)
+    rec.server_timing = d.get("server_timing")
+    rec.server_queue_ms = d.get("server_queue_ms")
+    rec.server_prefill_ms = d.get("server_prefill_ms")
+    rec.server_decode_ms = d.get("server_decode_ms")
     return rec
 
 

@@ -14,7 +14,8 @@ they measured: docs/real_engines.md.
   connection although it answers ``Keep-Alive: timeout=5, max=100``);
 * a short ladder over ``--parallel 8``: requests deferred above 8 users, a latency-bound
   verdict, the slot (admission) cap as the top finding;
-* the server's own timings next to llmload's TTFT/TPOT/ITL at 1 and 8 users (88 M model).
+* the server's own timings next to llmload's TTFT/TPOT/ITL at 1 and 8 users (88 M model), and
+  its per-request ``timings`` (last chunk) read into the record and the summary's phases.
 """
 
 from __future__ import annotations
@@ -170,6 +171,12 @@ def test_llmload_counts_tokens_from_usage(llama_tiny, tmp_path, api):
     assert sum(48 - len(r["chunks_ns"]) for r in ok) > 0  # withheld UTF-8: fewer chunks than tokens, somewhere
     assert o["output_tokens"] == 48 * o["ok"] and o["output_tokens_from_usage_ratio"] == 1.0
     assert o["ttft_ms"]["count"] >= o["ok"]  # (an interrupted request's first token may count too)
+    # llama.cpp's own per-request timings (last chunk): prefill and decode, no queue; phases from them
+    assert all(r["server_timing"] == "llamacpp" and r["server_queue_ms"] is None for r in ok)
+    assert all(0 < r["server_prefill_ms"] < r["chunks_ns"][0] / 1e6 for r in ok)  # inside the client's TTFT
+    assert all(r["server_decode_ms"] is not None and r["server_decode_ms"] <= r["end_ns"] / 1e6 for r in ok)
+    ph = o["phases"]
+    assert ph["coverage"] == 1.0 and ph["server_queue_ms"]["count"] == 0 and ph["prefill_ms"]["count"] == o["ok"]
 
 
 def test_repeated_prompt_hits_the_prompt_cache(llama_tiny, tmp_path):

@@ -57,3 +57,18 @@ def test_dump_appends_lines_and_workers_get_their_own_file(tmp_path) -> None:
     dump.close()
     lines = path.read_bytes().splitlines()
     assert len(lines) == 2 and record_from_line(lines[1]).first_output_chunk == 2
+
+
+def test_server_timing_survives_the_round_trip_and_old_lines_have_none() -> None:
+    from llmload.metrics.definitions import gateway_s, prefill_s, server_queue_s
+
+    rec = reasoning_record()
+    rec.server_timing, rec.server_queue_ms, rec.server_prefill_ms, rec.server_decode_ms = "vllm", 60.0, 30.0, 40.0
+    back = record_from_line(record_to_line(rec))
+    assert (back.server_timing, server_queue_s(back), prefill_s(back)) == ("vllm", 0.060, 0.030)
+    assert gateway_s(back) == pytest.approx(0.010)
+    doc = orjson.loads(record_to_line(rec))
+    for key in ("server_timing", "server_queue_ms", "server_prefill_ms", "server_decode_ms"):
+        del doc[key]
+    old = record_from_line(orjson.dumps(doc))
+    assert old.server_timing is None and gateway_s(old) is None
