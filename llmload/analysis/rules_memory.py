@@ -184,6 +184,12 @@ def _long_prompts(s: StepView) -> float | None:
     return longest if longest >= LONG_PROMPT or longest >= 4 * min(means) else None
 
 
+def _prefill_tail(s: StepView) -> tuple[str, float] | None:
+    """The class whose p90-tail TTFT is most prefill, and that share, from per-request server timing."""
+    shares = [(n, v) for n, p in s.classes.items() if (v := p.tail_share("prefill")) is not None]
+    return max(shares, key=lambda nv: nv[1]) if shares else None
+
+
 @rule("prefill_interference", "engine prefill", needs=("server",), wants=("gpu",))
 def prefill_interference(ctx: Context) -> list[Finding]:
     """ITL p99 >= 5x ITL p50 and >= 3x the baseline's, long prompts, prefill time share >= 0.2 (or SM >= 0.7 with BW < 0.5)."""
@@ -202,20 +208,28 @@ def prefill_interference(ctx: Context) -> list[Finding]:
         share = min(1.0, rate * prefill / 1000.0) if prefill is not None and rate else None
         sm, bw = s.g("sm_activity"), s.g("memory_bandwidth_utilization")
         compute_hot = sm is not None and sm >= 0.7 and (bw is None or bw < 0.5)
-        if not ((share is not None and share >= PREFILL_SHARE) or compute_hot):
+        phased = _prefill_tail(s)  # per-request server timing: (class, prefill share of its p90-tail TTFT)
+        if not ((share is not None and share >= PREFILL_SHARE) or compute_hot or (phased and phased[1] >= 0.5)):
             continue
         conf = "high" if share is not None and share >= 0.3 and p99 >= 8 * p50 else "medium"
+        if phased and phased[1] >= 0.5 and p99 >= 8 * p50:
+            conf = "high"
         text = [f"ITL p99 {p99:.0f} ms vs p50 {p50:.0f} ms at {s.label} ({p99 / p50:.0f}x; baseline p99 {base.perf.itl_p99:.0f} ms)",
                 f"prompts up to ~{longest:.0f} tokens in the mix"]  # fmt: skip
         if share is not None:
             text.append(f"a prefill runs {_pct(share)} of the time ({rate:.1f} req/s x {prefill:.0f} ms)")
         if compute_hot:
             text.append(f"SM activity {_pct(sm)} with bandwidth {_pct(bw)}: compute-bound phases")
+        if phased:
+            cov = s.classes[phased[0]].phase_coverage
+            text.append(f"per-request server timing ({_pct(cov)} of requests): prefill is {_pct(phased[1])} of TTFT "
+                        f"for {phased[0]}'s requests at or above its p90")  # fmt: skip
         return [Finding(
             "prefill_interference", "engine prefill", "Prefill compute / prefill-decode interference", conf,
             evidence={"itl_p99_ms": p99, "itl_p50_ms": p50, "itl_p99_ratio": round(p99 / base.perf.itl_p99, 3),
                       "ttft_p99_ratio": ctx.ratio(s, "ttft_p99"), "longest_prompt_tokens": round(longest),
-                      "prefill_time_share": None if share is None else round(share, 3), "sm_activity": sm},
+                      "prefill_time_share": None if share is None else round(share, 3), "sm_activity": sm,
+                      "prefill_share_p90_tail": None if not phased else round(phased[1], 3)},
             evidence_text=text,
             change="Long prompts' prefill stalls the running decodes: enable chunked prefill (vLLM "
             "--enable-chunked-prefill, with --max-num-batched-tokens small enough that one chunk stays short), or "

@@ -4,7 +4,9 @@ Each rule reads the :class:`~llmload.analysis.findings.Context` and returns the 
 fires (at most one each: at the lowest step where its evidence holds). Thresholds are the
 module constants; docs/diagnosis.md has the table. Notation per step (steady-window means):
 ``W`` waiting, ``R`` running, ``KV`` KV-cache usage, ``U`` GPU utilization, ``C`` the
-client's mean in-flight requests, ``d`` the verdict's degradation.
+client's mean in-flight requests, ``d`` the verdict's degradation. Where the server sent
+per-request timing for most requests (``Perf.tail``: shares of the p90-tail TTFT), the
+gateway and admission rules use it and say so in their evidence.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ __all__ = [
     "GPU_BUSY",
     "GPU_LOW",
     "KV_LOW",
+    "PHASE_LOW",
+    "PHASE_MAJOR",
     "SM_LOW",
     "WAITING_IDLE",
     "WAITING_QUEUE",
@@ -43,6 +47,9 @@ CAP_NEAR = 0.9
 KV_LOW = 0.7
 #: GPU utilization at or above this: busy.
 GPU_BUSY = 0.85
+#: A phase holding at least this share of the p90-tail TTFT is where the tail waits; below PHASE_LOW it is not.
+PHASE_MAJOR = 0.5
+PHASE_LOW = 0.2
 #: GPU utilization / SM activity below these while requests wait: the GPU is starved.
 GPU_LOW = 0.6
 SM_LOW = 0.4
@@ -67,6 +74,14 @@ def _pct(x: float | None) -> str:
 
 def _num(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.1f}"
+
+
+def phase_text(p: Perf, part: str, name: str) -> str:
+    """Evidence line for a phase share of the p90-tail TTFT (per-request server timing)."""
+    return (
+        f"per-request server timing ({_pct(p.phase_coverage)} of requests): {name} is {_pct(p.tail_share(part))} "
+        "of TTFT for the requests at or above its p90"
+    )
 
 
 @rule("load_generator_saturated", "client")
@@ -120,6 +135,11 @@ def gateway_queueing(ctx: Context) -> list[Finding]:
     """TTFT p50 > (1+d)× baseline while W <= 0.5, and the engine sees fewer requests than are in flight (or its TTFT ≪ the client's)."""
     for s in ctx.loaded():
         r, w, run = ctx.ratio(s, "ttft_p50"), s.s("waiting"), s.s("running")
+        share = s.perf.tail_share("gateway")
+        if share is not None:  # per-request evidence decides, whatever the window-averaged signals say
+            if r is None or r <= 1 + ctx.degradation or share < PHASE_MAJOR:
+                continue
+            return [_gateway_finding(ctx, s, r, share)]
         if r is None or r <= 1 + ctx.degradation or w is None or run is None or w > WAITING_IDLE:
             continue
         c = s.perf.in_flight
@@ -147,6 +167,23 @@ def gateway_queueing(ctx: Context) -> list[Finding]:
             step=s.index, users=s.users, explains=("ttft",),
         )]  # fmt: skip
     return []
+
+
+def _gateway_finding(ctx: Context, s: StepView, r: float, share: float) -> Finding:
+    """gateway_queueing from per-request server timing: the gateway holds most of the tail's TTFT."""
+    text = [
+        f"TTFT p50 is {r:.2f}x the baseline at {s.label}",
+        phase_text(s.perf, "gateway", "the gateway (client TTFT - server TTFT)"),
+    ]
+    return Finding(
+        "gateway_queueing", "gateway", "Queueing before the engine (gateway, proxy or client)", "high",
+        evidence={"ttft_p50_ratio": round(r, 3), "gateway_share_p90_tail": round(share, 3),
+                  "phase_coverage": s.perf.phase_coverage, "waiting": s.s("waiting")},
+        evidence_text=text,
+        change="Requests wait before they reach the engine: raise the concurrency limit (and connection pool) of the "
+        "gateway, load balancer or proxy in front of it, check that component's CPU, and check client.saturated.",
+        step=s.index, users=s.users, explains=("ttft",),
+    )  # fmt: skip
 
 
 def _ceiling(ctx: Context) -> float:
@@ -188,6 +225,9 @@ def admission_cap(ctx: Context) -> list[Finding]:
             else ((util is not None and util < GPU_BUSY) or (sm is not None and sm < 0.7))
         )
         conf = "low" if room is False else ("high" if len(flat) >= 2 and grows and room else "medium")
+        queue = s.perf.tail_share("server_queue")
+        if queue is not None:  # per-request evidence: is the tail's TTFT spent in the engine's queue?
+            conf = "low" if queue < PHASE_LOW else ("high" if queue >= PHASE_MAJOR and room is not False else conf)
         text = [
             f"running stays at {run:.1f} (highest {ceiling:g}) over {len(flat)} steps: {', '.join(str(t.users) for t in flat)} users",
             f"{w:.1f} requests wait in the engine at {s.users} users" + (", more at the next steps" if grows else ""),
@@ -196,10 +236,12 @@ def admission_cap(ctx: Context) -> list[Finding]:
             text.append(f"KV cache only {_pct(kv)} used")
         if util is not None:
             text.append(f"GPU busy {_pct(util)}: room for a bigger batch" if room else f"GPU busy {_pct(util)}")
+        if queue is not None:
+            text.append(phase_text(s.perf, "server_queue", "the engine's queue"))
         return [Finding(
             "admission_cap", "engine scheduler", "Batch / admission cap", conf,
             evidence={"running": run, "running_ceiling": ceiling, "waiting": w, "flat_steps": len(flat), "users": s.users,
-                      "kv_cache_usage": kv, "gpu_utilization": util, "sm_activity": sm},
+                      "kv_cache_usage": kv, "gpu_utilization": util, "sm_activity": sm, "queue_share_p90_tail": queue},
             evidence_text=text,
             change=f"The engine runs at most ~{ceiling:g} sequences at once and queues the rest: raise its batch cap "
             "(vLLM --max-num-seqs, SGLang --max-running-requests, TGI --max-batch-size/--max-batch-total-tokens, "

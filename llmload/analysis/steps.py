@@ -5,6 +5,11 @@ the client's figures (:class:`Perf`: p50/p99 latencies in ms, rates, the error r
 ``errors / (ok + errors)`` and the Little's-law in-flight mean, see
 :meth:`~llmload.results.model.Stats.in_flight_mean`), the p50 intervals, and the server/GPU
 signals of its steady window. Pure: typed results in, dataclasses out.
+
+Per-request phase evidence (:mod:`llmload.metrics.phases`): ``Perf.tail`` holds the mean
+share of TTFT each part took over the requests at or above the step's TTFT p90, but only
+when at least :data:`PHASE_COVERAGE_MIN` of its successful requests carried the server's own
+timing; otherwise the rules fall back to the window-averaged signals.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from typing import Any
 
 from llmload.results.model import BASELINE_STEP, RunResult, SignalStats, Stats, StepResult
 
-__all__ = ["Perf", "StepView", "step_views", "views_of_steps"]
+__all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "step_views", "views_of_steps"]
+
+#: Share of successful requests with server timing above which the rules trust the phases.
+PHASE_COVERAGE_MIN = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +49,12 @@ class Perf:
     in_flight: float | None = None
     input_tokens_mean: float | None = None
     errors_by_kind: dict[str, int] = field(default_factory=dict)
+    phase_coverage: float | None = None  # share of successful requests with server timing
+    tail: dict[str, float] | None = None  # p90-tail TTFT shares (gateway, server_queue, prefill, other), when covered
+
+    def tail_share(self, part: str) -> float | None:
+        """Mean share of TTFT ``part`` took at or above the TTFT p90; None without enough server timing."""
+        return None if self.tail is None else self.tail.get(part)
 
     @property
     def finished(self) -> int:
@@ -76,7 +90,17 @@ class Perf:
             in_flight=s.in_flight_mean(users, span_s),
             input_tokens_mean=s.input_tokens / s.ok if s.ok else None,
             errors_by_kind=dict(s.errors_by_kind),
+            phase_coverage=s.phases.coverage,
+            tail=_tail(s),
         )
+
+
+def _tail(s: Stats) -> dict[str, float] | None:
+    t = s.phases.tail.get("p90")
+    cov = s.phases.coverage
+    if t is None or not t.requests or cov is None or cov < PHASE_COVERAGE_MIN:
+        return None
+    return {k: v for k, v in t.shares.items() if v is not None}
 
 
 @dataclass(frozen=True, slots=True)

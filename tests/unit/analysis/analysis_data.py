@@ -45,10 +45,16 @@ def stats(
     input_tokens: int = 100,
     steady_s: float = 10.0,
     tok_s: float | None = None,
+    tail: dict[str, float] | None = None,
+    coverage: float = 1.0,
 ) -> dict[str, Any]:
-    """One STATS block (latencies in ms); ``input_tokens`` is per successful request."""
+    """One STATS block (latencies in ms); ``input_tokens`` is per successful request.
+
+    ``tail``: shares of the p90-tail TTFT per part (a PHASES block with ``coverage``), as a
+    server with per-request timing gives them; without it the block says no request was timed.
+    """
     itl = itl if itl is not None else tpot
-    return {
+    out = {
         "requests": ok + errors + interrupted,
         "ok": ok,
         "errors": errors,
@@ -63,6 +69,11 @@ def stats(
         "e2e_ms": lat(e2e, mean=e2e),
         "errors_by_kind": dict(kinds or ({"http_500": errors} if errors else {})),
     }
+    if tail is not None:
+        shares = {"gateway": 0.0, "server_queue": 0.0, "prefill": 0.0, "other": 0.0, **tail}
+        out["phases"] = {"timed_requests": round(ok * coverage), "coverage": coverage,
+                         "tail": {"p90": {"ttft_ms": ttft, "requests": max(1, ok // 10), "shares": shares}}}  # fmt: skip
+    return out
 
 
 def sig(mean: float, mx: float | None = None) -> dict[str, float]:

@@ -232,3 +232,50 @@ def test_prefill_interference_fires_on_itl_stalls_with_long_prompts():
     assert prefill_interference(ctx_of(*pi_ladder(long_input=40))) == []  # no long prompts
     assert prefill_interference(ctx_of(*pi_ladder(prefill_ms=5.0))) == []  # prefill is a small share of the time
     assert prefill_interference(ctx_of(*pi_ladder(itl99=20.0))) == []  # no ITL stalls
+
+
+# -- per-request phase evidence (server timing) ----------------------------------------------------
+
+
+def test_gateway_queueing_from_phases_needs_no_engine_gap_and_phases_can_veto_it():
+    gw = {"gateway": 0.8, "server_queue": 0.05, "prefill": 0.15}
+    # the engine holds every request (no gap, no server TTFT signal): only the phases see the gateway
+    ladder = (step(0, 1, ttft=50.0, server=srv()), step(1, 8, ttft=400.0, server=srv(running=7.8), tail=gw))
+    f = only(gateway_queueing(ctx_of(*ladder)), "gateway_queueing")
+    assert f.confidence == "high" and f.evidence["gateway_share_p90_tail"] == 0.8
+    assert any("per-request server timing (100 %" in t and "gateway" in t for t in f.evidence_text)
+    # the window signals would fire (8 in flight, 2 at the engine), but per request the tail is in the engine
+    engine = {"gateway": 0.05, "server_queue": 0.8, "prefill": 0.15}
+    vetoed = (step(0, 1, ttft=50.0, server=srv()), step(1, 8, ttft=400.0, server=srv(running=2.0), tail=engine))
+    assert gateway_queueing(ctx_of(*vetoed)) == []
+    # too few requests timed: back to the window signals
+    thin = (step(0, 1, ttft=50.0, server=srv()), step(1, 8, ttft=400.0, server=srv(running=2.0), tail=engine, coverage=0.2))
+    assert gateway_queueing(ctx_of(*thin))[0].id == "gateway_queueing"
+
+
+def test_admission_cap_confidence_follows_the_queue_share_of_the_tail():
+    def ladder(tail, util=0.97):
+        base = list(batch_starved(util=util))
+        return (*base[:2], {**base[2], "overall": stats(ttft=1190.0, tpot=17.0, tail=tail)}, base[3])
+
+    queued = only(admission_cap(ctx_of(*ladder({"server_queue": 0.9, "prefill": 0.08, "gateway": 0.02}, util=0.62))),
+                  "admission_cap")  # fmt: skip
+    assert queued.confidence == "high" and queued.evidence["queue_share_p90_tail"] == 0.9
+    assert any("the engine's queue is 90 %" in t for t in queued.evidence_text)
+    not_queue = admission_cap(ctx_of(*ladder({"server_queue": 0.1, "prefill": 0.85, "gateway": 0.05}, util=0.62)))
+    assert not_queue[0].confidence == "low"  # requests wait, yet the tail's TTFT is not the queue
+    assert admission_cap(ctx_of(*batch_starved()))[0].evidence["queue_share_p90_tail"] is None  # no timing: as before
+
+
+def test_prefill_interference_reads_the_long_class_prefill_share():
+    def ladder(long_tail):
+        classes = {"short": stats(ok=30, input_tokens=20), "long": stats(ok=10, input_tokens=2000, tail=long_tail)}
+        return (
+            step(0, 1, ttft=9.7, tpot=7.0, itl=7.0, itl99=10.5, classes=classes, server=srv()),
+            step(1, 4, ttft=15.0, tpot=7.9, itl=7.0, itl99=128.0, classes=classes, ok=52, server=srv(running=3.9)),
+        )  # no engine prefill-time signal: only the phases can tell
+
+    f = only(prefill_interference(ctx_of(*ladder({"prefill": 0.9, "server_queue": 0.08}))), "prefill_interference")
+    assert f.confidence == "high" and f.evidence["prefill_share_p90_tail"] == 0.9
+    assert any("prefill is 90 % of TTFT for long's requests" in t for t in f.evidence_text)
+    assert prefill_interference(ctx_of(*ladder({"prefill": 0.2, "server_queue": 0.75}))) == []
