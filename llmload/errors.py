@@ -12,7 +12,9 @@
         ├── MalformedChunk            an event the adapter cannot parse (``malformed_chunk``)
         ├── ServerErrorEvent          the server reported an error inside the stream (``server_error``)
         ├── StreamTruncated           ended early: fewer tokens than asked and no finish reason (``stream_truncated``)
-        └── EmptyResponse             a successful answer that carried no content (``empty_response``)
+        ├── EmptyResponse             a successful answer that carried no content (``empty_response``)
+        └── WrongContentType          a successful status whose body is not a stream, e.g. an HTML page
+                                      (``wrong_content_type``: wrong --host or --endpoint-path)
     RequestFailed                     what Locust's failure table shows for a failed request (``kind: message``)
 
 A request that met a closed keep-alive connection before any response byte is sent again
@@ -47,6 +49,7 @@ __all__ = [
     "StreamDisconnected",
     "StreamError",
     "StreamTruncated",
+    "WrongContentType",
 ]
 
 #: A request that failed because of a bug in llmload or in an adapter, not because of the server.
@@ -61,6 +64,7 @@ ERROR_KINDS = (
     "malformed_chunk",
     "stream_truncated",
     "empty_response",
+    "wrong_content_type",
     "server_error",
     CLIENT_ERROR,
 )
@@ -119,6 +123,12 @@ class StreamTruncated(StreamError):
 
 class EmptyResponse(StreamError):
     kind = "empty_response"
+
+
+class WrongContentType(StreamError):
+    """A 2xx answer whose Content-Type is no stream (``text/html``, ``application/json``): not an LLM endpoint."""
+
+    kind = "wrong_content_type"
 
 
 class RequestFailed(Exception):

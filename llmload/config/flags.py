@@ -101,6 +101,9 @@ FLAGS: tuple[Flag, ...] = (
          "Default: %(default)s"),
     Flag("--request-timeout", "10m", "Fail a request that takes longer than this in total (0 = off). "
          "Default: %(default)s"),
+    Flag("--error-backoff", "100ms:5s", "After a failed request a user waits before its next one: MIN doubling up "
+         "to MAX (random in [d/2, d]), reset by a success; a 429/503's Retry-After is honoured (up to 60 s). "
+         "off = send again at once. Default: %(default)s", metavar="off|MIN[:MAX]"),
     Flag("--api-key", "", "API key for the endpoint, sent the adapter's way (a bearer token; x-api-key for "
          "anthropic-messages). Default: $OPENAI_API_KEY ($ANTHROPIC_API_KEY for anthropic-messages). Never logged "
          "or written to summaries", secret=True, env="OPENAI_API_KEY"),

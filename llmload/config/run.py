@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
+from llmload.config.backoff import BackoffSpec
 from llmload.config.collect import CollectConfig
 from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import defaults, flag
@@ -69,6 +70,22 @@ def _seed(value: Any) -> int:
     return int(seed)
 
 
+def _error_backoff(value: Any) -> BackoffSpec:
+    text = str(value if value is not None else "").strip() or "off"
+    try:
+        return BackoffSpec.parse(text, lambda t: _positive_duration(t, text))
+    except ValueError as e:
+        raise ConfigError(f"--error-backoff {text}: {e}; e.g. --error-backoff 100ms:5s, or off") from None
+
+
+def _positive_duration(part: str, whole: str) -> float:
+    seconds = parse_duration(part, "--error-backoff")
+    if seconds is None:
+        raise ConfigError(f"--error-backoff {whole}: {part or 'an empty bound'} is not a duration > 0; "
+                          "e.g. --error-backoff 100ms:5s, or off")  # fmt: skip
+    return seconds
+
+
 @dataclass(frozen=True, slots=True)
 class RunConfig:
     api: str
@@ -91,6 +108,7 @@ class RunConfig:
     runs_dir: str = flag("runs_dir").default  # where the run directory goes; "" = none (--no-run-dir)
     slo: SLO | None = flag("slo").default or None  # --slo: every class's SLOs (a profile class's own win key by key)
     slo_attainment: float = flag("slo_attainment").default
+    error_backoff: BackoffSpec = field(default_factory=BackoffSpec)  # the wait after a failed request
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -113,6 +131,7 @@ class RunConfig:
             "collect": self.collect.public_dict(),
             "slo": self.slo.to_dict() if self.slo is not None else None,
             "slo_attainment": self.slo_attainment,
+            "error_backoff_s": [self.error_backoff.min_s, self.error_backoff.max_s] if self.error_backoff.on else None,
         }
 
     @classmethod
@@ -168,4 +187,5 @@ class RunConfig:
             runs_dir="" if v["no_run_dir"] else str(v["runs_dir"] or ""),
             slo=parse_slo_text(v["slo"]),
             slo_attainment=_slo_attainment(v["slo_attainment"]),
+            error_backoff=_error_backoff(v["error_backoff"]),
         )

@@ -38,6 +38,7 @@ class RequestRecord:
         output_tokens_from_usage: whether ``output_tokens`` came from ``usage``.
         max_tokens: tokens asked for.
         finish_reason: as sent by the server, or ``None``.
+        retry_after_s: a 429/503's ``Retry-After``, in seconds (``None``: absent or unreadable).
         reconnects: times the request was sent again on a fresh connection because a
             reused keep-alive connection turned out closed before any response byte (0 or 1;
             its stamps still run from the first send).
@@ -87,6 +88,7 @@ class RequestRecord:
         "server_prefill_ms",
         "server_queue_ms",
         "server_timing",
+        "retry_after_s",
         "start_ns",
         "start_wall_ns",
         "status",
@@ -112,6 +114,7 @@ class RequestRecord:
         self.output_tokens_from_usage = False
         self.finish_reason: str | None = None
         self.reconnects = 0
+        self.retry_after_s: float | None = None
         self.step: int | None = None
         self.buffered_token_jumps = 0
         self.first_output_chunk = -1

@@ -4,7 +4,8 @@
 (TTFT, ITL, TPOT, E2E, TTFO, reasoning time; successful requests only, except that TTFT
 also holds requests interrupted by the end of the test after their first token: that wait
 is what the user saw) and the counters (requests by outcome, tokens, reasoning, errors by
-kind), and the phases of its successful requests
+kind, time users spent backing off after errors), one example message per error kind (the
+first seen: merging keeps the one already there), and the phases of its successful requests
 (:class:`~llmload.metrics.phases.PhaseStats`). :class:`MetricSet` maps class name → ClassStats; it merges by
 addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
 workers send to the master.
@@ -67,19 +68,22 @@ COUNTERS = (
     "good",  # successful requests that met every SLO of their class (runs with SLOs only)
     "good_output_tokens",  # their output tokens
     *(f"slo_missed_{k}" for k in SLO_KEYS),  # successful requests that missed this SLO
+    "backoffs",  # waits after a failed request (--error-backoff)
+    "backoff_ms",  # user-time spent in those waits, milliseconds
 )
 
 
 class ClassStats:
     """Histograms and counters of one request class."""
 
-    __slots__ = ("counters", "errors_by_kind", "hist", "phases")
+    __slots__ = ("counters", "errors_by_kind", "errors_examples", "hist", "phases")
 
     def __init__(self) -> None:
         self.hist: dict[str, Histogram] = {m: Histogram() for m in METRICS}
         self.phases = PhaseStats()
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.errors_by_kind: Counter[str] = Counter()
+        self.errors_examples: dict[str, str] = {}  # kind -> the first message seen
 
     def add(self, rec: RequestRecord, missed: tuple[str, ...] | None = None) -> None:
         """Count ``rec``. ``missed``: the SLOs a successful request missed (:func:`slo_missed`; () = good),
@@ -123,7 +127,10 @@ class ClassStats:
         c["partial_output_tokens"] += rec.output_tokens
         if rec.outcome == "error":
             c["errors"] += 1
-            self.errors_by_kind[rec.error_kind or "unknown"] += 1
+            kind = rec.error_kind or "unknown"
+            self.errors_by_kind[kind] += 1
+            if kind not in self.errors_examples:
+                self.errors_examples[kind] = rec.error_message or ""
         else:
             c["interrupted"] += 1
             ttft = ttft_s(rec)  # cut by the end of the test after its first token: the user saw that wait
@@ -145,16 +152,24 @@ class ClassStats:
             self.counters[k] = self.counters.get(k, 0) + v
         self.errors_by_kind.update(other.errors_by_kind)
         self.phases.merge(other.phases)
+        for kind, message in other.errors_examples.items():
+            self.errors_examples.setdefault(kind, message)
+
+    def add_backoff(self, seconds: float) -> None:
+        self.counters["backoffs"] += 1
+        self.counters["backoff_ms"] += round(seconds * 1000)
 
     @property
     def empty(self) -> bool:
-        return self.counters["requests"] == 0
+        """Nothing counted (a backoff alone, after an error already drained, is something)."""
+        return not any(self.counters.values())
 
     def to_wire(self) -> dict[str, Any]:
         out = {
             "h": {m: h.to_wire() for m, h in self.hist.items() if h.count},
             "c": {k: v for k, v in self.counters.items() if v},
             "e": dict(self.errors_by_kind),
+            "x": dict(self.errors_examples),
         }
         if not self.phases.empty:
             out["p"] = self.phases.to_wire()
@@ -170,6 +185,7 @@ class ClassStats:
         s.errors_by_kind.update({k: int(v) for k, v in wire.get("e", {}).items()})
         if "p" in wire:
             s.phases = PhaseStats.from_wire(wire["p"])
+        s.errors_examples.update({str(k): str(v) for k, v in wire.get("x", {}).items()})
         return s
 
 
@@ -253,6 +269,15 @@ class Recorder:
             if step is None:
                 step = self._pending_steps[rec.step] = MetricSet()
             step.add(rec, missed)
+
+    def add_backoff(self, rec: RequestRecord, seconds: float) -> None:
+        """A user waited ``seconds`` after the failed ``rec`` (counted in its class, and its step)."""
+        self._pending.stats(rec.class_name).add_backoff(seconds)
+        if rec.step is not None:
+            step = self._pending_steps.get(rec.step)
+            if step is None:
+                step = self._pending_steps[rec.step] = MetricSet()
+            step.stats(rec.class_name).add_backoff(seconds)
 
     def drain_steps(self) -> dict[str, Any]:
         """Wire form of the per-step statistics since the last call: ``{str(step): MetricSet wire}``."""

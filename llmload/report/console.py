@@ -111,6 +111,14 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     if result.errors_by_kind:
         kinds = ", ".join(f"{k} {v}" for k, v in result.errors_by_kind.items())
         out.write(f"errors by kind: {kinds}\n")
+        for kind, message in result.errors_examples.items():
+            out.write(f"  e.g. {kind}: {message or '(no message)'}\n")
+    if o.backoffs:
+        per_user = f", {o.backoff_s / result.users_max:.1f} s per user" if result.users_max else ""
+        out.write(
+            f"error backoff: users waited {o.backoff_s:.1f} s in all after failed requests "
+            f"({o.backoffs} waits{per_user}; --error-backoff)\n"
+        )
     _render_phases(o.phases, out)
     _render_grades(result, out)
     _render_goodput(result, out)

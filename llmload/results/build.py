@@ -146,6 +146,9 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
         buffered_token_jumps=c["buffered_token_jumps"],
         phases=phases_of(s.phases, s.hist["ttft"], c["ok"]),
         goodput=goodput_of(s, span_s) if slos else None,
+        errors_examples={k: s.errors_examples[k] for k in sorted(s.errors_examples)},
+        backoffs=c["backoffs"],
+        backoff_s=c["backoff_ms"] / 1000.0,
     )
 
 

@@ -21,8 +21,8 @@ from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunRes
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]
 
 _KNOWN = frozenset(
-    {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "started_at", "config", "profile",
-     "workers", "workers_lost", "client", "warnings", "steps", "server", "gpu", "timeseries", "baseline", "verdict",
+    {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "errors_examples", "started_at",
+     "config", "profile", "workers", "workers_lost", "client", "warnings", "steps", "server", "gpu", "timeseries", "baseline", "verdict",
      "findings"}
 )  # fmt: skip
 
@@ -96,6 +96,9 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         buffered_token_jumps=i("buffered_token_jumps"),
         phases=_phases(d.get("phases")),
         goodput=_goodput(d.get("goodput")),
+        errors_examples={str(k): str(v) for k, v in (d.get("errors_examples") or {}).items()},
+        backoffs=i("backoffs"),
+        backoff_s=_num(d.get("backoff_s")) or 0.0,
     )
 
 

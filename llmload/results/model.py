@@ -165,6 +165,9 @@ class Stats:
     buffered_token_jumps: int = 0  # events that carried k > 1 tokens (usage jumped), any outcome
     phases: Phases = field(default_factory=Phases)
     goodput: Goodput | None = None  # None: the run had no SLOs
+    errors_examples: Mapping[str, str] = field(default_factory=dict)  # kind -> the server's message, first seen
+    backoffs: int = 0  # waits after a failed request (--error-backoff)
+    backoff_s: float = 0.0  # user-seconds spent in them
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""
@@ -256,6 +259,10 @@ class RunResult:
     @property
     def errors_by_kind(self) -> Mapping[str, int]:
         return self.overall.errors_by_kind
+
+    @property
+    def errors_examples(self) -> Mapping[str, str]:
+        return self.overall.errors_examples
 
     def step(self, index: int | None) -> StepResult | None:
         return next((s for s in self.steps if s.index == index), None)

@@ -5,6 +5,7 @@ docs/summary-schema.md)::
 
     {"schema": "llmload.summary/2", "duration_s": float, "users_max": int,
      "overall": STATS, "classes": {name: STATS + {"weight": w, "share_of_requests"}}, "errors_by_kind": {kind: n},
+     "errors_examples": {kind: message},
      "started_at", "config", "profile", "workers"?, "workers_lost"?, "client", "warnings",
      "steps"?, "server"?, "gpu"?, "timeseries"?, "baseline", "verdict", "findings"}
 
@@ -13,7 +14,8 @@ docs/summary-schema.md)::
              "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms" | "ttfo_ms" | "reasoning_ms":
                  {"mean", "p50", "p90", "p99", "max", "min", "count"},
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
-             "received_output_tokens_per_s", "reconnects", "errors_by_kind",
+             "received_output_tokens_per_s", "reconnects", "errors_by_kind", "errors_examples",
+             "backoffs", "backoff_s",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
              "buffered_token_jumps", "phases": PHASES,
              "goodput"?: GOODPUT}                                     # runs with SLOs (--slo, a class's slo)
@@ -119,6 +121,9 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     out["phases"] = phases_dict(s.phases)
     if s.goodput is not None:
         out["goodput"] = goodput_dict(s.goodput)
+    out["errors_examples"] = dict(s.errors_examples)
+    out["backoffs"] = s.backoffs
+    out["backoff_s"] = round(s.backoff_s, 3)
     return out
 
 
@@ -198,6 +203,7 @@ def to_summary(result: RunResult) -> dict[str, Any]:
         "overall": stats_dict(result.overall),
         "classes": classes,
         "errors_by_kind": dict(result.errors_by_kind),
+        "errors_examples": dict(result.errors_examples),
         "started_at": result.started_at,
         "config": dict(result.config),
         "profile": dict(result.profile),

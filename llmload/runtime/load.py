@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Adapter, Framing, RequestSpec
 from llmload.config import RunConfig
+from llmload.config.backoff import BackoffSpec
 from llmload.errors import RequestFailed
 from llmload.ladder.tracker import StepTracker
 from llmload.metrics.aggregation import ReportWire, WorkerGauges
@@ -102,13 +103,23 @@ class LoadProcess:
         index = next(self._user_index) * WORKER_STRIDE + (self._worker_index() or 0)
         return WorkloadSampler(self.profile, seed=self.config.seed, user_index=index, max_tokens_cap=self.config.max_tokens_cap)
 
+    @property
+    def error_backoff(self) -> BackoffSpec:
+        return self.config.error_backoff
+
     def headers_for(self, spec: RequestSpec) -> dict[str, str]:
         return {**spec.headers, **self._headers} if self._headers else spec.headers
 
-    def framing_for(self, content_type: str | None) -> Framing:
+    def framing_for(self, content_type: str | None) -> Framing | None:
+        """``--stream-format`` when forced; else from the Content-Type (none given: the adapter's), None if it is no stream."""
         if self._forced_framing is not None:
             return self._forced_framing
-        return Framing.from_content_type(content_type, self._adapter.default_framing)
+        if not content_type:
+            return self._adapter.default_framing
+        return Framing.from_content_type(content_type, None)  # type: ignore[arg-type]
+
+    def backed_off(self, rec: RequestRecord, seconds: float) -> None:
+        self.recorder.add_backoff(rec, seconds)
 
     def finish(self, rec: RequestRecord) -> None:
         """Publish a finished record: llmload's listeners, then Locust's request events (E2E, TTFT)."""

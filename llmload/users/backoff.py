@@ -12,8 +12,9 @@ for, up to :data:`RETRY_AFTER_MAX_S` (a server asking for an hour would otherwis
 test without saying so). The header is seconds or an HTTP date.
 
 Open-loop users do not back off: their arrivals come from the schedule, and a request
-that could not be sent on time shows up as client wait. Pure: the RNG and the wall clock
-(for HTTP dates) are passed in; the user does the sleeping and accounts for it.
+that could not be sent on time shows up as client wait. The policy (``--error-backoff``) is
+:class:`~llmload.config.backoff.BackoffSpec`, part of the run's configuration. Pure: the RNG
+and the wall clock (for HTTP dates) are passed in; the user does the sleeping and accounts for it.
 """
 
 from __future__ import annotations
@@ -22,49 +23,16 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+
+from llmload.config.backoff import DEFAULT_MAX_S, DEFAULT_MIN_S, BackoffSpec
 
 __all__ = ["DEFAULT_MAX_S", "DEFAULT_MIN_S", "RETRY_AFTER_MAX_S", "Backoff", "BackoffSpec", "retry_after_s"]
 
-DEFAULT_MIN_S = 0.1
-DEFAULT_MAX_S = 5.0
 #: The longest ``Retry-After`` honoured, seconds.
 RETRY_AFTER_MAX_S = 60.0
 #: Statuses whose ``Retry-After`` is honoured.
 RETRY_AFTER_STATUSES = frozenset({429, 503})
-
-
-@dataclass(frozen=True)
-class BackoffSpec:
-    """``--error-backoff``: ``None`` bounds = off."""
-
-    min_s: float | None = DEFAULT_MIN_S
-    max_s: float | None = DEFAULT_MAX_S
-
-    def __post_init__(self) -> None:
-        if (self.min_s is None) != (self.max_s is None):
-            raise ValueError("error backoff needs both bounds or none")
-        if self.min_s is not None and self.max_s is not None:
-            if not (math.isfinite(self.min_s) and self.min_s > 0):
-                raise ValueError(f"error backoff minimum must be > 0 s, got {self.min_s!r}")
-            if not (math.isfinite(self.max_s) and self.max_s >= self.min_s):
-                raise ValueError(f"error backoff maximum must be >= its minimum ({self.min_s:g} s), got {self.max_s!r}")
-
-    @property
-    def on(self) -> bool:
-        return self.min_s is not None
-
-    @classmethod
-    def parse(cls, text: str, parse_duration: Callable[[str], float]) -> BackoffSpec:
-        """``off``, ``MIN`` (maximum = max(MIN, 5 s)) or ``MIN:MAX`` (durations such as ``100ms:5s``)."""
-        text = text.strip()
-        if text.lower() in ("off", "0", "none", "no"):
-            return cls(None, None)
-        lo, sep, hi = text.partition(":")
-        min_s = parse_duration(lo)
-        max_s = parse_duration(hi) if sep else max(min_s, DEFAULT_MAX_S)
-        return cls(min_s, max_s)
 
 
 def retry_after_s(value: str | None, now: Callable[[], float] = time.time) -> float | None:

@@ -5,7 +5,7 @@ One object per load-generating process (standalone or ``--worker``) implements i
 :func:`attach`, and each user takes it with :func:`context_of` when Locust creates the user
 (Locust gives users nothing but the environment). Everything a request reads is behind it:
 the sampler of the user's requests, the endpoint adapter, the deadline watchdog, the step key,
-headers and framing, and :meth:`LoadContext.finish`, which records and publishes the outcome.
+headers and framing, the error backoff (and :meth:`LoadContext.backed_off`, its accounting), and :meth:`LoadContext.finish`, which records and publishes the outcome.
 The web UI form can change the configuration between tests, so users read these per request.
 """
 
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from llmload.adapters.base import Adapter, Framing, RequestSpec
+    from llmload.config.backoff import BackoffSpec
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
     from llmload.workload.sampler import WorkloadSampler
@@ -43,9 +44,17 @@ class LoadContext(Protocol):
     def new_sampler(self) -> WorkloadSampler:
         """The request stream of the next user of this process (unique across workers)."""
 
+    @property
+    def error_backoff(self) -> BackoffSpec:
+        """``--error-backoff``: how long a closed-loop user waits after a failed request."""
+
     def headers_for(self, spec: RequestSpec) -> dict[str, str]: ...
 
-    def framing_for(self, content_type: str | None) -> Framing: ...
+    def framing_for(self, content_type: str | None) -> Framing | None:
+        """How the body is framed; None when ``content_type`` is no stream (the request fails as ``wrong_content_type``)."""
+
+    def backed_off(self, rec: RequestRecord, seconds: float) -> None:
+        """A user waited ``seconds`` after the failed request ``rec`` before its next one."""
 
     def finish(self, rec: RequestRecord) -> None:
         """A finished record (ok, error or interrupted): to llmload's listeners and Locust's statistics."""

@@ -12,6 +12,13 @@ process comes from its :class:`~llmload.users.context.LoadContext`.
 * a request that met a stale keep-alive connection before any response byte was sent
   again once on a fresh connection by :mod:`llmload.users.http`
   (``record.reconnects``); its TTFT and E2E still run from the first send;
+* after a failed request the user backs off (:mod:`llmload.users.backoff`,
+  ``--error-backoff``): it waits before its next request, longer after each error in a
+  row, at least what a 429/503's ``Retry-After`` asked for; a success resets the wait. The
+  time spent is reported to the context (:meth:`LoadContext.backed_off`), per class;
+* an error keeps the server's own message (:func:`llmload.users.error_body.error_message`:
+  ``error.message`` of a JSON body, or the body's text, 200 characters at most); a 200
+  whose content type is not a stream fails as ``wrong_content_type``;
 * the record goes to every listener of ``llmload_request`` (the recorder is one);
 * Locust's ``request`` event fires once with the E2E time (request_type ``E2E``, name =
   class; failures carry the error) and once with TTFT (request_type ``TTFT``) when a
@@ -22,11 +29,13 @@ Errors never escape the task: a failed request is counted and the user carries o
 
 from __future__ import annotations
 
+import random
 import socket
 import time
-from time import perf_counter_ns
+from time import perf_counter, perf_counter_ns
 from typing import TYPE_CHECKING
 
+import gevent
 from gevent import GreenletExit
 from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust import constant, task
@@ -41,11 +50,14 @@ from llmload.errors import (
     StreamDisconnected,
     StreamError,
     StreamTruncated,
+    WrongContentType,
 )
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
+from llmload.users.backoff import RETRY_AFTER_STATUSES, Backoff, retry_after_s
 from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline
+from llmload.users.error_body import error_message
 from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 from llmload.users.stream import consume
 
@@ -56,7 +68,8 @@ if TYPE_CHECKING:
 __all__ = ["LLMUser"]
 
 _CONNECTION_ERRORS = (OSError, HTTPConnectionClosed, HTTPParseError, socket.timeout, ConnectionError)
-_ERROR_BODY_LIMIT = 200
+#: Bytes of an error body read for its message (the rest is dropped with the connection).
+_ERROR_BODY_READ = 4096
 
 
 class LLMUser(FastHttpUser):
@@ -82,9 +95,11 @@ class LLMUser(FastHttpUser):
         install_keepalive(self.client)
 
     _sampler: WorkloadSampler
+    _backoff: Backoff
 
     def on_start(self) -> None:
         self._sampler = self._context.new_sampler()
+        self._backoff = Backoff(self._context.error_backoff, random.Random())
 
     def _drop_connections(self) -> None:
         """Close this user's connections (only when its pool is its own, as by default)."""
@@ -97,8 +112,30 @@ class LLMUser(FastHttpUser):
 
         What to send and when lives here (the mix today; open-loop tickets, conversation
         turns and error backoff are decided at this level); :meth:`send` is one request.
+        Closed loop: after a failed request the user backs off before its next one
+        (an open-loop arrival is not delayed: its schedule decides when it is sent).
         """
-        self.send(self._sampler.next())
+        rec = self.send(self._sampler.next())
+        self._back_off(rec)
+
+    def _back_off(self, rec: RequestRecord) -> None:
+        """After ``rec``: reset the backoff on a success, sleep it after an error (reported to the context)."""
+        backoff = self._backoff
+        if rec.outcome == "ok":
+            backoff.after_success()
+            return
+        if rec.outcome != "error":
+            return
+        ctx = self._context
+        backoff.spec = ctx.error_backoff  # the web UI form may have changed it
+        delay = backoff.after_error(rec.retry_after_s)
+        if delay <= 0:
+            return
+        t0 = perf_counter()
+        try:
+            gevent.sleep(delay)
+        finally:  # also when the test stops during the wait: the time was spent
+            ctx.backed_off(rec, perf_counter() - t0)
 
     def send(self, sample: RequestSample) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request)."""
@@ -127,8 +164,11 @@ class LLMUser(FastHttpUser):
             rec.status = resp.status_code or 0
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
-            _raise_for_status(resp, reader)
-            framing = ctx.framing_for(resp.headers.get("content-type") if resp.headers else None)
+            _raise_for_status(resp, reader, rec)
+            content_type = resp.headers.get("content-type") if resp.headers else None
+            framing = ctx.framing_for(content_type)
+            if framing is None:
+                _raise_not_a_stream(resp, content_type, reader)
             state = StreamState()
             done = consume(framing, reader, adapter, state, rec, ctx.sse_parser)
             if not rec.end_ns:
@@ -184,23 +224,50 @@ class LLMUser(FastHttpUser):
         return rec
 
 
-def _raise_for_status(resp, reader: BodyReader | None) -> None:
+def _raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> None:
     error = getattr(resp, "error", None)
     status = resp.status_code or 0
     if status == 0 or reader is None:
         raise ConnectError(f"{type(error).__name__}: {error}" if error else "no response")
     if status >= 300:
-        raise HttpStatusError(status, f"HTTP {status}{_error_excerpt(reader)}")
+        if status in RETRY_AFTER_STATUSES:
+            rec.retry_after_s = retry_after_s(resp.headers.get("retry-after") if resp.headers else None)
+        content_type = resp.headers.get("content-type") if resp.headers else None
+        message = error_message(_body_start(resp, reader), content_type)
+        raise HttpStatusError(status, message or f"HTTP {status} (no message in the body)")
 
 
-def _error_excerpt(reader: BodyReader) -> str:
-    """The start of an error body, for the failure message (the rest is dropped with the connection)."""
+def _raise_not_a_stream(resp, content_type: str | None, reader: BodyReader) -> None:
+    """A successful status whose body is not a stream (an HTML page, a JSON document)."""
+    said = error_message(_body_start(resp, reader), content_type)
+    status = resp.status_code
+    ct = (content_type or "").split(";", 1)[0].strip()
+    raise WrongContentType(
+        f"HTTP {status} with Content-Type {ct}, expected text/event-stream: wrong --host or --endpoint-path?"
+        + (f" (the body says: {said})" if said else "")
+    )
+
+
+def _body_start(resp, reader: BodyReader) -> bytes:
+    """The start of a body that will not be streamed (the rest is dropped with the connection).
+
+    Locust has already read the whole body of an error status (``resp.content``, cached):
+    then that; else what arrives, up to :data:`_ERROR_BODY_READ` bytes.
+    """
+    body = b""
     try:
-        body = reader.read_some()
-    except Exception:
-        return ""
-    text = body[:_ERROR_BODY_LIMIT].decode("utf-8", "replace").strip().replace("\n", " ")
-    return f": {text}" if text else ""
+        if reader.complete:
+            return (resp.content or b"")[:_ERROR_BODY_READ]
+        while len(body) < _ERROR_BODY_READ:
+            part = reader.read_some()
+            if not part:
+                break
+            body += part
+            if reader.complete:
+                break
+    except Exception:  # a body cut short: its start is all there is
+        pass
+    return body[:_ERROR_BODY_READ]
 
 
 def _drain(reader: BodyReader) -> None:

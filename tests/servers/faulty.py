@@ -13,7 +13,11 @@ mode                       on the wire
 ========================== ==================================================================
 ``ok``                     role chunk, N content chunks of one token, a separate finish chunk
                            (``finish_reason: "length"``), usage chunk, ``[DONE]``
-``http:<code>``            that HTTP status with ``{"error": {"message", "type", "code"}}``
+``http:<code>``            that HTTP status with ``{"error": {"message", "type", "code"}}``, the
+                           message ``faulty: HTTP <code>``
+``retry_after:<code>:<s>`` ``http:<code>`` with ``Retry-After: <s>``
+``context_length``         400 with vLLM's message for a prompt over the context window
+``html``                   200 ``text/html`` page (a web server, not an LLM endpoint)
 ``close_before_headers``   reads the request, closes the connection without answering
 ``reset_midstream:<k>``    role + k content chunks, then a TCP RST (SO_LINGER 0), no last chunk
 ``close_midstream:<k>``    role + k content chunks, then the socket is closed (FIN) without the
@@ -77,13 +81,17 @@ __all__ = ["MODES", "FaultyServer", "start_faulty_server"]
 MODES = (
     "ok", "http", "close_before_headers", "slow_headers", "reset_midstream", "slow_first", "stall_after", "slow_total",
     "malformed_after", "short", "short_with_finish", "empty", "error_event", "no_done", "multi_token",
-    "close_midstream", "keepalive",
+    "close_midstream", "keepalive", "retry_after", "context_length", "html",
 )  # fmt: skip
 _PARAMS = {"http": 1, "slow_headers": 1, "reset_midstream": 1, "slow_first": 1, "stall_after": 2, "slow_total": 1,
            "malformed_after": 1, "short": 1, "short_with_finish": 1, "error_event": 1, "multi_token": 1,
-           "close_midstream": 1, "keepalive": 3}  # fmt: skip
+           "close_midstream": 1, "keepalive": 3, "retry_after": 2}  # fmt: skip
 _TOKEN = " tok"
 _ITL = 0.002
+_CONTEXT = ("This model's maximum context length is 32768 tokens. However, you requested 100050 tokens "
+            "(100000 in the messages, 50 in the completion). Please reduce the length of the messages or completion.")
+_HTML = (b"<!DOCTYPE html><html><head><title>Welcome to nginx!</title><style>body{width:35em}</style></head>"
+         b"<body><h1>Welcome to nginx!</h1><p>If you see this page, the web server works.</p></body></html>")
 _OOM = b'{"error": {"message": "CUDA out of memory", "type": "InternalServerError", "code": 500}}'
 
 
@@ -223,9 +231,17 @@ class FaultyServer:
             writer.write(http11.json_response(400, http11.error_body(400, str(e))))
             return True
         self.requests.append(body.get("model", ""))
-        if mode == "http":
+        if mode in ("http", "retry_after"):
             status = params[0]
-            writer.write(http11.json_response(status, http11.error_body(status, f"faulty: HTTP {status}")))
+            body = orjson.dumps(http11.error_body(status, f"faulty: HTTP {status}"))
+            extra = {"retry-after": str(params[1])} if mode == "retry_after" else None
+            writer.write(http11.head(status, "application/json", length=len(body), extra=extra) + body)
+            return True
+        if mode == "context_length":
+            writer.write(http11.json_response(400, http11.error_body(400, _CONTEXT, "BadRequestError")))
+            return True
+        if mode == "html":
+            writer.write(http11.head(200, "text/html; charset=utf-8", length=len(_HTML)) + _HTML)
             return True
         if mode == "close_before_headers":
             return False

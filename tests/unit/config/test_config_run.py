@@ -113,3 +113,24 @@ def test_bad_slo_flags_give_one_line_errors(kw, message):
     with pytest.raises(ConfigError, match=message) as e:
         RunConfig.from_values(opts(**kw))
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "bounds"),
+    [("100ms:5s", (0.1, 5.0)), ("250ms", (0.25, 5.0)), ("10s", (10.0, 10.0)), ("off", (None, None)), ("", (None, None))],
+)
+def test_error_backoff_flag(text, bounds):
+    c = RunConfig.from_values(opts(error_backoff=text))
+    assert (c.error_backoff.min_s, c.error_backoff.max_s) == bounds
+
+
+def test_error_backoff_is_on_by_default():
+    c = RunConfig.from_values(opts())
+    assert (c.error_backoff.min_s, c.error_backoff.max_s) == (0.1, 5.0)
+    assert c.public_dict()["error_backoff_s"] == [0.1, 5.0]
+
+
+@pytest.mark.parametrize("bad", ["abc", "5s:1s", "0:1s", "1s:", "-1s"])
+def test_bad_error_backoff_is_one_line_naming_the_flag(bad):
+    with pytest.raises(ConfigError, match=r"^--error-backoff [^\n]*(e\.g\.|such as) [^\n]*$"):
+        RunConfig.from_values(opts(error_backoff=bad))

@@ -187,3 +187,43 @@ def test_set_slos_none_turns_judging_off():
     rec.set_slos(None)
     rec.add(finished("short"))
     assert rec.snapshot().overall().counters["slo_missed_ttft_ms"] == 0
+
+
+def _failed(kind: str, message: str, step: int | None = None) -> RequestRecord:
+    r = RequestRecord("short", 10, 16)
+    r.outcome, r.error_kind, r.error_message, r.step = "error", kind, message, step
+    return r
+
+
+def test_one_example_per_error_kind_first_seen_wins_and_merges_over_the_wire():
+    a, b = Recorder(), Recorder()
+    a.add(_failed("http_400", "maximum context length is 32768 tokens"))
+    a.add(_failed("http_400", "another message"))
+    b.add(_failed("http_400", "from the second worker"))
+    b.add(_failed("connection", "ConnectionRefusedError: [Errno 111]"))
+    merged = MetricSet.from_wire(msgpack.unpackb(msgpack.packb(a.drain())))
+    merged.merge(MetricSet.from_wire(msgpack.unpackb(msgpack.packb(b.drain()))))
+    s = merged.overall()
+    assert s.errors_examples == {"http_400": "maximum context length is 32768 tokens",
+                                 "connection": "ConnectionRefusedError: [Errno 111]"}  # fmt: skip
+    assert s.errors_by_kind == {"http_400": 3, "connection": 1}
+    c = s.counters
+    assert c["requests"] == c["ok"] + c["errors"] + c["interrupted"] == 4
+
+
+def test_backoff_time_is_counted_per_class_and_step_even_after_the_error_was_drained():
+    r = Recorder()
+    rec = _failed("http_500", "boom", step=2)
+    r.add(rec)
+    first = MetricSet.from_wire(r.drain())
+    r.drain_steps()
+    r.add_backoff(rec, 0.25)
+    r.add_backoff(rec, 0.5)
+    later = MetricSet.from_wire(r.drain())  # only the waits: still shipped
+    steps = r.drain_steps()
+    assert later.classes["short"].counters["backoffs"] == 2
+    assert later.classes["short"].counters["backoff_ms"] == 750
+    assert later.classes["short"].counters["requests"] == 0
+    assert MetricSet.from_wire(steps["2"]).classes["short"].counters["backoff_ms"] == 750
+    first.merge(later)
+    assert first.overall().counters["backoff_ms"] == 750 and first.overall().counters["errors"] == 1

@@ -160,6 +160,27 @@ def test_http_status_with_json_error(client, code):
     assert client.post("ok").status == 200  # connection kept alive
 
 
+def test_retry_after_sends_the_header_with_the_status(client):
+    r = client.post("retry_after:429:2")
+    assert r.status == 429
+    assert r.headers["retry-after"] == "2"
+    assert json.loads(r.body)["error"]["message"] == "faulty: HTTP 429"
+
+
+def test_context_length_is_a_400_with_the_servers_message(client):
+    r = client.post("context_length")
+    assert r.status == 400
+    assert "maximum context length is 32768 tokens" in json.loads(r.body)["error"]["message"]
+
+
+def test_html_is_a_200_web_page(client):
+    r = client.post("html")
+    assert r.status == 200
+    assert r.headers["content-type"].startswith("text/html")
+    assert b"<title>Welcome to nginx!</title>" in r.body
+    assert client.post("ok").status == 200
+
+
 def test_close_before_headers(client):
     r = client.post("close_before_headers")
     assert r.end == "eof"
