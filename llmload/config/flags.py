@@ -104,6 +104,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--error-backoff", "100ms:5s", "After a failed request a user waits before its next one: MIN doubling up "
          "to MAX (random in [d/2, d]), reset by a success; a 429/503's Retry-After is honoured (up to 60 s). "
          "off = send again at once. Default: %(default)s", metavar="off|MIN[:MAX]"),
+    Flag("--no-preflight", False, "Skip the network pre-flight checks before the load (a TCP connect to --host and "
+         "GET /v1/models: the API key accepted, the model listed); the other checks (flags, output paths, ports) "
+         "always run", action="store_true"),
     Flag("--api-key", "", "API key for the endpoint, sent the adapter's way (a bearer token; x-api-key for "
          "anthropic-messages). Default: $OPENAI_API_KEY ($ANTHROPIC_API_KEY for anthropic-messages). Never logged "
          "or written to summaries", secret=True, env="OPENAI_API_KEY"),

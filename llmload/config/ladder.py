@@ -46,6 +46,9 @@ class LadderConfig:
     def from_values(cls, values: Mapping[str, Any]) -> LadderConfig | None:
         """None without ``--ladder``."""
         text = values["ladder"] or ""
+        # The step durations are read whether or not --ladder is on: a typo is an error, never silently unused.
+        step_s = parse_duration(values["step_time"], "--step-time") or 0.0
+        warmup_s = parse_duration(values["step_warmup"], "--step-warmup") or 0.0
         if not text:
             return None
         baseline = parse_number(values["baseline_requests"], int, "--baseline-requests") or 0
@@ -53,8 +56,8 @@ class LadderConfig:
             raise ConfigError(f"--baseline-requests {baseline}: must be >= 0")
         return cls(
             levels=parse_levels(str(text)),
-            step_s=parse_duration(values["step_time"], "--step-time") or 0.0,
-            warmup_s=parse_duration(values["step_warmup"], "--step-warmup") or 0.0,
+            step_s=step_s,
+            warmup_s=warmup_s,
             stop_on_breach=bool(values["stop_on_breach"]),
             baseline_requests=baseline,
         )

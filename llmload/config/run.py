@@ -109,6 +109,8 @@ class RunConfig:
     slo: SLO | None = flag("slo").default or None  # --slo: every class's SLOs (a profile class's own win key by key)
     slo_attainment: float = flag("slo_attainment").default
     error_backoff: BackoffSpec = field(default_factory=BackoffSpec)  # the wait after a failed request
+    preflight: bool = True  # the network checks before the load (--no-preflight: off)
+    timeseries_json: str = ""  # --timeseries-json (an output path the pre-flight checks)
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -188,4 +190,6 @@ class RunConfig:
             slo=parse_slo_text(v["slo"]),
             slo_attainment=_slo_attainment(v["slo_attainment"]),
             error_backoff=_error_backoff(v["error_backoff"]),
+            preflight=not v["no_preflight"],
+            timeseries_json=str(v["timeseries_json"] or ""),
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llmload.config import RunConfig, read
 
@@ -51,6 +51,20 @@ class Options:
         if not config.api_key and self._own_api_key:
             config = replace(config, api_key=self._own_api_key)
         return config
+
+    def preflight_inputs(self) -> dict[str, Any]:
+        """Locust's own values the pre-flight checks: -u, -r, --html, and --web-port when the web UI will listen."""
+        opts = self._env.parsed_options
+        if opts is None:
+            return {}
+        web = not getattr(opts, "headless", True) and not self._worker  # bound after init (delayed start)
+        web_host = getattr(opts, "web_host", "") or ""
+        return {
+            "users": getattr(opts, "num_users", None),
+            "spawn_rate": getattr(opts, "spawn_rate", None),
+            "html_file": getattr(opts, "html_file", None),
+            "web_port": ("" if web_host == "*" else web_host, int(opts.web_port)) if web and getattr(opts, "web_port", None) else None,
+        }
 
     def forward(self, config: RunConfig) -> None:
         """What travels to the workers with the next spawn message: the seed, the model, the workload."""

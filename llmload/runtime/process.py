@@ -9,7 +9,9 @@ standalone     :class:`~llmload.runtime.load.LoadProcess` +     its own, folded 
 ``--master``   coordinator                                      merged from ``worker_report``
 =============  ===============================================  ===========================================
 
-The role is decided once, from the runner that exists at ``init``. The configuration comes
+The role is decided once, from the runner that exists at ``init``. At start-up the
+coordinator runs the pre-flight (:mod:`llmload.runtime.checks`: host, connect, outputs,
+ports, ranges): a problem is one error line and exit code 2 before any load. The configuration comes
 from :class:`~llmload.runtime.options.Options` at start-up and again at every test start
 (the web UI's form and a master's spawn message change the options); a bad value at a test
 start ends the test with one error line and exit code 2. :func:`llmload.plugin.install`
@@ -33,6 +35,8 @@ from llmload.config import RunConfig
 from llmload.discovery import discover_model
 from llmload.errors import ConfigError
 from llmload.ladder import StepTracker
+from llmload.preflight import check_output_file
+from llmload.runtime.checks import preflight
 from llmload.runtime.coordinator import LOCAL_ID, Coordinator
 from llmload.runtime.load import LoadProcess
 from llmload.runtime.options import Options
@@ -72,7 +76,7 @@ class Runtime:
         if self.role != "worker":
             self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock)
         self._pump: gevent.Greenlet | None = None
-        self.configure()
+        self.configure(startup=True)
 
     def _user_count(self) -> int:
         runner = self._env.runner
@@ -86,10 +90,19 @@ class Runtime:
         return getattr(self._env.runner, "worker_index", None) if self.role == "worker" else None
 
     # -- configuration -------------------------------------------------------------------
-    def configure(self) -> None:
-        """Read the options into a :class:`RunConfig`, forward what workers need, hand it to the roles."""
+    def configure(self, startup: bool = False) -> None:
+        """Read the options into a :class:`RunConfig`, forward what workers need, hand it to the roles.
+
+        At ``startup`` the coordinator runs the pre-flight first (:mod:`llmload.runtime.checks`);
+        a worker checks its own ``--records-jsonl``.
+        """
         config = self.options.config()
         host = self.options.host
+        if startup and self.coordinator is not None:
+            for warning in preflight(config, host, **self.options.preflight_inputs()):
+                log.warning("llmload: %s", warning)
+        elif startup:
+            check_output_file("--records-jsonl", config.records_jsonl)
         if config.model_auto and self.coordinator is not None and host:
             model = discover_model(host, api_headers_for(get_adapter_class(config.api), config.api_key))
             config = replace(config, adapter=replace(config.adapter, model=model), model_auto=False)

@@ -55,7 +55,7 @@ def test_bad_input_exits_before_any_request(listener, tmp_path, flags, message):
 def test_unreachable_server_without_model_is_a_clear_error(tmp_path):
     code, output, _ = run_cli(["--headless", "-u", "1", "-t", "3s", "--host", "http://127.0.0.1:9"], tmp_path)
     assert code == 2
-    assert "llmload: error: --model not given and http://127.0.0.1:9/v1/models could not be read" in output
+    assert "llmload: error: --host http://127.0.0.1:9: cannot connect to 127.0.0.1:9 (Connection refused)" in output
 
 
 def test_model_is_discovered_and_the_api_key_never_printed(sim, tmp_path):

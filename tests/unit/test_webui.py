@@ -46,7 +46,7 @@ def make_env(web_base_path=None, web_ui_first=True):
     parser = get_parser()
     if not any(a.dest == "api" for a in parser._actions):
         add_arguments(parser)
-    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m"])
+    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight"])
     env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
     env.create_local_runner()
     if web_ui_first:  # as locust.main does: the web UI exists when init fires

@@ -1,0 +1,88 @@
+"""The run's pre-flight: every check of :mod:`llmload.preflight` that applies, before any load.
+
+:func:`preflight` runs once at start-up (the ``init`` event: before Locust spawns a user and
+before the web UI listens) on the coordinator (standalone or ``--master``), and again for
+each web UI form (:mod:`llmload.web_form`), where the first problem is shown in the page.
+It raises :class:`~llmload.errors.ConfigError` with one line; the caller exits with code 2.
+
+======================  ==========================================================================
+what                    check
+======================  ==========================================================================
+``--host``              an http(s) URL with a host; a TCP connect; ``GET /v1/models`` does not
+                        refuse the key and lists ``--model`` (a warning) — the network checks run
+                        even with ``--model`` given, and ``--no-preflight`` skips them
+``-u`` / ``-r``         users >= 0, spawn rate > 0
+output paths            ``--summary-json``, ``--records-jsonl``, ``--timeseries-json``, Locust's
+                        ``--html``: the folder exists and is writable; ``--runs-dir``: it or its parent
+ports                   ``--web-port`` (web UI) free at start-up; the exporter's port is bound right
+                        after (a busy one is the same one-line error)
+durations               read by :class:`~llmload.config.RunConfig` whether or not their feature is on
+======================  ==========================================================================
+
+The master's port (``--master-bind-port``) is bound by Locust before ``init``: a busy one
+fails there, in Locust's words.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from llmload.adapters import api_headers_for, get_adapter_class
+from llmload.config import RunConfig
+from llmload.errors import ConfigError
+from llmload.preflight import (
+    check_host,
+    check_models,
+    check_output_dir,
+    check_output_file,
+    check_port_free,
+    check_range,
+    check_reachable,
+)
+
+__all__ = ["auth_headers", "check_load_shape", "preflight"]
+
+log = logging.getLogger("llmload")
+
+
+def auth_headers(config: RunConfig) -> dict[str, str]:
+    """The headers that authenticate a request to the target, the adapter's way (what users send; secret)."""
+    return api_headers_for(get_adapter_class(config.api), config.api_key)
+
+
+def check_load_shape(users: Any, spawn_rate: Any) -> None:
+    """``-u`` >= 0 and ``-r`` > 0 (None: not given)."""
+    check_range("-u/--users", users, 0, hint="the number of concurrent users, e.g. -u 10")
+    if spawn_rate is not None and not spawn_rate > 0:
+        raise ConfigError(f"-r/--spawn-rate {spawn_rate:g}: must be > 0 (users started per second), e.g. -r 10")
+
+
+def preflight(
+    config: RunConfig,
+    host: str | None,
+    *,
+    users: Any = None,
+    spawn_rate: Any = None,
+    html_file: str | None = None,
+    web_port: tuple[str, int] | None = None,
+) -> list[str]:
+    """Run the checks (module docstring); ConfigError on the first problem, else the warnings (one line each)."""
+    check_load_shape(users, spawn_rate)
+    check_output_file("--summary-json", config.summary_json)
+    check_output_file("--records-jsonl", config.records_jsonl)
+    check_output_file("--timeseries-json", config.timeseries_json)
+    check_output_file("--html", html_file)
+    check_output_dir("--runs-dir", config.runs_dir)
+    if web_port is not None:
+        check_port_free("--web-port", *web_port)
+    warnings: list[str] = []
+    if host:
+        check_host(host)
+        if config.preflight:
+            check_reachable(host)
+            if not config.model_auto:  # without --model, discovery reads /v1/models anyway
+                warning = check_models(host, config.adapter.model, auth_headers(config))
+                if warning:
+                    warnings.append(warning)
+    return warnings
