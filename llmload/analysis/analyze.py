@@ -19,6 +19,7 @@ from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.diagnose import diagnose
 from llmload.analysis.findings import build_context
 from llmload.analysis.slo import judge_slo
+from llmload.analysis.guards import guard
 from llmload.analysis.steps import step_views
 from llmload.analysis.verdict import judge_steps, no_verdict
 from llmload.results.judgement import Judgement
@@ -41,7 +42,7 @@ def analyze(result: RunResult, degradation: float = 0.5) -> Judgement:
         if baseline is None:
             verdict = no_verdict(problem or "no_baseline", note, degradation, top)
         else:
-            verdict = judge_steps(views, baseline, degradation)
+            verdict = guard(judge_steps(views, baseline, degradation), views, baseline)
             if note:
                 verdict = replace(verdict, baseline_note=note)
     slo = judge_slo(result)

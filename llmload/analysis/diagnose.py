@@ -14,7 +14,9 @@ Ranking (highest first)::
           + 1                       it fired at the breach step itself
 
 ties broken by the order of the rule table (more specific rules first).
-``load_generator_saturated`` always comes first (it invalidates the rest) and
+``target_unreachable`` (nearly every request failed) always comes first, and then no
+``load_generator_saturated``: a client that ran hot sending failures says nothing about
+the server. Otherwise ``load_generator_saturated`` comes first (it invalidates the rest) and
 ``not_enough_signals`` last (it is not a bottleneck).
 """
 
@@ -26,6 +28,7 @@ from llmload.analysis.rules import RULES
 __all__ = ["NOT_ENOUGH_SIGNALS", "diagnose", "rank"]
 
 NOT_ENOUGH_SIGNALS = "not_enough_signals"
+TARGET_UNREACHABLE = "target_unreachable"
 _CONFIDENCE_SCORE = {"high": 30, "medium": 20, "low": 10}
 _SOURCE_TEXT = {
     "server": "no engine metrics in the steady windows (--engine-metrics not given, or the endpoint did not answer)",
@@ -34,6 +37,8 @@ _SOURCE_TEXT = {
 
 
 def _score(f: Finding, ctx: Context) -> int:
+    if f.id == TARGET_UNREACHABLE:
+        return 2000
     if f.id == "load_generator_saturated":
         return 1000
     if f.id == NOT_ENOUGH_SIGNALS:
@@ -91,6 +96,8 @@ def diagnose(ctx: Context) -> list[Finding]:
         wanted = sorted(r.wants - available)  # type: ignore[attr-defined]
         if wanted:
             reduced[rid] = wanted
+    if any(f.id == TARGET_UNREACHABLE for f in findings):
+        findings = [f for f in findings if f.id != "load_generator_saturated"]
     if missing:
         findings.append(_not_enough(missing, skipped, reduced))
     return rank(findings, ctx)

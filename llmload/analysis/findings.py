@@ -20,7 +20,7 @@ from typing import Any
 
 from llmload.analysis.steps import StepView
 from llmload.results.judgement import Breach, Finding, Verdict
-from llmload.results.model import RunResult
+from llmload.results.model import RunResult, Stats
 
 __all__ = ["CONFIDENCES", "Context", "Finding", "Rule", "build_context", "rule"]
 
@@ -40,6 +40,8 @@ class Context:
     breach: Breach | None = None
     client: dict[str, Any] = field(default_factory=dict)
     coarse_bandwidth: bool = False
+    run: Stats | None = None  # the whole run's figures (error kinds and examples)
+    host: str | None = None  # the target, as the run recorded it
 
     @property
     def has_server(self) -> bool:
@@ -116,4 +118,6 @@ def build_context(
         breach=verdict.breach if verdict is not None else None,
         client=client,
         coarse_bandwidth=coarse,
+        run=result.overall,
+        host=str(result.config.get("host") or "") or None,
     )

@@ -9,6 +9,7 @@ people; keep the two in step. The order breaks ties in the ranking (:mod:`.diagn
 from __future__ import annotations
 
 from llmload.analysis.findings import Rule
+from llmload.analysis.rules_target import target_unreachable
 from llmload.analysis.rules_memory import decode_bandwidth, kv_capacity, kv_fragmentation, prefill_interference
 from llmload.analysis.rules_queue import (
     admission_cap,
@@ -22,6 +23,7 @@ from llmload.analysis.rules_queue import (
 __all__ = ["RULES", "rule_ids"]
 
 RULES: tuple[Rule, ...] = (
+    target_unreachable,
     load_generator_saturated,
     admission_cap,
     kv_capacity,

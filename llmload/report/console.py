@@ -122,6 +122,10 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     _render_phases(o.phases, out)
     _render_grades(result, out)
     _render_goodput(result, out)
+    j = result.judgement
+    if j is not None and j.findings and j.findings[0].id == "target_unreachable" and not result.steps:
+        f = j.findings[0]
+        out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
     _render_ladder(result, out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
@@ -234,7 +238,13 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     if j is None:
         return
     v = j.verdict
-    if v.status in ("ok", "breach"):
+    if v.status == "inconclusive":
+        judged = (v.inconclusive or {}).get("judged_status")
+        out.write(f"verdict: INCONCLUSIVE — {v.note.removeprefix('inconclusive: ')}\n")
+        if v.safe_users is not None or judged == "breach":
+            out.write(f"  (as measured, not to rely on: safe concurrency {v.safe_users} users, "
+                      f"recommended gateway limit {v.recommended_limit})\n")  # fmt: skip
+    elif v.status in ("ok", "breach"):
         line = f"verdict: safe concurrency {v.safe_users} users"
         b = v.breach
         if b is not None:

@@ -8,7 +8,8 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "run": {"name", "started_at", "duration_s", "users_max", "host", "api", "model",
              "profile", "classes_mix", "seed", "ladder", "degradation", "workers", "summary_schema",
              "gpus", "tok_s_per_gpu"},                 # GPUs seen by the GPU metrics (null: unknown)
-     "warnings": [str], "errors_by_kind": {kind: n},
+     "warnings": [str], "errors_by_kind": {kind: n}, "errors_examples": {kind: message},
+     "error_backoff": {"waits", "seconds"},
      "baseline": ..., "verdict": ...,           # as in the summary (null without a ladder)
      "steps": [STEP],                           # [] without a ladder
      "overall": ROW, "classes": [ROW + {"weight", "share", "safe_users", "breach"}],
@@ -271,6 +272,8 @@ def build_report(run: Run) -> dict[str, Any]:
         "run": _run_meta(run.name, result, run.config),
         "warnings": list(result.warnings),
         "errors_by_kind": dict(result.errors_by_kind),
+        "errors_examples": dict(result.errors_examples),
+        "error_backoff": {"waits": result.overall.backoffs, "seconds": round(result.overall.backoff_s, 3)},
         "baseline": baseline_dict(result, j) if j is not None else None,
         "verdict": j.verdict.to_dict() if j is not None else None,
         "steps": _steps(result, points),

@@ -30,7 +30,8 @@ def _card(key: str, value: str, detail: str = "") -> str:
     return f'<div class="card"><div class="k">{_e(key)}</div><div class="v">{_e(value)}</div>{d}</div>'
 
 
-_NO_VERDICT = {"no_baseline": "No baseline", "insufficient_data": "Not enough data", "no_ladder": "No ladder"}
+_NO_VERDICT = {"no_baseline": "No baseline", "insufficient_data": "Not enough data", "no_ladder": "No ladder",
+               "inconclusive": "Inconclusive: too little evidence for a safe-concurrency verdict"}
 
 
 def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
@@ -78,6 +79,9 @@ def _verdict(r: dict[str, Any]) -> str:
     if not r.get("steps"):
         head = f"Plain run: {fmt.users(run.get('users_max'))} for {fmt.num(run.get('duration_s'))} s"
         sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
+        top = (r.get("findings") or [{}])[0]
+        if top.get("id") == "target_unreachable":
+            head, sub = top.get("title") or head, "; ".join(top.get("evidence_text") or []) or sub
         return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
     head, sub, cls = _headline(v)
     notes = []
@@ -266,6 +270,9 @@ def _details(r: dict[str, Any]) -> str:
             if r.get("buffered_token_jumps")
             else None
         ),
+        "error examples": " | ".join(f"{k}: {m}" for k, m in (r.get("errors_examples") or {}).items()) or None,
+        "error backoff": (f"{fmt.num(b.get('seconds'))} s in {b.get('waits')} waits (--error-backoff)"
+                          if (b := r.get("error_backoff") or {}).get("waits") else None),
         "summary schema": run.get("summary_schema"),
     }
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items.items() if v not in (None, ""))

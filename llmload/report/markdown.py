@@ -42,6 +42,9 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
         )
         if (v or {}).get("slo"):
             out.append(f"SLOs: {fmt.slo_sentence(v['slo'])}.")
+        top = (r.get("findings") or [{}])[0]
+        if top.get("id") == "target_unreachable":
+            out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
         out += ["", f"What was observed: {PLACEHOLDER}", ""]
         return out
     if v and v.get("status") == "breach":
@@ -49,6 +52,8 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
         out.append(f"- {fmt.breach_sentence(v.get('breach') or {})}")
     elif v and v.get("status") == "ok":
         out.append(f"- **No limit broken up to {fmt.users(v.get('top_users'))}** (the top step): safe concurrency is at least that.")
+    elif v and v.get("status") == "inconclusive":
+        out.append(f"- **Inconclusive** (too little evidence for a verdict): {v.get('note', '').removeprefix('inconclusive: ')}")
     elif v:
         why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
         out.append(f"- No verdict ({v.get('status')}): {why}.")

@@ -169,7 +169,8 @@ class SloVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The safe-concurrency verdict. Statuses: ok, breach, insufficient_data, no_baseline, no_ladder."""
+    """The safe-concurrency verdict. Statuses: ok, breach, inconclusive (ok or breach on too little evidence:
+    ``inconclusive`` says why), insufficient_data, no_baseline, no_ladder."""
 
     status: str
     note: str
@@ -187,6 +188,7 @@ class Verdict:
     per_class: Mapping[str, PassVerdict] = field(default_factory=dict)
     baseline_note: str | None = None
     slo: SloVerdict | None = None  # runs with SLOs only
+    inconclusive: Mapping[str, Any] | None = None  # {"judged_status", "reasons", "samples", "change"}
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -209,6 +211,8 @@ class Verdict:
             out["baseline_note"] = self.baseline_note
         if self.slo is not None:
             out["slo"] = self.slo.to_dict()
+        if self.inconclusive is not None:
+            out["inconclusive"] = dict(self.inconclusive)
         return out
 
     @classmethod
@@ -230,6 +234,7 @@ class Verdict:
             per_class={str(n): p for n, v in (d.get("per_class") or {}).items() if (p := PassVerdict.from_dict(v))},
             baseline_note=d.get("baseline_note"),
             slo=SloVerdict.from_dict(d.get("slo")),
+            inconclusive=d.get("inconclusive") if isinstance(d.get("inconclusive"), Mapping) else None,
         )
 
 

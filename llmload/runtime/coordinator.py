@@ -29,6 +29,7 @@ import orjson
 from llmload.analysis import analyze
 from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
+from llmload.config.values import public_url
 from llmload.exporter import ExportContext, Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
@@ -243,7 +244,7 @@ class Coordinator:
             windows=self.steps.windows,
             step_metrics=snap.steps,
             started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_wall)),
-            config=self.config.public_dict(),
+            config={**self.config.public_dict(), "host": public_url(self._env.host) if self._env.host else None},
             profile=self.profile.to_dict(),
             load=load_generator(snap, master=self.master, local_id=LOCAL_ID),
             collection=collection.summary_extra() if collection is not None else None,
