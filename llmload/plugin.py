@@ -13,7 +13,9 @@ and connects it:
 Locust seam                  what llmload does
 ===========================  ================================================================
 init_command_line_parser     adds the llmload flags (:data:`llmload.config.FLAGS`)
-init                         validates flags and profile (one error line, exit 2, no load sent),
+init_command_line_parser     (also: under --processes the master binds 127.0.0.1 unless told otherwise)
+init                         validates flags and profile, runs the pre-flight (one error line, exit 2,
+                             no load sent), puts --web-auth in front of the web UI,
                              binds the Prometheus exporter, creates the runtime as
                              ``environment.llmload``, hands the users their load context
                              (:mod:`llmload.users.context`) and the ladder shape its driver
@@ -24,7 +26,8 @@ worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
-web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``
+web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``,
+                             the start form checked before ``/swarm`` (:mod:`llmload.webform`)
 ===========================  ================================================================
 
 llmload's own event, declared here:
@@ -36,17 +39,21 @@ llmload's own event, declared here:
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 from locust.event import EventHook
 
 from llmload.config import add_arguments
+from llmload.config.flags import local_master_default
 from llmload.errors import ConfigError
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
 from llmload.users.context import attach
+from llmload.webauth import check_web_login, install_web_auth
+from llmload.webform import install_form_check
 from llmload.webui import install_web_ui
 
 __all__ = ["activate", "install"]
@@ -54,7 +61,12 @@ __all__ = ["activate", "install"]
 
 def activate(events: Any, **defaults: Any) -> None:
     """Call once from a locustfile: ``activate(locust.events)`` (optionally ``api=...``, ``profile=...``, ``ladder=...``)."""
-    events.init_command_line_parser.add_listener(lambda parser, **_: add_arguments(parser, defaults))
+
+    def add_flags(parser: Any, **_: Any) -> None:
+        add_arguments(parser, defaults)
+        local_master_default(parser, sys.argv[1:], os.environ)
+
+    events.init_command_line_parser.add_listener(add_flags)
     events.init.add_listener(lambda environment, **_: install(environment))
 
 
@@ -67,6 +79,12 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         runtime = runtime or Runtime(environment)
         if runtime.coordinator is not None:
             runtime.coordinator.start_exporter()  # binds now: a busy port exits here, before load
+        web_ui = getattr(environment, "web_ui", None)
+        if web_ui is not None:
+            check_web_login(web_ui, runtime.options.web_login)
+            credentials = runtime.options.web_auth()
+            if credentials is not None:
+                install_web_auth(web_ui, credentials)  # first: every route below is behind it
     except ConfigError as e:
         sys.stderr.write(f"llmload: error: {e}\n")
         sys.exit(2)
@@ -89,5 +107,6 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         if isinstance(environment.shape_class, LadderShape):
             environment.shape_class.attach(runtime.coordinator.driver)
         install_web_ui(environment, runtime.coordinator)  # the LLM tabs; nothing without a web UI
+        install_form_check(environment, runtime.options)  # the start form through the pre-flight; errors shown in the page
     runtime.start()
     return runtime

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "read"]
+__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "local_master_default", "read"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--exporter-linger", "0", "After the run ends, keep serving /metrics this long before exiting (e.g. 15s, "
          "at least your scrape interval) so that Prometheus scrapes the final counts. Default: 0 (exit at once)",
          web_ui=False),
+    # Who may reach the web UI (llmload.webauth).
+    Flag("--web-auth", "", "Require this user and password (HTTP basic auth) on every route of the web UI, "
+         "/metrics and /llmload/live included, e.g. --web-auth admin:s3cret (or $LLMLOAD_WEB_AUTH). Replaces "
+         "Locust's removed --web-auth; its --web-login needs a login handler of your own", web_ui=False, secret=True,
+         metavar="USER:PASSWORD"),
     Flag("--no-exporter", False, "Turn the Prometheus exporter off: no listener and no /metrics route",
          action="store_true", web_ui=False),
     # Engine and GPU metrics polled during the run (llmload.collect): master or standalone only.
@@ -181,6 +186,8 @@ def add_arguments(parser: Any, overrides: Mapping[str, Any] | None = None) -> No
     )
     # Added to the parser itself, not to a group: only Locust's parser understands
     # include_in_web_ui / is_secret (argparse groups do not).
+    for name in _REPLACED:
+        _drop_flag(parser, name)
     for f in FLAGS:
         kw: dict[str, Any] = {"default": over.get(f.dest, f.default), "env_var": f.env_var, "help": f.help}
         if f.action:
@@ -196,6 +203,36 @@ def add_arguments(parser: Any, overrides: Mapping[str, Any] | None = None) -> No
         if f.secret:
             kw["is_secret"] = True
         parser.add_argument(f.name, **kw)
+
+
+#: Locust flags that only say they were removed; llmload's table implements them again.
+_REPLACED = ("--web-auth",)
+
+
+def _drop_flag(parser: Any, name: str) -> None:
+    """Remove Locust's ``name`` from ``parser`` (argparse has no public way: its private lists)."""
+    action = getattr(parser, "_option_string_actions", {}).get(name)
+    if action is None:
+        return
+    parser._remove_action(action)
+    for group in getattr(parser, "_action_groups", ()):
+        if action in group._group_actions:
+            group._group_actions.remove(action)
+    for option in action.option_strings:
+        parser._option_string_actions.pop(option, None)
+
+
+def local_master_default(parser: Any, argv: list[str], environ: Mapping[str, str]) -> bool:
+    """Under ``--processes`` every worker is local: the master's default bind address becomes 127.0.0.1.
+
+    Locust's default is ``*`` (every interface), and the API key travels to workers over it.
+    Only the default changes: ``--master-bind-host`` on the command line, in the environment or
+    in a config file still wins. Returns whether the default was changed.
+    """
+    if not (any(a == "--processes" or a.startswith("--processes=") for a in argv) or environ.get("LOCUST_PROCESSES")):
+        return False
+    parser.set_defaults(master_bind_host="127.0.0.1")
+    return True
 
 
 def read(namespace: Any) -> dict[str, Any]:

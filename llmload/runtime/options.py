@@ -18,14 +18,26 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from llmload.config import RunConfig, read
+from llmload.config import FLAGS, RunConfig, read
+from llmload.errors import ConfigError
+from llmload.webauth import parse_web_auth
 
 if TYPE_CHECKING:
     from locust.env import Environment
 
 __all__ = ["Options"]
+
+_FLAGS = {f.dest: f for f in FLAGS}
+
+
+def _number(flag: str, text: str, kind: type) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: must be {'a whole number' if kind is int else 'a number'}") from None
 
 
 class Options:
@@ -51,6 +63,44 @@ class Options:
         if not config.api_key and self._own_api_key:
             config = replace(config, api_key=self._own_api_key)
         return config
+
+    @property
+    def web_login(self) -> bool:
+        """Locust's ``--web-login``."""
+        return bool(getattr(self._env.parsed_options, "web_login", False))
+
+    def web_auth(self) -> tuple[str, str] | None:
+        """``--web-auth USER:PASSWORD`` (ConfigError when malformed)."""
+        return parse_web_auth(read(self._env.parsed_options)["web_auth"])
+
+    def form_values(self, form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(llmload's flag values, Locust's ``host``/``users``/``spawn_rate``) as the web UI's ``POST /swarm``
+        would set them from ``form`` (same field names, same conversions; a bad number is a ConfigError).
+        An empty API key field keeps this process's key."""
+        opts = self._env.parsed_options
+        values = read(opts)
+        current = vars(opts) if opts is not None else {}
+        locust: dict[str, Any] = {"host": form.get("host") or self.host}
+        if form.get("user_count", "") != "":
+            locust["users"] = _number("-u/--users", form["user_count"], int)
+        if form.get("spawn_rate", "") != "":
+            locust["spawn_rate"] = _number("-r/--spawn-rate", form["spawn_rate"], float)
+        for key, text in form.items():
+            if key == "profile":
+                values["profile"] = text or None
+            elif key in values and key in _FLAGS:
+                old = current.get(key, _FLAGS[key].default)
+                if isinstance(old, bool):
+                    values[key] = text == "true"
+                elif isinstance(old, (int, float)):
+                    values[key] = _number(_FLAGS[key].name, text, type(old))
+                elif isinstance(old, list):
+                    values[key] = text.split(",") if text else []
+                else:
+                    values[key] = text
+        if not values.get("api_key"):
+            values["api_key"] = self._own_api_key
+        return values, locust
 
     def preflight_inputs(self) -> dict[str, Any]:
         """Locust's own values the pre-flight checks: -u, -r, --html, and --web-port when the web UI will listen."""

@@ -8,7 +8,7 @@ import pytest
 from locust.argument_parser import get_parser
 
 from llmload.config import FLAGS, ExporterConfig, LadderConfig, RunConfig, add_arguments, read
-from llmload.config.flags import OVERRIDABLE, defaults
+from llmload.config.flags import OVERRIDABLE, defaults, local_master_default
 
 
 def parser(**overrides):
@@ -78,3 +78,37 @@ def test_run_config_holds_the_ladder_collect_and_exporter_parts():
     assert c.collect.engine_urls == ("http://e:8000/metrics",) and c.exporter.port == 0
     assert c.public_dict()["ladder"] == {"levels": [1, 4], "step_s": 60.0, "warmup_s": 5.0, "stop_on_breach": False,
                                          "baseline_requests": 0}  # fmt: skip
+
+
+def _locust_parser():
+    from locust.argument_parser import get_empty_argument_parser, setup_parser_arguments
+
+    p = get_empty_argument_parser()
+    setup_parser_arguments(p)
+    return p
+
+
+def test_web_auth_replaces_locusts_removed_flag_and_is_never_in_the_form():
+    p = _locust_parser()
+    add_arguments(p)
+    ns = p.parse_args(["--web-auth", "admin:pw"])
+    assert ns.web_auth == "admin:pw"
+    action = next(a for a in p._actions if a.dest == "web_auth")
+    assert getattr(action, "include_in_web_ui", True) is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "given", "expected"),
+    [
+        (["--processes", "4"], {}, [], "127.0.0.1"),
+        (["--processes=4"], {}, [], "127.0.0.1"),
+        ([], {"LOCUST_PROCESSES": "2"}, [], "127.0.0.1"),
+        (["--processes", "4"], {}, ["--master-bind-host", "0.0.0.0"], "0.0.0.0"),
+        ([], {}, [], "*"),
+    ],
+)
+def test_master_binds_locally_only_under_processes_unless_chosen(argv, env, given, expected):
+    p = _locust_parser()
+    add_arguments(p)
+    local_master_default(p, argv, env)
+    assert p.parse_args(given).master_bind_host == expected

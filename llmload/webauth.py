@@ -1,0 +1,62 @@
+"""``--web-auth user:password``: HTTP basic auth in front of every route of the web UI.
+
+Locust's web UI listens on ``*:8089`` with no authentication; its ``--web-login`` needs a
+login handler written in the locustfile (without one every page fails with "no secret key
+was set"), and its old ``--web-auth`` only says it was removed. :func:`install_web_auth`
+adds one Flask ``before_request`` guard to the web UI's app: every route — the pages, the
+form's ``/swarm``, the statistics, ``/metrics`` and ``/llmload/live`` — answers 401 with
+``WWW-Authenticate: Basic`` unless the request carries the user and password (compared in
+constant time). The dedicated exporter port (``--exporter-port``) is a separate listener:
+keep it local with ``--exporter-host 127.0.0.1`` or turn it off with ``--exporter-port 0``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from llmload.errors import ConfigError
+
+__all__ = ["check_web_login", "install_web_auth", "parse_web_auth"]
+
+
+def parse_web_auth(text: str | None) -> tuple[str, str] | None:
+    """``user:password`` → (user, password); None when not given; ConfigError (without the password) when malformed."""
+    if not text:
+        return None
+    user, sep, password = text.partition(":")
+    if not sep or not user or not password:
+        raise ConfigError("--web-auth: expected USER:PASSWORD (both non-empty), e.g. --web-auth admin:s3cret")
+    return user, password
+
+
+def install_web_auth(web_ui: Any, credentials: tuple[str, str]) -> None:
+    """Require ``credentials`` (basic auth) on every request to ``web_ui``'s app."""
+    from flask import Response, request
+
+    user, password = credentials
+    want_user, want_password = user.encode(), password.encode()
+
+    def guard() -> Response | None:
+        auth = request.authorization
+        if auth is not None and auth.type == "basic":
+            got_user = (auth.username or "").encode()
+            got_password = (auth.password or "").encode()
+            ok_user = hmac.compare_digest(got_user, want_user)
+            if hmac.compare_digest(got_password, want_password) and ok_user:
+                return None
+        return Response("authentication required (--web-auth)\n", 401, {"WWW-Authenticate": 'Basic realm="llmload"'})
+
+    web_ui.app.before_request_funcs.setdefault(None, []).insert(0, guard)
+
+
+def check_web_login(web_ui: Any, web_login: bool) -> None:
+    """Locust's ``--web-login`` without a login handler breaks every page: say so before the UI starts."""
+    if not web_login or web_ui is None:
+        return
+    manager = getattr(web_ui, "_login_manager", None)
+    if web_ui.app.secret_key is None or getattr(manager, "_user_callback", None) is None:
+        raise ConfigError(
+            "--web-login needs a login handler in the locustfile (a secret key and a user loader, see Locust's "
+            "'Authentication' docs); for a password on the web UI use --web-auth USER:PASSWORD instead"
+        )

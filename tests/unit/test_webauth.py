@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import base64
+
+import pytest
+from flask import Flask
+
+from llmload.errors import ConfigError
+from llmload.webauth import check_web_login, install_web_auth, parse_web_auth
+
+
+class _UI:
+    def __init__(self) -> None:
+        self.app = Flask("t")
+        self.app.add_url_rule("/metrics", "m", lambda: "ok")
+        self.app.add_url_rule("/llmload/live", "l", lambda: "ok")
+
+
+def _h(user: str, pw: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()}
+
+
+def test_every_route_needs_the_credentials():
+    ui = _UI()
+    install_web_auth(ui, ("admin", "pw:with:colons"))
+    c = ui.app.test_client()
+    for path in ("/metrics", "/llmload/live", "/nope"):
+        r = c.get(path)
+        assert r.status_code == 401 and r.headers["WWW-Authenticate"] == 'Basic realm="llmload"'
+        assert c.get(path, headers=_h("admin", "wrong")).status_code == 401
+        assert c.get(path, headers=_h("root", "pw:with:colons")).status_code == 401
+    assert c.get("/metrics", headers=_h("admin", "pw:with:colons")).status_code == 200
+    assert c.get("/nope", headers=_h("admin", "pw:with:colons")).status_code == 404
+
+
+@pytest.mark.parametrize("bad", ["admin", ":pw", "admin:", "admin:"])
+def test_malformed_web_auth_is_one_line_without_the_password(bad):
+    with pytest.raises(ConfigError, match=r"^--web-auth: expected USER:PASSWORD") as e:
+        parse_web_auth(bad)
+    assert "\n" not in str(e.value)
+    assert parse_web_auth("") is None and parse_web_auth("a:b") == ("a", "b")
+
+
+def test_web_login_without_a_handler_is_refused():
+    ui = _UI()
+    with pytest.raises(ConfigError, match="--web-login needs a login handler"):
+        check_web_login(ui, True)
+    check_web_login(ui, False)
