@@ -216,6 +216,9 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     summary = _read_json(summary_path)
     if not isinstance(summary, dict) or "overall" not in summary:
         raise RunDirError(f"{summary_path}: not an llmload summary (no 'overall' key)")
+    schema = summary.get("schema")
+    if schema is not None and not (isinstance(schema, str) and schema.startswith("llmload.summary/")):
+        raise RunDirError(f"{summary_path}: not an llmload summary (schema {schema!r}, expected llmload.summary/2)")
     try:
         result = from_summary(summary)
     except SummaryError as e:

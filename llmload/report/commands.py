@@ -104,6 +104,9 @@ def report_main(argv: list[str]) -> int:
     except OSError as e:
         sys.stderr.write(f"llmload report: error: cannot write the report: {e}\n")
         return 1
+    except (AttributeError, KeyError, TypeError, ValueError) as e:  # a value of the wrong type the loader let through
+        sys.stderr.write(f"llmload report: error: {ns.run}: not a readable llmload summary ({type(e).__name__}: {e})\n")
+        return 2
     for path in paths:
         sys.stdout.write(f"{path}\n")
     return 0
