@@ -34,6 +34,7 @@ llmload_buffered_token_jumps_total     counter  class, api, model (events carryi
 llmload_good_requests_total            counter  class, api, model (ok and met every SLO of its class;
                                                 only in runs with SLOs: --slo, a class's slo)
 llmload_slo_attainment_target          gauge    — (--slo-attainment; only in runs with SLOs)
+llmload_error_backoff_seconds_total    counter  class, api, model (user-seconds waited after failed requests)
 llmload_in_flight_requests             gauge    class, api, model
 llmload_users                          gauge    —
 llmload_workers                        gauge    — (live workers; a standalone process is 1)
@@ -75,7 +76,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from llmload.errors import ERROR_KINDS
 from llmload.exporter.buckets import BUCKETS
 from llmload.metrics.aggregation import Snapshot
-from llmload.metrics.definitions import METRICS, PHASES
+from llmload.metrics.definitions import METRICS, PHASES, error_backoff_s
 from llmload.metrics.recorder import ClassStats
 
 __all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
@@ -204,6 +205,11 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         "Successful requests that met every SLO of their class (TTFT, TPOT, E2E limits): goodput",
         labels=_REQUEST_LABELS,
     )
+    backoff = CounterMetricFamily(
+        "llmload_error_backoff_seconds",
+        "User-seconds spent waiting after failed requests before the next one (--error-backoff)",
+        labels=_REQUEST_LABELS,
+    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
         c = s.counters
@@ -221,7 +227,8 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         hidden.add_metric(labels, c["hidden_reasoning"])
         jumps.add_metric(labels, c["buffered_token_jumps"])
         good.add_metric(labels, c["good"])
-    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps)
+        backoff.add_metric(labels, error_backoff_s(c["backoff_ms"]))
+    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps, backoff)
     if ctx.slo_target is not None:
         yield good
         yield GaugeMetricFamily(

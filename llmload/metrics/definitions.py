@@ -118,6 +118,7 @@ __all__ = [
     "prefill_s",
     "server_queue_s",
     "tail_parts",
+    "error_backoff_s",
     "e2e_s",
     "hidden_reasoning",
     "itl_s",
@@ -266,6 +267,15 @@ def attainment(good: int, ok: int, errors: int) -> float | None:
 def goodput_per_s(good: int, duration_s: float) -> float:
     """Goodput: good requests (or their output tokens) per second of test time (0 without time)."""
     return good / duration_s if duration_s > 0 else 0.0
+
+
+def error_backoff_s(backoff_ms: int) -> float:
+    """User-seconds spent in error backoff: the sum over users of every wait after a failed request (ms counter / 1000).
+
+    Not test time: 2 users waiting 3 s each is 6 s. Per user, ``error_backoff_s / users`` of
+    the test went to waiting instead of sending.
+    """
+    return backoff_ms / 1000.0
 
 
 def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:

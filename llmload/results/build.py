@@ -27,6 +27,7 @@ from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.definitions import (
     PHASES,
     attainment,
+    error_backoff_s,
     goodput_per_s,
     received_output_tokens,
     received_output_tokens_per_s,
@@ -148,7 +149,7 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
         goodput=goodput_of(s, span_s) if slos else None,
         errors_examples={k: s.errors_examples[k] for k in sorted(s.errors_examples)},
         backoffs=c["backoffs"],
-        backoff_s=c["backoff_ms"] / 1000.0,
+        backoff_s=error_backoff_s(c["backoff_ms"]),
     )
 
 
