@@ -211,8 +211,7 @@ class Verdict:
             out["baseline_note"] = self.baseline_note
         if self.slo is not None:
             out["slo"] = self.slo.to_dict()
-        if self.inconclusive is not None:
-            out["inconclusive"] = dict(self.inconclusive)
+        out["inconclusive"] = dict(self.inconclusive) if self.inconclusive is not None else None
         return out
 
     @classmethod

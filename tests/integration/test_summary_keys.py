@@ -28,11 +28,12 @@ from tests.integration.harness import ROOT, run_cli
 pytestmark = pytest.mark.integration
 
 FIXTURE = ROOT / "tests/fixtures/summary_keys.json"
-#: Keys whose children are data (names of error kinds, of signals, a finding's evidence), not schema fields,
-#: or a block that is null or not depending on the figures (a breach; its keys: tests/unit/analysis).
-DATA_KEYED = ("errors_by_kind", "evidence", "signals", "breach")
-#: The same, by full path: per-step signal statistics are keyed by signal name.
-DATA_KEYED_PATHS = ("steps[].server", "steps[].gpu")
+#: Keys whose children are data (names of error kinds, their examples, of signals, a finding's evidence), not
+#: schema fields, or a block that is null or not depending on the figures (a breach; its keys: tests/unit/analysis).
+DATA_KEYED = ("errors_by_kind", "errors_examples", "evidence", "signals", "breach")
+#: The same, by full path: per-step signal statistics are keyed by signal name; the verdict's
+#: ``inconclusive`` (null, or why) depends on how many requests each class got.
+DATA_KEYED_PATHS = ("steps[].server", "steps[].gpu", "verdict.inconclusive")
 SIM = ["--ttft-ms", "20", "--itl-ms", "2"]
 COMMON = ["--headless", "--only-summary", "--seed", "7", "--profile", "default", "--max-tokens-cap", "16",
           "--stop-timeout", "5"]  # fmt: skip

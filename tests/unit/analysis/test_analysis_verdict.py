@@ -150,7 +150,7 @@ def test_analyze_adds_derived_figures_to_every_step():
 
 
 VERDICT_KEYS = {"status", "note", "degradation", "limits", "safe_step", "safe_users", "top_users", "steps_judged", "breach",
-                "p99", "confidence", "recommended_limit", "recommended_note", "per_class"}  # fmt: skip
+                "p99", "confidence", "recommended_limit", "recommended_note", "per_class", "inconclusive"}  # fmt: skip
 
 
 def test_keys_match_docs_summary_schema():
