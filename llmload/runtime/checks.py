@@ -8,6 +8,7 @@ It raises :class:`~llmload.errors.ConfigError` with one line; the caller exits w
 ======================  ==========================================================================
 what                    check
 ======================  ==========================================================================
+the workload            the profile and its datasets load (first: a bad profile never connects)
 ``--host``              an http(s) URL with a host; a TCP connect; ``GET /v1/models`` does not
                         refuse the key and lists ``--model`` (a warning) — the network checks run
                         even with ``--model`` given, and ``--no-preflight`` skips them
@@ -31,6 +32,7 @@ from typing import Any
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig
 from llmload.errors import ConfigError
+from llmload.workload import WorkloadSampler, load_profile
 from llmload.preflight import (
     check_host,
     check_models,
@@ -68,6 +70,7 @@ def preflight(
     web_port: tuple[str, int] | None = None,
 ) -> list[str]:
     """Run the checks (module docstring); ConfigError on the first problem, else the warnings (one line each)."""
+    WorkloadSampler(load_profile(config.profile), seed=config.seed, user_index=0)  # reads datasets now
     check_load_shape(users, spawn_rate)
     check_output_file("--summary-json", config.summary_json)
     check_output_file("--records-jsonl", config.records_jsonl)
