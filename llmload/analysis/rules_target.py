@@ -30,8 +30,9 @@ def target_unreachable(ctx: Context) -> list[Finding]:
     target = ctx.host or "the target"
     kinds = dict(sorted(o.errors_by_kind.items(), key=lambda kv: -kv[1]))
     unreachable = set(kinds) <= set(_CONNECT)
-    title = (f"Target unreachable: no connection to {target}" if unreachable
-             else f"Every request fails against {target}")  # fmt: skip
+    title = "Target unreachable / every request fails: " + (
+        f"no connection to {target}" if unreachable else f"{target} answers {', '.join(list(kinds)[:3])}"
+    )
     text = [f"{o.errors} of {o.finished} finished requests failed ({o.ok} ok): "
             + ", ".join(f"{k} {n}" for k, n in kinds.items())]  # fmt: skip
     text += [f"{k}: {msg}" for k, msg in o.errors_examples.items() if msg][:4]
@@ -43,7 +44,7 @@ def target_unreachable(ctx: Context) -> list[Finding]:
                   "or requests the server rejects (e.g. prompts over its context length). No latency or capacity "
                   "figure of this run is meaningful.")  # fmt: skip
     return [Finding(
-        "target_unreachable", "target", title + " (target unreachable / every request fails)", "high",
+        "target_unreachable", "target", title, "high",
         evidence={"requests_failed": o.errors, "requests_finished": o.finished, "error_kinds": len(kinds)},
         evidence_text=text, change=change, explains=("errors", "ttft", "tpot"),
     )]  # fmt: skip

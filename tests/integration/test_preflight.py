@@ -116,4 +116,4 @@ def test_without_preflight_a_closed_port_backs_off_and_is_diagnosed(tmp_path, cl
     assert top["id"] == "target_unreachable", s["findings"]
     assert host in " ".join(top["evidence_text"]) or "127.0.0.1" in top["title"] + " ".join(top["evidence_text"])
     assert all(f["id"] != "load_generator_saturated" for f in s["findings"])
-    assert "target unreachable" in output
+    assert f"finding: Target unreachable / every request fails: no connection to {host}" in output
