@@ -9,7 +9,6 @@ people; keep the two in step. The order breaks ties in the ranking (:mod:`.diagn
 from __future__ import annotations
 
 from llmload.analysis.findings import Rule
-from llmload.analysis.rules_target import target_unreachable
 from llmload.analysis.rules_memory import decode_bandwidth, kv_capacity, kv_fragmentation, prefill_interference
 from llmload.analysis.rules_queue import (
     admission_cap,
@@ -19,6 +18,7 @@ from llmload.analysis.rules_queue import (
     load_generator_saturated,
     scheduler_starved,
 )
+from llmload.analysis.rules_target import target_unreachable
 
 __all__ = ["RULES", "rule_ids"]
 

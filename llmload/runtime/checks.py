@@ -32,7 +32,6 @@ from typing import Any
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig
 from llmload.errors import ConfigError
-from llmload.workload import WorkloadSampler, load_profile
 from llmload.preflight import (
     check_host,
     check_models,
@@ -42,6 +41,7 @@ from llmload.preflight import (
     check_range,
     check_reachable,
 )
+from llmload.workload import WorkloadSampler, load_profile
 
 __all__ = ["auth_headers", "check_load_shape", "preflight"]
 

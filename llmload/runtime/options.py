@@ -17,8 +17,8 @@ master's (usually empty) values overwrite its options at spawn.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from llmload.config import FLAGS, RunConfig, read
