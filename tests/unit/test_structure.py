@@ -153,9 +153,9 @@ def test_no_import_cycle_between_subpackages():
 
 #: docs/design.md's layers, top to bottom: a package imports its own layer or the layers below, never above.
 LAYERS = (
-    ("plugin", "cli", "__main__", "locustfile", "locustfile_ladder"),
+    ("plugin", "webform", "cli", "__main__", "locustfile", "locustfile_ladder"),
     ("runtime",),
-    ("users", "webui", "web", "exporter"),
+    ("users", "webui", "web", "webauth", "exporter"),
     ("ladder", "collect", "gpu", "report", "rundir", "discovery", "preflight"),
     ("analysis",),
     ("results",),

@@ -20,6 +20,7 @@ from locust.env import Environment
 
 from llmload.adapters.base import AdapterConfig, Framing, RequestSpec
 from llmload.adapters.openai_chat import OpenAIChatAdapter
+from llmload.config.backoff import BackoffSpec
 from llmload.errors import CLIENT_ERROR
 from llmload.metrics.record import RequestRecord
 from llmload.users import LLMUser
@@ -70,6 +71,8 @@ class Context:
         self.sse_parser = "fast"
         self.steady_step: int | None = 2
         self.finished: list[RequestRecord] = []
+        self.error_backoff = BackoffSpec(None, None)  # off unless a test turns it on
+        self.backoffs: list[tuple[RequestRecord, float]] = []
 
     def new_sampler(self) -> WorkloadSampler:
         return WorkloadSampler(load_profile("default"), seed=1, user_index=0, max_tokens_cap=3)
@@ -77,8 +80,11 @@ class Context:
     def headers_for(self, spec: RequestSpec) -> dict[str, str]:
         return {**spec.headers, "X-Test": "1"}
 
-    def framing_for(self, content_type: str | None) -> Framing:
-        return Framing.from_content_type(content_type, self.adapter.default_framing)
+    def framing_for(self, content_type: str | None) -> Framing | None:
+        return Framing.from_content_type(content_type, None) if content_type else self.adapter.default_framing
+
+    def backed_off(self, rec: RequestRecord, seconds: float) -> None:
+        self.backoffs.append((rec, seconds))
 
     def finish(self, rec: RequestRecord) -> None:
         self.finished.append(rec)
@@ -199,7 +205,7 @@ def test_ok_records_every_token_the_step_and_the_headers(rig):
     ("script", "kind", "message"),
     [
         ([b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 16\r\n\r\n{\"error\":\"boom\"}"], "http_500",
-         "HTTP 500"),  # the body is not kept yet (issue 16)
+         "boom"),  # the server's own message
         ([HEAD, token("a"), None], "stream_disconnected", "connection lost after 1 token"),
         ([HEAD, chunk(b"data: {not json\n\n"), DONE, END], "malformed_chunk", ""),
         ([HEAD, token("a"), event({"error": {"message": "overloaded"}}), END], "server_error", "overloaded"),
@@ -213,6 +219,44 @@ def test_each_server_fault_is_one_error_of_its_kind(rig, script, kind, message):
     rec = only(ctx)
     assert (rec.outcome, rec.error_kind) == ("error", kind)
     assert message in rec.error_message
+
+
+def test_an_error_body_gives_the_servers_message_and_a_429_its_retry_after(rig):
+    body = b'{"error": {"message": "maximum context length is 32768 tokens", "code": 429}}'
+    head = b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: 0\r\n"
+    _, ctx, user = rig([head + b"Content-Length: %d\r\n\r\n" % len(body) + body])
+    ctx.error_backoff = BackoffSpec(0.001, 0.002)
+    settle(run(user))
+    rec = only(ctx)
+    assert (rec.error_kind, rec.error_message, rec.retry_after_s) == ("http_429", "maximum context length is 32768 tokens", 0.0)
+    assert [(r, s > 0) for r, s in ctx.backoffs] == [(rec, True)]  # one wait after the error, reported
+    assert user._backoff.errors_in_a_row == 1
+
+
+def test_a_success_resets_the_backoff_and_waits_nothing(rig):
+    _, ctx, user = rig([HEAD, *THREE, DONE, END])
+    ctx.error_backoff = BackoffSpec(0.001, 0.002)
+    user._backoff.errors_in_a_row = 3
+    settle(run(user))
+    assert only(ctx).outcome == "ok" and ctx.backoffs == [] and user._backoff.errors_in_a_row == 0
+
+
+def test_backoff_off_waits_nothing_after_an_error(rig):
+    _, ctx, user = rig([b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"])
+    settle(run(user))
+    rec = only(ctx)
+    assert rec.error_kind == "http_500" and rec.error_message == "HTTP 500 (no message in the body)"
+    assert ctx.backoffs == []
+
+
+def test_a_web_page_on_a_200_is_wrong_content_type(rig):
+    page = b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"
+    _, ctx, user = rig([b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page) + page])
+    settle(run(user))
+    rec = only(ctx)
+    assert rec.error_kind == "wrong_content_type"
+    assert "Content-Type text/html, expected text/event-stream: wrong --host or --endpoint-path?" in rec.error_message
+    assert "Welcome to nginx!" in rec.error_message
 
 
 def test_no_server_is_a_connection_error(rig):
