@@ -98,7 +98,7 @@ def test_a_refused_port_is_a_connection_error(tiny_profile):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     host = f"http://127.0.0.1:{port}"
-    summary = run_inprocess(host, ["--model", "ok", "--profile", tiny_profile], users=2, seconds=1.0)
+    summary = run_inprocess(host, ["--model", "ok", "--profile", tiny_profile, "--no-preflight"], users=2, seconds=1.0)
     o = summary["overall"]
     assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"]
     assert o["errors"] >= 2 and summary["errors_by_kind"] == {"connection": o["errors"]}
