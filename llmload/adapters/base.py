@@ -18,7 +18,9 @@ Hot-path contract of :meth:`Adapter.feed` (called once per framed event):
   ``state.reasoning_chunks += 1`` for a reasoning event, and for an answer or tool-call
   event ``if state.first_output_chunk < 0: state.first_output_chunk = state.reasoning_chunks``
   (the index, among content events, of the first output event). Nothing else per event;
-  adapters without a reasoning channel do neither (every content event is output).
+  adapters without a reasoning channel do neither (every content event is output);
+* appends the event's answer text to ``state.text_parts`` when that is a list (the
+  caller asked for the reply: one ``is not None`` test per event otherwise).
 
 Optional class attributes: ``api_key_env`` (the environment variable holding the key,
 default ``OPENAI_API_KEY``) and ``api_headers(api_key)`` (a classmethod returning the
@@ -120,6 +122,12 @@ class StreamState:
     ``server_timing``/``server_queue_ms``/``server_prefill_ms``/``server_decode_ms``: the
     server's own per-request timing from its last chunk, when it sends one
     (:mod:`llmload.adapters.server_timing`); ``None`` otherwise.
+    ``usage_cached_tokens``: the prompt tokens served from the server's prefix cache
+    (``prompt_tokens_details.cached_tokens``, Responses ``input_tokens_details.cached_tokens``,
+    Anthropic ``cache_read_input_tokens``). ``text_parts`` is ``None`` unless the caller
+    wants the answer text (a conversation's next turn re-sends it): then a list, and
+    adapters append each event's answer text to it (nothing joined per event; the caller
+    joins once, :meth:`reply_text`).
     """
 
     __slots__ = (
@@ -132,6 +140,8 @@ class StreamState:
         "server_queue_ms",
         "server_timing",
         "text_chars",
+        "text_parts",
+        "usage_cached_tokens",
         "usage_completion_tokens",
         "usage_counted",
         "usage_prompt_tokens",
@@ -152,6 +162,16 @@ class StreamState:
         self.server_queue_ms: float | None = None
         self.server_prefill_ms: float | None = None
         self.server_decode_ms: float | None = None
+        self.usage_cached_tokens: int | None = None
+        self.text_parts: list[str | bytes] | None = None
+
+    def reply_text(self) -> str:
+        """The answer text kept in :attr:`text_parts`, joined (raw reads are bytes: decoded once, together)."""
+        parts = self.text_parts or ()
+        try:
+            return "".join(parts)  # type: ignore[arg-type]
+        except TypeError:  # raw-text reads are kept as bytes: a read may split a UTF-8 character
+            return b"".join(p if type(p) is bytes else p.encode() for p in parts).decode("utf-8", "replace")  # type: ignore[union-attr]
 
 
 class Adapter(Protocol):

@@ -1,6 +1,8 @@
 """The OpenAI chat-completions adapter (``openai-chat``, ``POST /v1/chat/completions``).
 
 Sends ``messages`` (the sample's conversation, else one user message with its prompt).
+The answer text (``content``) is kept when asked (``state.text_parts``): a conversation
+re-sends it as the assistant's turn; reasoning, refusals and tool calls are not kept.
 A chunk's generated output is ``choices[0].delta``: ``content`` (a string, or a list of
 typed parts whose ``text`` parts are counted), and also ``reasoning_content`` /
 ``reasoning`` (reasoning models on vLLM, SGLang, llama.cpp, OpenRouter), ``refusal``
@@ -47,6 +49,8 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
             state.text_chars += len(text) if type(text) is str else _parts_chars(text)
             if state.first_output_chunk < 0:
                 state.first_output_chunk = state.reasoning_chunks
+            if state.text_parts is not None:
+                state.text_parts.append(text if type(text) is str else _parts_text(text))
             return 1
         return _other_output(state, delta)
 
@@ -56,6 +60,11 @@ def _parts_chars(parts: list[dict[str, Any]]) -> int:
     if type(parts) is not list:
         raise TypeError("content is neither a string nor a list of parts")
     return sum(len(p["text"]) for p in parts if type(p) is dict and type(p.get("text")) is str)
+
+
+def _parts_text(parts: list[dict[str, Any]]) -> str:
+    """The ``text`` parts of content sent as a list of typed parts, joined."""
+    return "".join(p["text"] for p in parts if type(p) is dict and type(p.get("text")) is str)
 
 
 def _other_output(state: StreamState, delta: dict[str, Any]) -> int:

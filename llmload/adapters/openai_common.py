@@ -18,8 +18,8 @@ serve, Ollama and OpenAI itself):
   chunk: a jump of k tokens is k tokens at that one stamp, never k events.
 * Role-only, empty-content, finish-only and usage-only chunks (``choices: []``) return 0.
 * ``usage`` is recorded wherever it appears (finish chunk or a separate chunk), with
-  ``completion_tokens_details.reasoning_tokens`` when given; ``finish_reason`` is
-  recorded from ``choices[0]``.
+  ``completion_tokens_details.reasoning_tokens`` and ``prompt_tokens_details.cached_tokens``
+  when given; ``finish_reason`` is recorded from ``choices[0]``.
 * Per-request server timing (vLLM ``metrics``, llama.cpp ``timings``) is read from the
   usage chunk and the finish chunk only (:mod:`llmload.adapters.server_timing`).
 * Only ``choices[0]`` is read: llmload always asks for ``n = 1``.
@@ -51,7 +51,11 @@ _DONE_SENTINEL = b"[DONE]"
 
 
 def record_usage(state: StreamState, usage: dict[str, Any]) -> None:
-    """Store an OpenAI ``usage`` object's prompt and completion token counts on ``state``."""
+    """Store an OpenAI ``usage`` object's prompt, completion and cached prompt token counts on ``state``.
+
+    Cached: ``prompt_tokens_details.cached_tokens`` (vLLM with prefix caching, llama.cpp,
+    SGLang, OpenAI).
+    """
     prompt = usage.get("prompt_tokens")
     if prompt is not None:
         state.usage_prompt_tokens = int(prompt)
@@ -63,6 +67,11 @@ def record_usage(state: StreamState, usage: dict[str, Any]) -> None:
         reasoning = details.get("reasoning_tokens")
         if reasoning is not None:
             state.usage_reasoning_tokens = int(reasoning)
+    prompt_details = usage.get("prompt_tokens_details")
+    if prompt_details:
+        cached = prompt_details.get("cached_tokens")
+        if cached is not None:
+            state.usage_cached_tokens = int(cached)
 
 
 class OpenAIStreamAdapter:

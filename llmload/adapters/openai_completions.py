@@ -32,5 +32,7 @@ class OpenAICompletionsAdapter(OpenAIStreamAdapter):
             if type(text) is not str:
                 raise TypeError("text is not a string")
             state.text_chars += len(text)
+            if state.text_parts is not None:
+                state.text_parts.append(text)
             return 1
         return 0

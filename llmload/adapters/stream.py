@@ -86,6 +86,8 @@ class StreamAdapter:
                 state.finish_reason = "done"
             return DONE
         state.text_chars += count_chars(data)
+        if state.text_parts is not None:
+            state.text_parts.append(bytes(data))  # a raw read may split a UTF-8 character: decoded at the end
         return 1
 
 
@@ -108,6 +110,8 @@ def _feed_object(state: StreamState, obj: dict[str, Any]) -> int:
         raise TypeError("text field is not a string")
     if n:
         state.text_chars += len(text)
+        if state.text_parts is not None:
+            state.text_parts.append(text)
     elif obj.get("error"):
         raise server_error(obj)
     if len(obj) > 1:

@@ -41,6 +41,12 @@ good request    ok, and TTFT <= ttft_ms, TPOT <= tpot_ms and         meets --goo
 attainment      good requests / (ok + errors)                        —                   —
 goodput req/s   good requests / test time                            request_goodput     goodput
 goodput tok/s   output tokens of good requests / test time           —                   —
+cached prompt   Σ ``usage.prompt_tokens_details.cached_tokens`` of   — (server:          —
+tokens          successful requests                                  vllm:prefix_cache_
+                                                                     hits_total)
+prefix cache    cached prompt tokens / prompt tokens, over the       — (server: vllm:    —
+hit ratio       successful requests whose answer stated              prefix_cache_hits /
+                ``cached_tokens``                                    queries)
 ==============  ===================================================  ==================  =======================
 
 Notes:
@@ -68,6 +74,13 @@ Notes:
   without SLOs, in a run where some class has them, counts each successful request as good.
   **Goodput** = good requests per second of test time (vLLM bench ``request_goodput``,
   AIPerf ``goodput``), and their output tokens per second.
+* ``prefix_cache_hit_ratio`` is the client's view of the server's prefix cache: what the
+  server says, per answer, it did not have to prefill. Requests whose answer did not
+  state ``cached_tokens`` are left out of both sums (a server that never says gives
+  ``None``, not 0). The engine's own counters (``vllm:prefix_cache_hits_total /
+  vllm:prefix_cache_queries_total``; llama.cpp ``llamacpp:prompt_tokens_cached_total /
+  (prompt_tokens_total + prompt_tokens_cached_total)``, its prompt count excluding cached
+  tokens; SGLang ``sglang:cache_hit_rate``) are the server's ``prefix_cache_hit_rate``.
 * Output tokens come from the server's ``usage`` when it sends it (``stream_options.
   include_usage``), else from the stream (one token per content event, or the count the
   server stated per event). The record says which (``output_tokens_from_usage``).
@@ -122,6 +135,7 @@ __all__ = [
     "e2e_s",
     "hidden_reasoning",
     "itl_s",
+    "prefix_cache_hit_ratio",
     "reasoning_s",
     "received_output_tokens",
     "received_output_tokens_per_s",
@@ -276,6 +290,13 @@ def error_backoff_s(backoff_ms: int) -> float:
     the test went to waiting instead of sending.
     """
     return backoff_ms / 1000.0
+
+
+def prefix_cache_hit_ratio(cached_prompt_tokens: int, stated_prompt_tokens: int) -> float | None:
+    """Cached prompt tokens / prompt tokens of the requests whose answer stated ``cached_tokens`` (None: none did)."""
+    if stated_prompt_tokens <= 0:
+        return None
+    return cached_prompt_tokens / stated_prompt_tokens
 
 
 def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_completion: int | None) -> None:

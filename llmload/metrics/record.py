@@ -61,10 +61,19 @@ class RequestRecord:
         server_queue_ms / server_prefill_ms / server_decode_ms: that timing, normalised:
             queue (arrival to scheduling; ``None`` when the server does not say, as
             llama.cpp), prefill (scheduling to first token), decode (first to last token).
+        turn: the request's turn in its conversation (1, 2, ...), or 0 for a request of a
+            single-request class.
+        cached_prompt_tokens: prompt tokens the server says it served from its prefix
+            cache (``usage.prompt_tokens_details.cached_tokens``), or ``None`` when it did
+            not say.
+        reply_text: the answer text received, joined once at the end, only when the user
+            asked for it (a conversation turn, whose reply the next turn re-sends); else
+            ``None``. Not written to record dumps.
     """
 
     __slots__ = (
         "buffered_token_jumps",
+        "cached_prompt_tokens",
         "chunk_ns",
         "chunk_tokens",
         "class_name",
@@ -88,11 +97,13 @@ class RequestRecord:
         "server_prefill_ms",
         "server_queue_ms",
         "server_timing",
+        "reply_text",
         "retry_after_s",
         "start_ns",
         "start_wall_ns",
         "status",
         "step",
+        "turn",
     )
 
     def __init__(self, class_name: str, input_tokens: int, max_tokens: int) -> None:
@@ -125,6 +136,9 @@ class RequestRecord:
         self.server_queue_ms: float | None = None
         self.server_prefill_ms: float | None = None
         self.server_decode_ms: float | None = None
+        self.turn = 0
+        self.cached_prompt_tokens: int | None = None
+        self.reply_text: str | None = None
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).

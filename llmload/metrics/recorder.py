@@ -5,8 +5,9 @@
 also holds requests interrupted by the end of the test after their first token: that wait
 is what the user saw) and the counters (requests by outcome, tokens, reasoning, errors by
 kind, time users spent backing off after errors), one example message per error kind (the
-first seen: merging keeps the one already there), and the phases of its successful requests
-(:class:`~llmload.metrics.phases.PhaseStats`). :class:`MetricSet` maps class name → ClassStats; it merges by
+first seen: merging keeps the one already there), the phases of its successful requests
+(:class:`~llmload.metrics.phases.PhaseStats`), and for a conversation class its per-turn
+statistics (:mod:`llmload.metrics.turns`, ``turns``: turn key → TurnStats). :class:`MetricSet` maps class name → ClassStats; it merges by
 addition and travels as a dict of primitives (``to_wire``/``from_wire``), which is what
 workers send to the master.
 
@@ -45,6 +46,7 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.slo import SLO, SLO_KEYS
+from llmload.metrics.turns import TurnStats, turn_key
 
 __all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
 
@@ -70,13 +72,15 @@ COUNTERS = (
     *(f"slo_missed_{k}" for k in SLO_KEYS),  # successful requests that missed this SLO
     "backoffs",  # waits after a failed request (--error-backoff)
     "backoff_ms",  # user-time spent in those waits, milliseconds
+    "cached_prompt_tokens",  # successful requests: prompt tokens the server served from its prefix cache
+    "cache_stated_input_tokens",  # successful requests whose answer stated cached_tokens: their prompt tokens
 )
 
 
 class ClassStats:
-    """Histograms and counters of one request class."""
+    """Histograms and counters of one request class (and of each turn, for a conversation class)."""
 
-    __slots__ = ("counters", "errors_by_kind", "errors_examples", "hist", "phases")
+    __slots__ = ("counters", "errors_by_kind", "errors_examples", "hist", "phases", "turns")
 
     def __init__(self) -> None:
         self.hist: dict[str, Histogram] = {m: Histogram() for m in METRICS}
@@ -84,6 +88,13 @@ class ClassStats:
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.errors_by_kind: Counter[str] = Counter()
         self.errors_examples: dict[str, str] = {}  # kind -> the first message seen
+        self.turns: dict[int, TurnStats] = {}
+
+    def turn(self, key: int) -> TurnStats:
+        t = self.turns.get(key)
+        if t is None:
+            t = self.turns[key] = TurnStats()
+        return t
 
     def add(self, rec: RequestRecord, missed: tuple[str, ...] | None = None) -> None:
         """Count ``rec``. ``missed``: the SLOs a successful request missed (:func:`slo_missed`; () = good),
@@ -105,6 +116,10 @@ class ClassStats:
                     c["good_output_tokens"] += rec.output_tokens
                 for key in missed:
                     c[f"slo_missed_{key}"] += 1
+            cached = rec.cached_prompt_tokens
+            if cached is not None:
+                c["cached_prompt_tokens"] += cached
+                c["cache_stated_input_tokens"] += rec.input_tokens
             h = self.hist
             ttft = ttft_s(rec)
             if ttft is not None:
@@ -113,7 +128,8 @@ class ClassStats:
             tpot = tpot_s(rec)
             if tpot is not None:
                 h["tpot"].record(tpot)
-            h["e2e"].record(e2e_s(rec))
+            e2e = e2e_s(rec)
+            h["e2e"].record(e2e)
             ttfo = ttfo_s(rec)
             if ttfo is not None:
                 h["ttfo"].record(ttfo)
@@ -123,8 +139,11 @@ class ClassStats:
             if rec.reasoning_tokens:
                 self._add_reasoning(rec)
             self.phases.add(rec, ttft)
+            if rec.turn:
+                self.turn(turn_key(rec.turn)).add(True, ttft, tpot, e2e, rec.input_tokens, cached)
             return
         c["partial_output_tokens"] += rec.output_tokens
+        ttft = None
         if rec.outcome == "error":
             c["errors"] += 1
             kind = rec.error_kind or "unknown"
@@ -136,6 +155,8 @@ class ClassStats:
             ttft = ttft_s(rec)  # cut by the end of the test after its first token: the user saw that wait
             if ttft is not None:
                 self.hist["ttft"].record(ttft)
+        if rec.turn:
+            self.turn(turn_key(rec.turn)).add(False, ttft, None, 0.0, 0, None)
 
     def _add_reasoning(self, rec: RequestRecord) -> None:
         """A successful request that reasoned (``reasoning_tokens > 0``, streamed or not)."""
@@ -152,6 +173,8 @@ class ClassStats:
             self.counters[k] = self.counters.get(k, 0) + v
         self.errors_by_kind.update(other.errors_by_kind)
         self.phases.merge(other.phases)
+        for key, t in other.turns.items():
+            self.turn(key).merge(t)
         for kind, message in other.errors_examples.items():
             self.errors_examples.setdefault(kind, message)
 
@@ -173,6 +196,8 @@ class ClassStats:
         }
         if not self.phases.empty:
             out["p"] = self.phases.to_wire()
+        if self.turns:
+            out["t"] = {str(k): t.to_wire() for k, t in self.turns.items()}
         return out
 
     @classmethod
@@ -186,6 +211,8 @@ class ClassStats:
         if "p" in wire:
             s.phases = PhaseStats.from_wire(wire["p"])
         s.errors_examples.update({str(k): str(v) for k, v in wire.get("x", {}).items()})
+        for k, tw in wire.get("t", {}).items():
+            s.turns[int(k)] = TurnStats.from_wire(tw)
         return s
 
 

@@ -1,7 +1,8 @@
 """Building the typed results straight from the merged histograms (nothing rounded here).
 
 * :func:`goodput_of` — its good requests, attainment and goodput rates (runs with SLOs);
-* :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`;
+* :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`
+  (with its conversation turns, :func:`turn_of`);
 * :func:`build_steps` — the ladder's step windows and per-step statistics → :class:`StepResult` s,
   with each step's p50 intervals (:func:`median_ci`) and, given the collected series, its
   server/GPU signals over the steady window;
@@ -29,6 +30,7 @@ from llmload.metrics.definitions import (
     attainment,
     error_backoff_s,
     goodput_per_s,
+    prefix_cache_hit_ratio,
     received_output_tokens,
     received_output_tokens_per_s,
 )
@@ -36,6 +38,7 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.recorder import ClassStats, MetricSet
 from llmload.metrics.slo import SLO_KEYS
+from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.model import (
     LATENCY_KEYS,
     TAIL_QUANTILES,
@@ -46,6 +49,7 @@ from llmload.results.model import (
     Stats,
     StepResult,
     TailShare,
+    TurnResult,
 )
 from llmload.results.signals import Series, window_stats
 
@@ -59,6 +63,7 @@ __all__ = [
     "median_ci",
     "phases_of",
     "stats_of",
+    "turn_of",
     "unfinished_warning",
     "with_step_signals",
 ]
@@ -150,6 +155,22 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
         errors_examples={k: s.errors_examples[k] for k in sorted(s.errors_examples)},
         backoffs=c["backoffs"],
         backoff_s=error_backoff_s(c["backoff_ms"]),
+        cached_prompt_tokens=c["cached_prompt_tokens"],
+        prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
+        by_turn={turn_label(k): turn_of(s.turns[k]) for k in sorted(s.turns)},
+    )
+
+
+def turn_of(t: TurnStats) -> TurnResult:
+    """One turn's figures from its histograms and counters."""
+    c = t.counters
+    return TurnResult(
+        requests=c["requests"],
+        ok=c["ok"],
+        input_tokens=c["input_tokens"],
+        cached_prompt_tokens=c["cached_prompt_tokens"],
+        prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
+        latency={m: Latency.from_histogram(t.hist[m]) for m in TURN_METRICS},
     )
 
 

@@ -15,8 +15,19 @@ from typing import Any
 
 from llmload.errors import LlmloadError
 from llmload.metrics.definitions import PHASES, TAIL_PARTS
+from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
-from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult, TailShare
+from llmload.results.model import (
+    LATENCY_KEYS,
+    Goodput,
+    Latency,
+    Phases,
+    RunResult,
+    Stats,
+    StepResult,
+    TailShare,
+    TurnResult,
+)
 
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]
 
@@ -99,6 +110,21 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         errors_examples={str(k): str(v) for k, v in (d.get("errors_examples") or {}).items()},
         backoffs=i("backoffs"),
         backoff_s=_num(d.get("backoff_s")) or 0.0,
+        cached_prompt_tokens=i("cached_prompt_tokens"),
+        prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
+        by_turn={str(k): _turn(t or {}) for k, t in (d.get("by_turn") or {}).items()},
+    )
+
+
+def _turn(d: Mapping[str, Any]) -> TurnResult:
+    i = lambda k: int(d.get(k) or 0)  # noqa: E731
+    return TurnResult(
+        requests=i("requests"),
+        ok=i("ok"),
+        input_tokens=i("input_tokens"),
+        cached_prompt_tokens=i("cached_prompt_tokens"),
+        prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
+        latency={m: _latency(d.get(f"{m}_ms")) for m in TURN_METRICS},
     )
 
 

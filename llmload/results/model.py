@@ -9,7 +9,8 @@ histograms give them, rates are exact quotients; writers round.
 type               what
 =================  ==========================================================================
 :class:`Latency`   one latency metric over successful requests: count, mean, p50/p90/p99, min, max
-:class:`Stats`     one request class (or all): counters, rates, latencies, errors by kind
+:class:`Stats`     one request class (or all): counters, rates, latencies, errors by kind,
+                   prefix-cache figures, and per conversation turn a :class:`TurnResult`
 :class:`StepResult`  one ladder step: its window, its steady-window Stats, p50 intervals, signals
 :class:`RunResult` the run: overall, classes, steps, the load generator's state, collection blocks,
                    and the :class:`~llmload.results.judgement.Judgement` once analysed
@@ -38,6 +39,7 @@ __all__ = [
     "Stats",
     "StepResult",
     "TailShare",
+    "TurnResult",
 ]
 
 #: Step index of the single-request pre-run (``--baseline-requests``).
@@ -135,6 +137,27 @@ class Phases:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnResult:
+    """One turn of a conversation class (:mod:`llmload.metrics.turns`): ``requests`` of every
+    outcome; token counts, TPOT and E2E over successful ones (TTFT also the interrupted ones
+    that had a first token)."""
+
+    requests: int = 0
+    ok: int = 0
+    input_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    prefix_cache_hit_ratio: float | None = None
+    latency: Mapping[str, Latency] = field(default_factory=dict)
+
+    @property
+    def input_tokens_mean(self) -> float | None:
+        return self.input_tokens / self.ok if self.ok else None
+
+    def lat(self, metric: str) -> Latency:
+        return self.latency.get(metric) or Latency()
+
+
+@dataclass(frozen=True, slots=True)
 class Stats:
     """One request class, or all classes, over a span of test time.
 
@@ -168,6 +191,9 @@ class Stats:
     errors_examples: Mapping[str, str] = field(default_factory=dict)  # kind -> the server's message, first seen
     backoffs: int = 0  # waits after a failed request (--error-backoff)
     backoff_s: float = 0.0  # user-seconds spent in them
+    cached_prompt_tokens: int = 0  # prompt tokens the server says it served from its prefix cache
+    prefix_cache_hit_ratio: float | None = None  # cached / prompt tokens where stated (None: never stated)
+    by_turn: Mapping[str, TurnResult] = field(default_factory=dict)  # conversation turns: "1", "2", ..., "10+"
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""

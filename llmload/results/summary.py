@@ -17,7 +17,8 @@ docs/summary-schema.md)::
              "received_output_tokens_per_s", "reconnects", "errors_by_kind", "errors_examples",
              "backoffs", "backoff_s",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
-             "buffered_token_jumps", "phases": PHASES,
+             "buffered_token_jumps", "phases": PHASES, "cached_prompt_tokens", "prefix_cache_hit_ratio",
+             "by_turn"?: {"1": TURN, ..., "10+": TURN},
              "goodput"?: GOODPUT}                                     # runs with SLOs (--slo, a class's slo)
 
     PHASES = {"timed_requests", "coverage",
@@ -26,6 +27,9 @@ docs/summary-schema.md)::
 
     GOODPUT = {"good_requests", "attainment", "requests_per_s", "output_tokens_per_s", "good_output_tokens",
                "missed": {"ttft_ms", "tpot_ms", "e2e_ms"}}   # attainment = good / (ok + errors)
+
+    TURN = {"requests", "ok", "input_tokens", "input_tokens_mean", "cached_prompt_tokens",
+            "prefix_cache_hit_ratio", "ttft_ms" | "tpot_ms" | "e2e_ms": {...}}
 
 A latency with no samples is ``null`` in each figure. Latencies and token counts cover successful
 requests (TTFT also those interrupted by the end of the test after their first token);
@@ -39,7 +43,11 @@ streamed reasoning first); ``reasoning_tokens.total`` the successful requests' r
 ``mean`` per request that reasoned, ``from_usage``/``counted`` how many requests that reasoned
 took their count from ``usage`` / from the stream; ``hidden_reasoning`` requests whose usage
 reported reasoning tokens the stream never showed; ``buffered_token_jumps`` events (any outcome)
-that carried more than one token. This is where figures are rounded:
+that carried more than one token. ``cached_prompt_tokens`` is what the server's answers said it
+served from its prefix cache, ``prefix_cache_hit_ratio`` those tokens / the prompt tokens of the
+answers that said (``null`` when none did). ``by_turn`` is there for a conversation class (and for
+``overall`` and steps when the run has one): one entry per turn, turns from 10 on merged into
+``"10+"`` (``metrics/turns.py``). This is where figures are rounded:
 milliseconds and rates to 3 decimals (µs), ratios to 4. A new summary field is one line in
 :func:`stats_dict` (or :func:`to_summary`) and its reading in :mod:`~llmload.results.load`.
 """
@@ -48,8 +56,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import Judgement
-from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult
+from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult, TurnResult
 
 __all__ = [
     "SCHEMA",
@@ -60,6 +69,7 @@ __all__ = [
     "stats_dict",
     "step_dict",
     "to_summary",
+    "turn_dict",
 ]
 
 SCHEMA = "llmload.summary/2"
@@ -124,6 +134,20 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     out["errors_examples"] = dict(s.errors_examples)
     out["backoffs"] = s.backoffs
     out["backoff_s"] = round(s.backoff_s, 3)
+    out["cached_prompt_tokens"] = s.cached_prompt_tokens
+    out["prefix_cache_hit_ratio"] = _r(s.prefix_cache_hit_ratio, 4)
+    if s.by_turn:
+        out["by_turn"] = {k: turn_dict(t) for k, t in s.by_turn.items()}
+    return out
+
+
+def turn_dict(t: TurnResult) -> dict[str, Any]:
+    """One entry of ``by_turn``."""
+    out: dict[str, Any] = {"requests": t.requests, "ok": t.ok, "input_tokens": t.input_tokens,
+                           "input_tokens_mean": _r(t.input_tokens_mean, 1), "cached_prompt_tokens": t.cached_prompt_tokens,
+                           "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
+    for m in TURN_METRICS:
+        out[f"{m}_ms"] = latency_dict(t.lat(m))
     return out
 
 

@@ -25,6 +25,14 @@ process comes from its :class:`~llmload.users.context.LoadContext`.
   first token came — never once per token. Interrupted requests fire nothing.
 
 Errors never escape the task: a failed request is counted and the user carries on.
+
+**Conversations.** A profile with a conversation class is driven through sessions
+(:mod:`llmload.workload.conversation`): each :meth:`LLMUser.generate` call sends one turn
+of the user's current session; before every turn but the first the user sleeps the
+session's think time, keeping its slot (a Locust user is one session, so the concurrency
+of such classes is the number of active sessions). The turn's answer text is kept only
+while a next turn will re-send it (``StreamState.text_parts``, joined once at the end).
+A turn that does not end ``ok`` ends its session: there is no reply to continue from.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
+    from llmload.workload.conversation import Session
     from llmload.workload.sampler import WorkloadSampler
     from llmload.workload.types import RequestSample
 
@@ -96,10 +105,13 @@ class LLMUser(FastHttpUser):
 
     _sampler: WorkloadSampler
     _backoff: Backoff
+    _session: Session | None = None
+    _reply: RequestRecord | None = None  # the last turn's record, whose answer the next turn re-sends
 
     def on_start(self) -> None:
         self._sampler = self._context.new_sampler()
         self._backoff = Backoff(self._context.error_backoff, random.Random())
+        self._session = self._reply = None
 
     def _drop_connections(self) -> None:
         """Close this user's connections (only when its pool is its own, as by default)."""
@@ -110,12 +122,13 @@ class LLMUser(FastHttpUser):
     def generate(self) -> None:
         """One unit of the workload: the next request of the mix, sent and recorded.
 
-        What to send and when lives here (the mix today; open-loop tickets, conversation
-        turns and error backoff are decided at this level); :meth:`send` is one request.
+        What to send and when lives here (the mix, conversation turns; open-loop tickets
+        and error backoff are decided at this level too); :meth:`send` is one request.
         Closed loop: after a failed request the user backs off before its next one
         (an open-loop arrival is not delayed: its schedule decides when it is sent).
         """
-        rec = self.send(self._sampler.next())
+        sampler = self._sampler
+        rec = self.send(sampler.next()) if not sampler.has_conversations else self._turn()
         self._back_off(rec)
 
     def _back_off(self, rec: RequestRecord) -> None:
@@ -137,13 +150,36 @@ class LLMUser(FastHttpUser):
         finally:  # also when the test stops during the wait: the time was spent
             ctx.backed_off(rec, perf_counter() - t0)
 
-    def send(self, sample: RequestSample) -> RequestRecord:
-        """Send one request, read its stream, and finish its record (never raises for a failed request)."""
+    def _turn(self) -> RequestRecord:
+        """The next turn of this user's session (a new session when none is running); its record."""
+        session, last = self._session, self._reply
+        if session is None or session.done or last is None:
+            session = self._session = self._sampler.start_session()
+            sample = session.next_turn()
+        else:
+            if session.think_time_s > 0:
+                gevent.sleep(session.think_time_s)  # thinking: the session keeps its user
+            sample = session.next_turn(last.reply_text or "", last.output_tokens)
+        conversation = session.conversation
+        rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done)
+        if rec.outcome != "ok" or session.done:
+            self._session = self._reply = None  # no reply to continue from, or the last turn
+        else:
+            self._reply = rec
+        return rec
+
+    def send(self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False) -> RequestRecord:
+        """Send one request, read its stream, and finish its record (never raises for a failed request).
+
+        ``turn``: the request's turn in its conversation (0: not a conversation), recorded.
+        ``keep_reply``: keep the answer text on ``record.reply_text`` (a next turn re-sends it).
+        """
         ctx = self._context
         adapter = ctx.adapter
         spec = adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
         rec.step = ctx.steady_step
+        rec.turn = turn
         watchdog = ctx.watchdog
         flight = watchdog.register(rec)
         reader: BodyReader | None = None
@@ -170,6 +206,8 @@ class LLMUser(FastHttpUser):
             if framing is None:
                 _raise_not_a_stream(resp, content_type, reader)
             state = StreamState()
+            if keep_reply:
+                state.text_parts = []
             done = consume(framing, reader, adapter, state, rec, ctx.sse_parser)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
@@ -178,6 +216,9 @@ class LLMUser(FastHttpUser):
                 rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
                 state.usage_reasoning_tokens,
             )  # fmt: skip
+            rec.cached_prompt_tokens = state.usage_cached_tokens
+            if keep_reply:
+                rec.reply_text = state.reply_text()
             rec.finish_reason = state.finish_reason
             if state.server_timing is not None:
                 rec.server_timing = state.server_timing

@@ -22,7 +22,8 @@ The exact signatures: :meth:`WorkloadSampler.start_session()
 the text is estimated at 4 characters per token); ``Session.think_time_s: float`` (the
 pause after the reply to the turn just produced, before the next one; 0.0 after the
 last); ``Session.done``, ``Session.turn`` (turns produced so far), ``Session.turns`` (the
-conversation's length), ``Session.class_name``. A single-request class gives a session of
+conversation's length), ``Session.class_name``, ``Session.conversation`` (False for a
+single-request class's one-turn session). A single-request class gives a session of
 one turn, so a user can drive every class through sessions.
 
 **Turn k's request.** Chat (``RequestSample.messages``, from turn 2 on): the user and
@@ -140,6 +141,11 @@ class Session:
         self._messages: list[dict[str, str]] = []
         self._text = ""
         self._context = 0
+
+    @property
+    def conversation(self) -> bool:
+        """True for a conversation class's session (even of one turn), False for a single request."""
+        return self._plan.turns is not None
 
     @property
     def done(self) -> bool:

@@ -11,8 +11,8 @@ sampler that needs them is built.
 Two ways to draw: :meth:`WorkloadSampler.next` gives single requests (every class must be
 a single-request class); :meth:`WorkloadSampler.start_session` gives the next class's
 :class:`~llmload.workload.conversation.Session`, a conversation turn by turn (one turn for
-a single-request class). A sampler built with ``conversations=False`` (the default, for a
-user that can only send single requests) refuses a profile with conversation classes.
+a single-request class). :attr:`WorkloadSampler.has_conversations` says which a user must
+use: a profile with a conversation class is driven through sessions.
 """
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ def user_rng(seed: int, user_index: int) -> random.Random:
 class WorkloadSampler:
     """Produces one user's requests: ``next()`` returns the next :class:`RequestSample`.
 
-    ``max_tokens_cap`` (when set) caps every sample's ``max_tokens``. ``conversations``:
-    the caller drives :meth:`start_session`; when False, a profile with a conversation
-    class is refused. Raises :class:`~llmload.errors.ProfileError` if a dataset cannot be
-    used, or for a conversation class when ``conversations`` is False.
+    ``max_tokens_cap`` (when set) caps every sample's ``max_tokens``.
+    ``has_conversations``: some class is a conversation, so draw with :meth:`start_session`.
+    Raises :class:`~llmload.errors.ProfileError` if a dataset cannot be used.
     """
 
-    __slots__ = ("_cap", "_mix", "_plans", "_rng", "profile", "seed", "user_index")
+    __slots__ = ("_cap", "_mix", "_plans", "_rng", "has_conversations", "profile", "seed", "user_index")
 
     def __init__(
         self,
@@ -55,18 +54,9 @@ class WorkloadSampler:
         seed: int,
         user_index: int,
         max_tokens_cap: int | None = None,
-        conversations: bool = False,
     ) -> None:
         if max_tokens_cap is not None and max_tokens_cap < 1:
             raise ValueError(f"max_tokens_cap must be ≥ 1 or None, got {max_tokens_cap}")
-        if not conversations:
-            for c in profile.classes:
-                if c.is_conversation:
-                    raise ProfileError(
-                        f"profile '{profile.source or profile.name}': class {c.name!r} is a conversation "
-                        f"(turns = {c.turns if isinstance(c.turns, str) else c.turns.to_dict()!r}), which this "
-                        "run cannot send yet: the load user sends single requests; remove turns and think_time_s"
-                    )
         self.profile = profile
         self.seed = seed
         self.user_index = user_index
@@ -74,6 +64,7 @@ class WorkloadSampler:
         self._rng = user_rng(seed, user_index)
         self._mix = Mix(profile.weights, offset=user_index)
         self._plans = tuple(self._plan(c) for c in profile.classes)
+        self.has_conversations = any(c.is_conversation for c in profile.classes)
         if any(p.cursor is None for p in self._plans):
             warm()  # once per process, at the first user's start rather than inside its first request
 

@@ -5,7 +5,7 @@ conversation session fed with the replies received, Mooncake trace prompts) thro
 pure adapters to ``python -m llmload.sim`` (engine model, fast steps), reads
 ``usage.prompt_tokens_details.cached_tokens`` from each stream and checks that
 ``vllm:prefix_cache_queries_total``/``hits_total`` on ``/metrics`` moved by the same amounts.
-The load user is not involved (it does not drive conversations yet).
+The load user drives the same through real runs in test_conversations.py.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def test_each_turn_of_a_conversation_hits_the_earlier_turns(sim, adapter_class):
     profile = profile_from_dict(
         {"classes": [{"name": "chat", "weight": 1, "turns": 4, "input_tokens": 120, "output_tokens": 30}]}
     )
-    session = WorkloadSampler(profile, seed=2, user_index=0, conversations=True).start_session()
+    session = WorkloadSampler(profile, seed=2, user_index=0).start_session()
     reply, reply_tokens, usages = None, None, []
     while not session.done:
         sample = session.next_turn(reply, reply_tokens)

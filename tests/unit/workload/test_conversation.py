@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from llmload.errors import ProfileError
 from llmload.workload import WorkloadSampler, profile_from_dict
 from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session
 from llmload.workload.datasets import estimate_tokens
@@ -36,7 +35,7 @@ def replay(session: Session, replies: list[str], reply_tokens: list[int | None] 
 
 
 def test_four_turns_resend_the_history_with_the_replies_received():
-    session = WorkloadSampler(chat_profile(), seed=1, user_index=0, conversations=True).start_session()
+    session = WorkloadSampler(chat_profile(), seed=1, user_index=0).start_session()
     assert (session.class_name, session.turns, session.turn, session.done) == ("chat", 4, 0, False)
     replies = [" alpha beta", " gamma", " delta epsilon zeta"]
     samples, _ = replay(session, replies, [2, 1, 3])
@@ -60,7 +59,7 @@ def test_four_turns_resend_the_history_with_the_replies_received():
 
 
 def test_reply_tokens_default_to_an_estimate_of_the_text_and_a_reply_is_required():
-    session = WorkloadSampler(chat_profile(), seed=1, user_index=0, conversations=True).start_session()
+    session = WorkloadSampler(chat_profile(), seed=1, user_index=0).start_session()
     first = session.next_turn()
     with pytest.raises(ValueError, match="turn 2 of class 'chat' needs the reply text of turn 1"):
         session.next_turn()
@@ -72,7 +71,7 @@ def test_reply_tokens_default_to_an_estimate_of_the_text_and_a_reply_is_required
 
 def test_the_request_stream_does_not_depend_on_the_replies():
     def lengths(replies):
-        s = WorkloadSampler(chat_profile(turns={"dist": "uniform", "min": 2, "max": 5}), 3, 7, conversations=True)
+        s = WorkloadSampler(chat_profile(turns={"dist": "uniform", "min": 2, "max": 5}), 3, 7)
         out = []
         for _ in range(20):
             samples, _ = replay(s.start_session(), replies)
@@ -86,20 +85,20 @@ def test_the_request_stream_does_not_depend_on_the_replies():
 
 def test_think_time_is_drawn_after_every_turn_but_the_last():
     profile = chat_profile(think_time_s={"dist": "uniform", "min": 1, "max": 3})
-    sampler = WorkloadSampler(profile, seed=2, user_index=0, conversations=True)
+    sampler = WorkloadSampler(profile, seed=2, user_index=0)
     for _ in range(10):
         _, thinks = replay(sampler.start_session(), [" ok"])
         assert len(thinks) == 4 and thinks[-1] == 0.0
         assert all(1 <= t <= 3 for t in thinks[:-1])
-    _, fixed = replay(WorkloadSampler(chat_profile(think_time_s=2.5), 2, 0, conversations=True).start_session(), ["r"])
+    _, fixed = replay(WorkloadSampler(chat_profile(think_time_s=2.5), 2, 0).start_session(), ["r"])
     assert fixed == [2.5, 2.5, 2.5, 0.0]
-    _, none = replay(WorkloadSampler(chat_profile(), 2, 0, conversations=True).start_session(), ["r"])
+    _, none = replay(WorkloadSampler(chat_profile(), 2, 0).start_session(), ["r"])
     assert none == [0.0] * 4
 
 
 def test_the_prefix_group_opens_the_first_message_only_and_is_drawn_once_per_conversation():
     profile = chat_profile(prefix={"groups": 3, "tokens": 64, "popularity": "zipf:1.1"})
-    sampler = WorkloadSampler(profile, seed=4, user_index=0, conversations=True)
+    sampler = WorkloadSampler(profile, seed=4, user_index=0)
     groups = PrefixGroups(PrefixSpec(3, 64, 1.1), 4, "chat")
     texts = {tuple(groups.get(g).text.split()) for g in range(3)}
     seen = set()
@@ -123,7 +122,7 @@ def test_a_single_request_class_is_a_one_turn_session_drawing_what_next_draws():
         }
     )
     a = WorkloadSampler(profile, 5, 2)
-    b = WorkloadSampler(profile, 5, 2, conversations=True)
+    b = WorkloadSampler(profile, 5, 2)
     for _ in range(50):
         session = b.start_session()
         assert session.turns == 1
@@ -146,7 +145,7 @@ def test_sharegpt_conversations_replay_turn_by_turn(tmp_path):
             ]
         }
     )
-    sampler = WorkloadSampler(profile, seed=0, user_index=0, conversations=True)
+    sampler = WorkloadSampler(profile, seed=0, user_index=0)
     by_first = {}
     for _ in range(3):
         samples, _ = replay(sampler.start_session(), [" real reply"])
@@ -163,7 +162,7 @@ def test_sharegpt_conversations_replay_turn_by_turn(tmp_path):
     assert [s.messages[-1]["content"] for s in cache[1:]] == ["Who uses it?"]  # unanswered last turn dropped
     assert len(by_first["One word for fast?"]) == 1
     capped = profile_from_dict({"classes": [{**profile.classes[0].to_dict(), "turns": 2}]})
-    sampler = WorkloadSampler(capped, seed=0, user_index=0, conversations=True)
+    sampler = WorkloadSampler(capped, seed=0, user_index=0)
     counts = {}
     for _ in range(3):
         samples, _ = replay(sampler.start_session(), [" r"])
@@ -171,16 +170,22 @@ def test_sharegpt_conversations_replay_turn_by_turn(tmp_path):
     assert counts == {"Plan a three day trip to Lisbon.": 2, "What is a prefix cache?": 2, "One word for fast?": 1}
 
 
-def test_conversation_classes_are_refused_unless_the_caller_drives_sessions():
-    with pytest.raises(ProfileError, match="class 'chat' is a conversation .*remove turns and think_time_s"):
-        WorkloadSampler(chat_profile(), seed=0, user_index=0)
-    sampler = WorkloadSampler(chat_profile(), seed=0, user_index=0, conversations=True)
+def test_a_conversation_profile_is_drawn_through_sessions_only():
+    sampler = WorkloadSampler(chat_profile(), seed=0, user_index=0)
+    assert sampler.has_conversations
     with pytest.raises(RuntimeError, match="use start_session"):
         sampler.next()
+    session = sampler.start_session()
+    assert session.conversation and session.turns == 4
+    plain = profile_from_dict({"classes": [{"name": "q", "weight": 1, "input_tokens": 5, "output_tokens": 5}]})
+    single = WorkloadSampler(plain, seed=0, user_index=0)
+    assert not single.has_conversations
+    one = single.start_session()
+    assert not one.conversation and one.turns == 1
 
 
 def test_max_tokens_cap_applies_to_every_turn():
-    sampler = WorkloadSampler(chat_profile(output_tokens=500), 0, 0, max_tokens_cap=64, conversations=True)
+    sampler = WorkloadSampler(chat_profile(output_tokens=500), 0, 0, max_tokens_cap=64)
     samples, _ = replay(sampler.start_session(), [" r"])
     assert [s.max_tokens for s in samples] == [64] * 4
 
