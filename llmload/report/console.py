@@ -122,6 +122,15 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     _render_phases(o.phases, out)
     _render_grades(result, out)
     _render_goodput(result, out)
+    if o.prefix_cache_hit_ratio is not None:
+        out.write(
+            f"prefix cache (the server's usage.cached_tokens): {o.cached_prompt_tokens} prompt tokens cached, "
+            f"hit ratio {o.prefix_cache_hit_ratio * 100:.1f} %"
+            + "".join(f"; {n} {s.prefix_cache_hit_ratio * 100:.1f} %" for n, s in result.classes.items()
+                      if s.prefix_cache_hit_ratio is not None and len(result.classes) > 1)
+            + "\n"
+        )  # fmt: skip
+    _render_turns(result, out)
     j = result.judgement
     if j is not None and j.findings and j.findings[0].id == "target_unreachable" and not result.steps:
         f = j.findings[0]
@@ -213,6 +222,22 @@ def _slo_line(p: SloPass, target: float) -> str:
     elif p.status == "insufficient_data":
         line += f" ({p.note})"
     return line
+
+
+def _render_turns(result: RunResult, out: TextIO) -> None:
+    """Per conversation turn of each conversation class: requests, mean input tokens, cache hits, latencies."""
+    for name, s in result.classes.items():
+        if not s.by_turn:
+            continue
+        out.write(f"\nconversation turns of {name} (ms; turns from 10 on merged into 10+)\n"
+                  "  turn   reqs  in tok mean  cached %  TTFT p50      p99  TPOT p50   E2E p50\n")  # fmt: skip
+        for key, t in s.by_turn.items():
+            ratio = t.prefix_cache_hit_ratio
+            out.write(
+                f"  {key:>4} {t.requests:>6} {_fmt(t.input_tokens_mean, 12)} "
+                f"{_fmt(ratio * 100 if ratio is not None else None, 9)} {_fmt(t.lat('ttft').p50, 9)} "
+                f"{_fmt(t.lat('ttft').p99, 8)} {_fmt(t.lat('tpot').p50, 9)} {_fmt(t.lat('e2e').p50, 9)}\n"
+            )
 
 
 def _render_ladder(result: RunResult, out: TextIO) -> None:

@@ -23,7 +23,11 @@ optional time series) into one dict that the HTML and Markdown writers read::
     ROW  = {"name", "requests", "ok", "errors", "error_rate", "tok_s", "req_s",
             "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p50", "itl_p99", "e2e_p50", "e2e_p99",
             "ttft_grade",                                                   (llmload.analysis.grade)
-            "good_requests"?, "attainment"?, "goodput_req_s"?, "goodput_tok_s"?}  (ms; goodput: runs with SLOs)
+            "good_requests"?, "attainment"?, "goodput_req_s"?, "goodput_tok_s"?,
+            "cached_prompt_tokens", "prefix_cache_hit_ratio"}  (ms; goodput: runs with SLOs)
+    a class ROW also has "by_turn": [TURN_ROW] (empty for a single-request class), TURN_ROW =
+            {"turn": "1".."10+", "requests", "ok", "input_tokens_mean", "cached_prompt_tokens",
+             "prefix_cache_hit_ratio", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p50", "e2e_p99"}
     REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
                  "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
     STEP = ROW + {"index", "users", "steady_s", "status": "baseline" | "ok" | "safe" | "breach" | "over",
@@ -46,7 +50,7 @@ from llmload.results.summary import SCHEMA, baseline_dict
 if TYPE_CHECKING:
     from llmload.rundir import Run
 
-__all__ = ["PLOTTED_SIGNALS", "REPORT_SCHEMA", "build_report", "row", "series_points"]
+__all__ = ["PLOTTED_SIGNALS", "REPORT_SCHEMA", "build_report", "row", "series_points", "turn_rows"]
 
 REPORT_SCHEMA = "llmload.report/1"
 
@@ -87,6 +91,21 @@ def row(name: str, stats: Stats) -> dict[str, Any]:
     if g is not None:
         out.update(good_requests=g.good_requests, attainment=_r(g.attainment, 4),
                    goodput_req_s=round(g.requests_per_s, 3), goodput_tok_s=round(g.output_tokens_per_s, 3))  # fmt: skip
+    out["cached_prompt_tokens"] = stats.cached_prompt_tokens
+    out["prefix_cache_hit_ratio"] = _r(stats.prefix_cache_hit_ratio, 4)
+    return out
+
+
+def turn_rows(stats: Stats) -> list[dict[str, Any]]:
+    """One TURN_ROW per conversation turn of ``stats`` (none for a single-request class)."""
+    out = []
+    for key, t in stats.by_turn.items():
+        r: dict[str, Any] = {"turn": key, "requests": t.requests, "ok": t.ok, "input_tokens_mean": _r(t.input_tokens_mean, 1),
+                             "cached_prompt_tokens": t.cached_prompt_tokens, "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
+        for metric in ("ttft", "tpot", "e2e"):
+            lat = t.lat(metric)
+            r[f"{metric}_p50"], r[f"{metric}_p99"] = _r(lat.p50), _r(lat.p99)
+        out.append(r)
     return out
 
 
@@ -201,6 +220,7 @@ def _classes(result: RunResult) -> list[dict[str, Any]]:
             share=round(stats.requests / total, 4) if total else None,
             safe_users=judged.safe_users if judged else None,
             breach=judged.breach.to_dict() if judged and judged.breach else None,
+            by_turn=turn_rows(stats),
         )
         out.append(r)
     return out

@@ -84,6 +84,21 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
+def _turns(r: dict[str, Any]) -> list[str]:
+    """Per conversation turn of each conversation class (nothing for single-request classes)."""
+    out: list[str] = []
+    for c in r.get("classes") or []:
+        turns = c.get("by_turn") or []
+        if not turns:
+            continue
+        out += [f"Conversation turns of `{c.get('name')}` (turns from 10 on merged into 10+):", ""]
+        rows = [[t["turn"], t["requests"], fmt.num(t.get("input_tokens_mean")), fmt.pct(t.get("prefix_cache_hit_ratio")),
+                 fmt.ms(t.get("ttft_p50"), False), fmt.ms(t.get("ttft_p99"), False), fmt.ms(t.get("tpot_p50"), False)]
+                for t in turns]  # fmt: skip
+        out += [*_table(["turn", "requests", "input tokens", "cache hit", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms"], rows), ""]
+    return out
+
+
 def _root_cause(r: dict[str, Any]) -> list[str]:
     findings = r.get("findings") or []
     out = ["## 2. Root cause", ""]
@@ -187,6 +202,6 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     breach = (report.get("verdict") or {}).get("breach") or {}
     if breach:
         lines += [f"Binding metric: **{fmt.metric_name(breach.get('metric'))}**.", ""]
-    for part in (_phenomenon, _root_cause, _change, _effect):
+    for part in (_phenomenon, _turns, _root_cause, _change, _effect):
         lines += part(report)
     out.write("\n".join(lines).rstrip() + "\n")

@@ -315,3 +315,27 @@ def test_content_as_a_list_of_parts_counts_its_text_parts(adapter, state) -> Non
     parts = [{"type": "text", "text": "abc"}, {"type": "image_url", "image_url": {"url": "x"}}]
     assert adapter.feed(state, chunk({"content": parts})) == 1
     assert state.text_chars == 3
+
+
+# -- cached prompt tokens and the kept answer text (conversations) ---------------------------
+
+
+def test_cached_prompt_tokens_are_read_from_usage(adapter, state) -> None:
+    usage = {"prompt_tokens": 1100, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 992}}
+    assert adapter.feed(state, orjson.dumps({"choices": [], "usage": usage})) == 0
+    assert (state.usage_prompt_tokens, state.usage_cached_tokens) == (1100, 992)
+    other = StreamState()
+    adapter.feed(other, orjson.dumps({"choices": [], "usage": {"prompt_tokens": 5, "prompt_tokens_details": None}}))
+    assert other.usage_cached_tokens is None  # not stated: unknown, never 0
+
+
+def test_answer_text_is_kept_only_when_asked(adapter, state) -> None:
+    events = [chunk({"role": "assistant"}), chunk({"content": "Hel"}), chunk({"reasoning_content": "hmm"}),
+              chunk({"content": [{"type": "text", "text": "lo"}, {"type": "image"}]}), chunk({"content": "!"}, "stop")]  # fmt: skip
+    for e in events:
+        adapter.feed(state, e)
+    assert state.text_parts is None and state.reply_text() == ""
+    keep = StreamState()
+    keep.text_parts = []
+    assert [adapter.feed(keep, e) for e in events] == [0, 1, 1, 1, 1]
+    assert keep.reply_text() == "Hello!"  # the answer only: reasoning is not re-sent

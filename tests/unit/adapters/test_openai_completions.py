@@ -80,3 +80,13 @@ def test_errors(adapter) -> None:
         adapter.feed(StreamState(), b"garbage")
     with pytest.raises(MalformedChunk, match="^unexpected chunk structure"):
         adapter.feed(StreamState(), orjson.dumps({"choices": [{"text": ["a"]}]}) + b"")
+
+
+def test_text_is_kept_when_asked_and_cached_tokens_read(adapter) -> None:
+    state = StreamState()
+    state.text_parts = []
+    for piece in ("Once", " upon", " a time"):
+        adapter.feed(state, orjson.dumps({"choices": [{"index": 0, "text": piece, "finish_reason": None}]}))
+    usage = {"prompt_tokens": 40, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 32}}
+    adapter.feed(state, orjson.dumps({"choices": [{"index": 0, "text": "", "finish_reason": "length"}], "usage": usage}))
+    assert state.reply_text() == "Once upon a time" and state.usage_cached_tokens == 32

@@ -124,3 +124,14 @@ def test_errors(adapter, state) -> None:
         adapter.feed(state, b'{"text": 17}')
     with pytest.raises(MalformedChunk, match=r"^unexpected chunk structure \(AttributeError\)"):
         adapter.feed(state, b'{"token": "abc"}')
+
+
+def test_raw_reads_kept_as_bytes_join_a_split_utf8_character() -> None:
+    adapter = StreamAdapter(AdapterConfig())
+    state = StreamState()
+    state.text_parts = []
+    word = "naïve".encode()  # ï is two bytes: a read may end between them
+    for data in (word[:3], word[3:], b" end"):
+        assert adapter.feed(state, data) == 1
+    adapter.feed(state, orjson.dumps({"text": " json"}))
+    assert state.reply_text() == "naïve end json"

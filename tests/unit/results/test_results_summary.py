@@ -203,3 +203,34 @@ def test_console_shows_ttfo_only_where_reasoning_happened():
     render_summary(make_result(), plain)  # nothing reasoned, nothing jumped
     assert "TTFO" not in plain.getvalue() and "reasoning" not in plain.getvalue()
     assert "buffered token jumps" not in plain.getvalue()
+
+
+def conversation_result():
+    r = Recorder()
+    for turn, cached in ((1, 0), (1, 0), (2, 90), (2, 100), (3, 200), (11, 300), (12, None)):
+        x = rec("chat", n=4)
+        x.turn, x.input_tokens, x.cached_prompt_tokens = turn, 100 * turn, cached
+        r.add(x)
+    cut = rec("chat", "error", "http_500", n=0)
+    cut.turn = 2
+    r.add(cut)
+    r.add(rec("short"))
+    return build_result(r.snapshot(), duration_s=2.0, users_max=2, weights={"chat": 1, "short": 1})
+
+
+def test_by_turn_and_cache_figures_per_class_and_overall():
+    s = to_summary(conversation_result())
+    chat = s["classes"]["chat"]
+    assert list(chat["by_turn"]) == ["1", "2", "3", "10+"]  # turns 11 and 12 merged into the tail entry
+    t2 = chat["by_turn"]["2"]
+    assert (t2["requests"], t2["ok"], t2["input_tokens"], t2["input_tokens_mean"]) == (3, 2, 400, 200.0)
+    assert t2["cached_prompt_tokens"] == 190 and t2["prefix_cache_hit_ratio"] == round(190 / 400, 4)
+    assert t2.keys() >= {"ttft_ms", "tpot_ms", "e2e_ms"} and t2["ttft_ms"]["count"] == 2
+    tail = chat["by_turn"]["10+"]
+    assert tail["requests"] == 2 and tail["prefix_cache_hit_ratio"] == round(300 / 1100, 4)  # the turn-12 answer did not say
+    assert chat["cached_prompt_tokens"] == 690
+    assert chat["prefix_cache_hit_ratio"] == round(690 / (100 + 100 + 200 + 200 + 300 + 1100), 4)
+    assert "by_turn" not in s["classes"]["short"]  # a single-request class has no turns
+    assert s["classes"]["short"]["prefix_cache_hit_ratio"] is None  # its answers never stated cached tokens
+    assert s["overall"]["by_turn"]["1"]["requests"] == 2
+    assert to_summary(from_summary(json.loads(json.dumps(s)))) == s
