@@ -13,6 +13,10 @@ Label sets are combined per signal (:mod:`~llmload.collect.signals`): requests w
 or running add up over data-parallel engines, ranks and models; KV-cache usage is their
 mean; counters add up; histograms add up bucket by bucket.
 
+A counter an engine only publishes in parts is their sum (:attr:`Engine.sums`): llama.cpp's
+prompt tokens looked up in its cache = ``prompt_tokens_total`` (processed, cached ones
+excluded) + ``prompt_tokens_cached_total``.
+
 A signal the engine does not publish is simply absent from the reading (TGI has no KV
 gauge and no TTFT histogram, llama.cpp no histogram at all): absent, never 0.
 """
@@ -37,6 +41,8 @@ class Engine:
     gauges: dict[str, tuple[str, ...]]
     counters: dict[str, tuple[str, ...]]
     histograms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: counters the engine does not publish as such: signal -> the signals it is the sum of
+    sums: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def metric_names(self) -> list[str]:
         """Every name as a Prometheus server stores it (counters with and without ``_total``)."""
@@ -127,9 +133,12 @@ LLAMACPP = Engine(
         "kv_cache_usage": ("llamacpp:kv_cache_usage_ratio",),  # older builds only
     },
     counters={
-        "prompt_tokens": ("llamacpp:prompt_tokens",),
+        "prompt_tokens": ("llamacpp:prompt_tokens",),  # processed prompt tokens, cached ones excluded
         "generation_tokens": ("llamacpp:tokens_predicted",),
+        "prefix_cache_hits": ("llamacpp:prompt_tokens_cached",),  # reused from a slot's cache
     },
+    # every prompt token is either processed or reused: looked up = processed + cached
+    sums={"prefix_cache_queries": ("prompt_tokens", "prefix_cache_hits")},
 )
 
 ENGINES: tuple[Engine, ...] = (VLLM, SGLANG, TGI, LLAMACPP)
@@ -179,6 +188,9 @@ def read_engine(samples: Samples, engine: Engine | str | None = None) -> EngineR
         found = samples.first(aliases)
         if found is not None:
             counters[signal] = sum(v for _, v in found[1])
+    for signal, parts in engine.sums.items():
+        if all(p in counters for p in parts):
+            counters[signal] = sum(counters[p] for p in parts)
     histograms: dict[str, BucketHistogram] = {}
     for signal, aliases in engine.histograms.items():
         for base in aliases:

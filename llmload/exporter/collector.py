@@ -28,6 +28,9 @@ llmload_output_tokens_total            counter  class, api, model
 llmload_input_tokens_total             counter  class, api, model
 llmload_partial_output_tokens_total    counter  class, api, model
 llmload_reconnects_total               counter  class, api, model (sent again: stale keep-alive)
+llmload_cached_prompt_tokens_total     counter  class, api, model (the server's usage.cached_tokens)
+llmload_cache_stated_prompt_tokens_total  counter  class, api, model (prompt tokens of the answers that
+                                                stated cached_tokens: the hit ratio's divisor)
 llmload_reasoning_tokens_total         counter  class, api, model (successful requests)
 llmload_hidden_reasoning_requests_total  counter  class, api, model (usage: reasoning, stream: none)
 llmload_buffered_token_jumps_total     counter  class, api, model (events carrying k > 1 tokens)
@@ -54,6 +57,8 @@ llmload_baseline_tpot_seconds          gauge    quantile
 Histogram buckets are exact sums of the fine histograms (:mod:`llmload.exporter.buckets`).
 Every class of the profile, and every fixed error kind per class, is exported from the
 start at 0, so the first request or error of a kind is seen by ``increase()``.
+The prefix-cache hit ratio as llmload defines it (``metrics/definitions.py``) is
+``rate(llmload_cached_prompt_tokens_total) / rate(llmload_cache_stated_prompt_tokens_total)``.
 If ``--model`` changes between two tests of one process, the new label set starts at the
 process totals; per-model ``rate()`` stays correct, raw per-model counter values do not.
 """
@@ -210,6 +215,16 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         "User-seconds spent waiting after failed requests before the next one (--error-backoff)",
         labels=_REQUEST_LABELS,
     )
+    cached = CounterMetricFamily(
+        "llmload_cached_prompt_tokens",
+        "Prompt tokens the server said it served from its prefix cache (usage.prompt_tokens_details.cached_tokens)",
+        labels=_REQUEST_LABELS,
+    )
+    stated = CounterMetricFamily(
+        "llmload_cache_stated_prompt_tokens",
+        "Prompt tokens of successful requests whose answer stated cached_tokens (the prefix-cache hit ratio's divisor)",
+        labels=_REQUEST_LABELS,
+    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
         c = s.counters
@@ -228,7 +243,9 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
         jumps.add_metric(labels, c["buffered_token_jumps"])
         good.add_metric(labels, c["good"])
         backoff.add_metric(labels, error_backoff_s(c["backoff_ms"]))
-    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps, backoff)
+        cached.add_metric(labels, c["cached_prompt_tokens"])
+        stated.add_metric(labels, c["cache_stated_input_tokens"])
+    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps, backoff, cached, stated)
     if ctx.slo_target is not None:
         yield good
         yield GaugeMetricFamily(

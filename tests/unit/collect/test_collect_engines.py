@@ -80,6 +80,14 @@ def test_llamacpp_current_and_older_builds():
     assert old.gauges["kv_cache_usage"] == pytest.approx(0.221191)
 
 
+def test_llamacpp_prompt_cache_counters_give_the_prefix_cache_signals():
+    r = read_engine(samples("llamacpp-b11434_server--metrics_prompt-cache.txt"))
+    assert r.engine == "llamacpp"
+    # two requests of 47 prompt tokens, the second with 46 reused: processed 47 + 1, cached 46
+    assert r.counters["prompt_tokens"] == 48.0 and r.counters["prefix_cache_hits"] == 46.0
+    assert r.counters["prefix_cache_queries"] == 94.0  # looked up = processed + cached
+
+
 def test_simulator_is_read_as_vllm():
     r = read_engine(samples("llmload-sim_healthy_8-users.txt"))
     assert r.engine == "vllm"

@@ -73,6 +73,8 @@ def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
     if rec.outcome == "error":
         rec.error_kind = str(rng.choice(["http_429", "stall_timeout", "connection", "stream_disconnected"]))
     rec.reconnects = int(rng.random() < 0.05)
+    if rng.random() < 0.7:  # the answer stated its cached prompt tokens
+        rec.cached_prompt_tokens = int(rng.integers(0, rec.input_tokens + 1))
     return rec
 
 
@@ -185,6 +187,13 @@ def test_counters_and_labels(world):
         assert list(series(samples, "llmload_hidden_reasoning_requests_total", **base).values()) == [hidden] != [0]
         jumps = sum(r.buffered_token_jumps for r in mine)  # any outcome
         assert list(series(samples, "llmload_buffered_token_jumps_total", **base).values()) == [jumps] != [0]
+        stated = [r for r in ok if r.cached_prompt_tokens is not None]
+        assert list(series(samples, "llmload_cached_prompt_tokens_total", **base).values()) == [
+            sum(r.cached_prompt_tokens for r in stated)
+        ]
+        assert list(series(samples, "llmload_cache_stated_prompt_tokens_total", **base).values()) == [
+            sum(r.input_tokens for r in stated)
+        ]
         errors = {dict(k)["kind"]: v for k, v in series(samples, "llmload_errors_total", **base).items()}
         for kind in {*ERROR_KINDS, "http_429"}:
             assert errors[kind] == sum(r.error_kind == kind for r in mine), kind
