@@ -131,6 +131,7 @@ _IDENT = re.compile(r"(?<![$\w:])([A-Za-z_:][A-Za-z0-9_:]*)")
 # SGLang's names the dashboards fall back to (shared/research/gpu_and_server_metrics.md §4.2).
 SGLANG = {
     "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage", "sglang:generation_tokens_total",
+    "sglang:cache_hit_rate",
 }  # fmt: skip
 
 
