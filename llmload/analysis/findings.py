@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.analysis.cache import CacheView, cache_view
 from llmload.analysis.steps import StepView
 from llmload.results.judgement import Breach, Finding, Verdict
 from llmload.results.model import RunResult, Stats
@@ -42,6 +43,7 @@ class Context:
     coarse_bandwidth: bool = False
     run: Stats | None = None  # the whole run's figures (error kinds and examples)
     host: str | None = None  # the target, as the run recorded it
+    cache: CacheView = field(default_factory=CacheView)  # the workload's shared prefixes and the hit ratios
 
     @property
     def has_server(self) -> bool:
@@ -120,4 +122,5 @@ def build_context(
         coarse_bandwidth=coarse,
         run=result.overall,
         host=str(result.config.get("host") or "") or None,
+        cache=cache_view(result),
     )

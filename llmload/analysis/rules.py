@@ -1,7 +1,7 @@
 """The diagnosis rule table, in code: :data:`RULES`, most specific first.
 
 Each entry is a rule function ``Context -> list[Finding]`` (:mod:`.rules_queue`,
-:mod:`.rules_memory`) carrying its id, layer and the signal sources it needs and wants
+:mod:`.rules_memory`, :mod:`.rules_cache`) carrying its id, layer and the signal sources it needs and wants
 (:func:`~llmload.analysis.findings.rule`). docs/diagnosis.md is the same table for
 people; keep the two in step. The order breaks ties in the ranking (:mod:`.diagnose`).
 """
@@ -9,6 +9,7 @@ people; keep the two in step. The order breaks ties in the ranking (:mod:`.diagn
 from __future__ import annotations
 
 from llmload.analysis.findings import Rule
+from llmload.analysis.rules_cache import prefix_cache_cold
 from llmload.analysis.rules_memory import decode_bandwidth, kv_capacity, kv_fragmentation, prefill_interference
 from llmload.analysis.rules_queue import (
     admission_cap,
@@ -30,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     kv_fragmentation,
     decode_bandwidth,
     prefill_interference,
+    prefix_cache_cold,
     gateway_queueing,
     scheduler_starved,
     engine_saturated,
