@@ -5,7 +5,9 @@ a conversation (``turns``). Per sharing class, the client's hit ratio: the cache
 tokens the server stated / the prompt tokens of those answers
 (:func:`~llmload.metrics.definitions.prefix_cache_hit_ratio`), for a conversation class
 over its turns from the second on (a first turn has nothing to reuse); and the engine's
-run-level ``prefix_cache_hit_rate`` when collected.
+run-level ``prefix_cache_hit_rate`` when collected, and whether it looked nothing up at
+all (its ``prefix_cache_queries`` counter did not move while prompt tokens did: the cache
+is off; vLLM with ``--no-enable-prefix-caching``, the simulator's ``--no-prefix-caching``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class CacheView:
     sharing: Mapping[str, str] = field(default_factory=dict)  # class -> "prefix groups" | "conversation"
     client: Mapping[str, float | None] = field(default_factory=dict)  # class -> hit ratio (None: never stated)
     engine: float | None = None
+    engine_off: tuple[float, float] | None = None  # (0 looked up, prompt tokens): the engine never looked any up
 
 
 def _later_turns_ratio(s: Stats) -> float | None:
@@ -54,6 +57,10 @@ def cache_view(result: RunResult) -> CacheView:
         if s is None or s.ok == 0:
             continue
         client[name] = _later_turns_ratio(s) if how == "conversation" else s.prefix_cache_hit_ratio
-    rate: Any = (((result.server or {}).get("signals") or {}).get("prefix_cache_hit_rate") or {}).get("value")
+    signals = (result.server or {}).get("signals") or {}
+    rate: Any = (signals.get("prefix_cache_hit_rate") or {}).get("value")
     engine = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
-    return CacheView(sharing, client, engine)
+    looked_up = (signals.get("prefix_cache_queries") or {}).get("increase")
+    prompt = (signals.get("prompt_tokens") or {}).get("increase")
+    off = (0.0, float(prompt)) if looked_up == 0 and isinstance(prompt, (int, float)) and prompt > 0 else None
+    return CacheView(sharing, client, engine, off)

@@ -14,7 +14,8 @@ What the rule reads (:class:`~llmload.analysis.cache.CacheView`, built once per 
   (:func:`~llmload.metrics.definitions.prefix_cache_hit_ratio`); for a conversation class
   over its turns from the second on (a first turn has nothing to reuse);
 * the engine's run-level ``prefix_cache_hit_rate`` (vLLM ``prefix_cache_hits /
-  queries``, llama.cpp cached / (processed + cached), SGLang's gauge) when collected.
+  queries``, llama.cpp cached / (processed + cached), SGLang's gauge) when collected; an
+  engine whose lookup counter never moved while prompts were processed counts as 0 (off).
 
 It fires when a sharing class's figure, or without one the engine's, is below
 :data:`HIT_LOW`. Confidence: high when the client and the engine agree, medium on one
@@ -41,7 +42,7 @@ def prefix_cache_cold(ctx: Context) -> list[Finding]:
     view = ctx.cache
     if not view.sharing:
         return []
-    engine = view.engine
+    engine = 0.0 if view.engine_off is not None else view.engine
     cold = {n: r for n, r in view.client.items() if r is not None and r < HIT_LOW}
     known = [n for n, r in view.client.items() if r is not None]
     if not cold and (known or engine is None or engine >= HIT_LOW):
@@ -50,7 +51,9 @@ def prefix_cache_cold(ctx: Context) -> list[Finding]:
     agree = engine is not None and engine < HIT_LOW and bool(cold)
     text = [f"{n} ({view.sharing[n]}): {_pct(cold[n])} of its prompt tokens served from the cache, by the server's usage"
             for n in sorted(cold)]  # fmt: skip
-    if engine is not None:
+    if view.engine_off is not None:
+        text.append(f"the engine looked up none of its {view.engine_off[1]:,.0f} prompt tokens in a prefix cache: caching is off")
+    elif engine is not None:
         text.append(f"engine prefix-cache hit rate over the run: {_pct(engine)}")
     return [Finding(
         "prefix_cache_cold", "engine prefix cache", "The prefix cache does not hit although the workload shares prefixes",

@@ -60,3 +60,11 @@ def test_quiet_when_the_cache_hits_nothing_is_shared_or_nothing_says():
     assert cache_findings(result([RAG], cached_share=None)) == []  # the server never stated cached tokens
     (f,) = cache_findings(result([RAG], cached_share=None, engine=0.02))  # the engine's counters say it
     assert f.confidence == "medium" and "engine prefix-cache hit rate over the run: 2.0 %" in f.evidence_text
+
+
+def test_an_engine_that_looked_nothing_up_has_its_cache_off():
+    res = result([RAG], cached_share=0.0)
+    signals = {"prompt_tokens": {"unit": "tokens", "increase": 8800.0}, "prefix_cache_queries": {"unit": "tokens", "increase": 0.0}}
+    (f,) = cache_findings(replace(res, server={"signals": signals}))
+    assert f.confidence == "high" and f.evidence["engine_hit_rate"] == 0.0
+    assert "the engine looked up none of its 8,800 prompt tokens in a prefix cache: caching is off" in f.evidence_text
