@@ -48,6 +48,8 @@ from gevent import GreenletExit
 from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust import constant, task
 from locust.contrib.fasthttp import FastHttpUser
+from locust.exception import StopUser
+from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from llmload.adapters.base import Framing, StreamState
 from llmload.errors import (
@@ -158,7 +160,7 @@ class LLMUser(FastHttpUser):
             sample = session.next_turn()
         else:
             if session.think_time_s > 0:
-                gevent.sleep(session.think_time_s)  # thinking: the session keeps its user
+                self._think(session.think_time_s)
             sample = session.next_turn(last.reply_text or "", last.output_tokens)
         conversation = session.conversation
         rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done)
@@ -167,6 +169,20 @@ class LLMUser(FastHttpUser):
         else:
             self._reply = rec
         return rec
+
+    def _think(self, seconds: float) -> None:
+        """The pause before a next turn: the session keeps its user, which is idle, not in a request.
+
+        As in Locust's own ``wait()``: a graceful stop (``--stop-timeout``, which ladders set)
+        waits for running requests only, so a thinking user is stopped at once.
+        """
+        if self._state == LOCUST_STATE_STOPPING:
+            raise StopUser()
+        self._state = LOCUST_STATE_WAITING
+        gevent.sleep(seconds)
+        if self._state == LOCUST_STATE_STOPPING:
+            raise StopUser()
+        self._state = LOCUST_STATE_RUNNING
 
     def send(self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request).

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from locust.exception import StopUser
+from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
+
 from llmload.metrics.record import RequestRecord
 from llmload.users import llm_user
 from llmload.users.llm_user import LLMUser
@@ -15,6 +18,7 @@ def make_user(classes: list[dict], outcomes: list[str]) -> tuple[LLMUser, list[t
     user = LLMUser.__new__(LLMUser)
     user._sampler = WorkloadSampler(profile_from_dict({"classes": classes}), seed=1, user_index=0)
     user._session = user._reply = None
+    user._state = LOCUST_STATE_RUNNING
     sent: list[tuple] = []
     script = iter(outcomes)
 
@@ -68,3 +72,18 @@ def test_single_request_classes_record_no_turn_and_keep_no_reply(slept):
     for _ in range(4):
         mixed.generate()
     assert [(s.class_name, turn) for s, turn, _ in sent] == [("q", 0), ("chat", 1), ("chat", 2), ("chat", 3)]
+
+
+def test_a_thinking_user_is_idle_and_a_graceful_stop_ends_it_at_once(monkeypatch):
+    user, sent = make_user([CHAT], ["ok"] * 3)
+    states: list[str] = []
+
+    def nap(seconds):
+        states.append(user._state)
+        user._state = LOCUST_STATE_STOPPING  # Locust asks the user to stop while it thinks
+
+    monkeypatch.setattr(llm_user.gevent, "sleep", nap)
+    user.generate()
+    with pytest.raises(StopUser):
+        user.generate()
+    assert states == [LOCUST_STATE_WAITING] and len(sent) == 1  # turn 2 was never sent
