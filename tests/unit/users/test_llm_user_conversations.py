@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
