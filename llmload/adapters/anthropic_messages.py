@@ -154,6 +154,8 @@ class AnthropicMessagesAdapter:
                 state.text_chars += len(text)
                 if state.first_output_chunk < 0:
                     state.first_output_chunk = state.reasoning_chunks
+                if state.text_parts is not None and field == "text":
+                    state.text_parts.append(text)  # the answer a next turn re-sends (not tool-call input)
                 return 1
             if kind == _STOP:
                 return DONE
@@ -178,7 +180,7 @@ class AnthropicMessagesAdapter:
 
 
 def _record_input(state: StreamState, usage: dict[str, Any]) -> None:
-    """Prompt tokens of an Anthropic usage object: uncached + cache writes + cache reads."""
+    """Prompt tokens of an Anthropic usage object: uncached + cache writes + cache reads (the cached ones)."""
     total = 0
     seen = False
     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
@@ -188,3 +190,6 @@ def _record_input(state: StreamState, usage: dict[str, Any]) -> None:
             seen = True
     if seen:
         state.usage_prompt_tokens = total
+    cached = usage.get("cache_read_input_tokens")
+    if cached is not None:
+        state.usage_cached_tokens = int(cached)

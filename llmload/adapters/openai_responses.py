@@ -140,6 +140,8 @@ class OpenAIResponsesAdapter:
                 state.text_chars += len(delta)
                 if state.first_output_chunk < 0:
                     state.first_output_chunk = state.reasoning_chunks
+                if state.text_parts is not None and obj["type"] == "response.output_text.delta":
+                    state.text_parts.append(delta)  # the answer a next turn re-sends (not refusals or tool calls)
                 return 1
             if kind == _REASONING:
                 delta = obj["delta"]
@@ -173,7 +175,7 @@ def _record_end(state: StreamState, response: dict[str, Any]) -> None:
 
 
 def record_responses_usage(state: StreamState, usage: dict[str, Any]) -> None:
-    """Store a Responses ``usage`` object (``input_tokens``, ``output_tokens``, reasoning) on ``state``."""
+    """Store a Responses ``usage`` object (``input_tokens``, ``output_tokens``, reasoning, ``input_tokens_details.cached_tokens``) on ``state``."""
     prompt = usage.get("input_tokens")
     if prompt is not None:
         state.usage_prompt_tokens = int(prompt)
@@ -185,3 +187,8 @@ def record_responses_usage(state: StreamState, usage: dict[str, Any]) -> None:
         reasoning = details.get("reasoning_tokens")
         if reasoning is not None:
             state.usage_reasoning_tokens = int(reasoning)
+    input_details = usage.get("input_tokens_details")
+    if input_details:
+        cached = input_details.get("cached_tokens")
+        if cached is not None:
+            state.usage_cached_tokens = int(cached)

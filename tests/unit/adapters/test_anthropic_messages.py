@@ -137,3 +137,19 @@ def test_error_events_raise_server_error(adapter, state) -> None:
 def test_unparseable_events_raise_malformed(adapter, state, data: bytes, event: str) -> None:
     with pytest.raises(MalformedChunk):
         adapter.feed(state, data, event)
+
+
+def test_cache_reads_are_the_cached_prompt_tokens_and_the_answer_text_is_kept(adapter, state) -> None:
+    state.text_parts = []
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 3, "cache_creation_input_tokens": 50,
+                                                            "cache_read_input_tokens": 1000}}}  # fmt: skip
+    adapter.feed(state, orjson.dumps(start), "message_start")
+    assert (state.usage_prompt_tokens, state.usage_cached_tokens) == (1053, 1000)
+    adapter.feed(state, delta("thinking_delta", thinking="hmm"), "content_block_delta")
+    adapter.feed(state, delta("text_delta", text="Hi "), "content_block_delta")
+    adapter.feed(state, delta("input_json_delta", partial_json='{"a": 1}'), "content_block_delta")
+    adapter.feed(state, delta("text_delta", text="there"), "content_block_delta")
+    assert state.reply_text() == "Hi there"
+    plain = StreamState()
+    adapter.feed(plain, orjson.dumps({"type": "message_start", "message": {"usage": {"input_tokens": 3}}}), "message_start")
+    assert plain.usage_cached_tokens is None  # not stated

@@ -147,3 +147,14 @@ def test_unnamed_events_dispatch_on_type_and_done_ends(adapter, state) -> None:
 def test_unparseable_events_raise_malformed(adapter, state, data: bytes, event: str) -> None:
     with pytest.raises(MalformedChunk):
         adapter.feed(state, data, event)
+
+
+def test_cached_input_tokens_and_the_kept_answer_text(adapter, state) -> None:
+    state.text_parts = []
+    feed(adapter, state, ev("response.reasoning_text.delta", delta="think"))
+    feed(adapter, state, ev("response.output_text.delta", delta="Hel"))
+    feed(adapter, state, ev("response.function_call_arguments.delta", delta='{"x"'))
+    feed(adapter, state, ev("response.output_text.delta", delta="lo"))
+    usage = {"input_tokens": 1100, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 1024}}
+    feed(adapter, state, ev("response.completed", response={"status": "completed", "usage": usage}))
+    assert state.reply_text() == "Hello" and state.usage_cached_tokens == 1024
