@@ -89,3 +89,20 @@ def test_a_shared_prefix_hits_the_cache_on_and_is_diagnosed_cold_off(sim, tmp_pa
             assert rag["prefix_cache_hit_ratio"] == 0.0 and rag["cached_prompt_tokens"] == 0
             (f,) = cold
             assert f["confidence"] == "high" and f["evidence"]["classes"] == "rag"
+
+
+def test_sharegpt_conversations_replay_turn_by_turn(sim, tmp_path):
+    dataset = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "multiturn.jsonl"
+    profile = write(tmp_path, f'[[classes]]\nname = "sg"\nweight = 1\nturns = "dataset"\noutput_tokens = 16\n'
+                              f'prompt = {{source = "dataset", path = "{dataset}", format = "sharegpt"}}\n')  # fmt: skip
+    url = sim(*SIM)
+    code, output, s = run_cli(["--host", url, "--profile", profile, "--headless", "-u", "2", "-r", "2", "-t", "4s",
+                               "--seed", "3", "--no-run-dir"], tmp_path, timeout=60)  # fmt: skip
+    assert code == 0 and s is not None, output[-2000:]
+    by_turn = s["classes"]["sg"]["by_turn"]
+    assert list(by_turn) == ["1", "2", "3"]  # the fixture's longest conversation has 3 user turns
+    reqs = [by_turn[k]["requests"] for k in by_turn]
+    assert reqs[0] > reqs[1] > reqs[2] > 0  # conversations of 1, 2 and 3 user turns
+    means = [by_turn[k]["input_tokens_mean"] for k in by_turn]
+    assert means[0] < means[1] < means[2]
+    assert "conversation turns of sg" in output
