@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+from types import SimpleNamespace
+
 import pytest
 from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from llmload.metrics.record import RequestRecord
 from llmload.users import llm_user
+from llmload.users.backoff import Backoff, BackoffSpec
 from llmload.users.llm_user import LLMUser
 from llmload.workload import WorkloadSampler, profile_from_dict
 
@@ -18,6 +22,8 @@ def make_user(classes: list[dict], outcomes: list[str]) -> tuple[LLMUser, list[t
     user._sampler = WorkloadSampler(profile_from_dict({"classes": classes}), seed=1, user_index=0)
     user._session = user._reply = None
     user._state = LOCUST_STATE_RUNNING
+    user._backoff = Backoff(BackoffSpec(None, None), random.Random(0))  # error backoff off: no waits but think time
+    user._context = SimpleNamespace(error_backoff=BackoffSpec(None, None))
     sent: list[tuple] = []
     script = iter(outcomes)
 
