@@ -206,7 +206,8 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
                "--only-summary", "--stop-timeout", "0", "--exporter-port", str(exporter_port),
                "--exporter-host", "127.0.0.1", "--exporter-linger", f"{LINGER_S}s",
                "--engine-metrics", f"{sim_url}/metrics", "--gpu-metrics", f"{gpu_llmload}/metrics",
-               "--collect-interval", "1s", "--summary-json", str(summary)]  # fmt: skip
+               "--collect-interval", "1s", "--summary-json", str(summary),
+               "--slo", "ttft_ms=60000,tpot_ms=10000"]  # fmt: skip  (SLOs: the goodput series and rules have data)
         env = {k: v for k, v in os.environ.items() if k != "LLMLOAD_NO_EXPORTER"}
         out = open(tmp_path / "llmload.log", "wb")  # noqa: SIM115
         run = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
