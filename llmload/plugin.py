@@ -24,6 +24,7 @@ spawning_complete            tracks the largest user count
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
+test_stopping                the open-loop dispatcher stops releasing arrivals (before users stop)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
 web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``,
@@ -97,6 +98,7 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
     ev.spawning_complete.add_listener(lambda user_count, **_: runtime.on_spawned(user_count))
+    ev.test_stopping.add_listener(lambda **_: runtime.on_test_stopping())
     ev.test_stop.add_listener(lambda **_: runtime.on_test_stop())
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))

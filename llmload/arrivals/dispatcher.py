@@ -30,7 +30,7 @@ from gevent.event import Event
 from gevent.queue import Queue
 
 from llmload.arrivals.process import ArrivalSpec, RatePlan, unit_arrivals
-from llmload.metrics.histogram import Histogram
+from llmload.metrics.arrival import ArrivalStats
 from llmload.workload.mix import Mix
 
 __all__ = ["ArrivalStats", "Dispatcher", "Ticket"]
@@ -47,22 +47,6 @@ class Ticket:
     intended_ns: int  #: ``perf_counter_ns()`` time the request should have been sent
     lag_ns: int  #: how late the dispatcher released it (schedule lag)
     waited: bool  #: no user was free when it was released (it queued)
-
-
-class ArrivalStats:
-    """What the dispatcher did: arrivals released, those that queued, and its lateness."""
-
-    __slots__ = ("arrivals", "lag", "waited")
-
-    def __init__(self) -> None:
-        self.arrivals = 0
-        self.waited = 0
-        self.lag = Histogram()  # schedule lag, seconds
-
-    def merge(self, other: ArrivalStats) -> None:
-        self.arrivals += other.arrivals
-        self.waited += other.waited
-        self.lag.merge(other.lag)
 
 
 class Dispatcher:
@@ -120,6 +104,15 @@ class Dispatcher:
             at_s = max((self._clock() - self._t0_ns) / _NS, 0.0)
         self.plan.set_rate(rate, at_s)
         self._changed.set()  # the sleeping loop recomputes the next arrival's time
+
+    def drain_stats(self) -> ArrivalStats:
+        """The statistics since the last call (a report's delta); the dispatcher starts a fresh set."""
+        stats, self.stats = self.stats, ArrivalStats()
+        return stats
+
+    @property
+    def running(self) -> bool:
+        return self._greenlet is not None
 
     @property
     def pending(self) -> int:

@@ -85,6 +85,17 @@ FLAGS: tuple[Flag, ...] = (
          metavar="KEY=MS,..."),
     Flag("--slo-attainment", 0.99, "The ladder's SLO verdict: the largest step where at least this share of the "
          "finished requests is good. Default: %(default)s", kind=float),
+    # Open-loop arrivals (llmload.arrivals).
+    Flag("--arrival", "closed", "When requests are sent: closed (each of -u users sends its next request when the "
+         "last one ended), or an open-loop process at --rate: constant, poisson, gamma (--burstiness). Open loop: "
+         "-u caps the requests in flight, latencies run from the intended send time. Default: %(default)s",
+         choices=("closed", "constant", "poisson", "gamma")),
+    Flag("--rate", None, "Offered requests per second for the whole run, all workers together (needs an open-loop "
+         "--arrival)", kind=float),
+    Flag("--burstiness", 1.0, "Gamma shape of --arrival gamma: 1 = Poisson, < 1 burstier (0.25: inter-arrival CV 2), "
+         "> 1 more regular. Default: %(default)s", kind=float),
+    Flag("--rate-ladder", "", "Rate ladder: offered rates (requests/s) held one step each, e.g. 1,2,4,8 (needs an "
+         "open-loop --arrival; --step-time, --step-warmup, --stop-on-breach as for --ladder; -u is the in-flight cap)"),
     # Where results go.
     Flag("--summary-json", "", "Write the run summary (schema llmload.summary/2, docs/summary-schema.md) to this "
          "path when the test stops", web_ui=False),

@@ -15,6 +15,7 @@ from typing import Any
 
 from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
 from llmload.config.backoff import BackoffSpec
+from llmload.config.arrival import ArrivalConfig
 from llmload.config.collect import CollectConfig
 from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import defaults, flag
@@ -84,6 +85,12 @@ def _positive_duration(part: str, whole: str) -> float:
         raise ConfigError(f"--error-backoff {whole}: {part or 'an empty bound'} is not a duration > 0; "
                           "e.g. --error-backoff 100ms:5s, or off")  # fmt: skip
     return seconds
+def _arrival(v: Mapping[str, Any]) -> ArrivalConfig:
+    arrival = ArrivalConfig.from_values(v)
+    if arrival.open_loop and v["ladder"]:
+        raise ConfigError("--ladder with an open-loop --arrival: a concurrency ladder steps users; for offered rates "
+                          "use --rate-ladder 1,2,4,8 (-u is then the in-flight cap)")  # fmt: skip
+    return arrival
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +118,7 @@ class RunConfig:
     error_backoff: BackoffSpec = field(default_factory=BackoffSpec)  # the wait after a failed request
     preflight: bool = True  # the network checks before the load (--no-preflight: off)
     timeseries_json: str = ""  # --timeseries-json (an output path the pre-flight checks)
+    arrival: ArrivalConfig = field(default_factory=ArrivalConfig)  # closed loop, or an open-loop process at a rate
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -134,6 +142,7 @@ class RunConfig:
             "slo": self.slo.to_dict() if self.slo is not None else None,
             "slo_attainment": self.slo_attainment,
             "error_backoff_s": [self.error_backoff.min_s, self.error_backoff.max_s] if self.error_backoff.on else None,
+            **({"arrival": self.arrival.public_dict()} if self.arrival.open_loop else {}),  # closed loop: as before
         }
 
     @classmethod
@@ -192,4 +201,5 @@ class RunConfig:
             error_backoff=_error_backoff(v["error_backoff"]),
             preflight=not v["no_preflight"],
             timeseries_json=str(v["timeseries_json"] or ""),
+            arrival=_arrival(v),
         )

@@ -4,7 +4,7 @@ Each report is a :class:`ReportWire` dict of primitives that a worker (or, when 
 runs standalone, the process itself) sends every ``report_to_master`` interval:
 
 ``{"m": MetricSet wire delta, "s": {step: MetricSet wire delta}, "g": WorkerGauges as a dict,
-"final": bool}``
+"final": bool, "a": ArrivalStats wire delta (open loop only)}``
 
 :class:`Aggregator` folds them in by addition into four views:
 
@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
+from llmload.metrics.arrival import ArrivalStats
 from llmload.metrics.recorder import MetricSet
 
 __all__ = [
@@ -87,6 +88,7 @@ class ReportWire(TypedDict, total=False):
     s: dict[str, Any]
     g: dict[str, Any]
     final: bool
+    a: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -111,6 +113,8 @@ class Snapshot:
     window_s: float  # test time the window covers: rates = window counts / window_s
     workers: tuple[WorkerState, ...]
     users: int
+    arrivals: ArrivalStats = field(default_factory=ArrivalStats)  # this run's open-loop arrivals (all processes)
+    arrivals_total: ArrivalStats = field(default_factory=ArrivalStats)  # since the process started (exporter)
 
     @property
     def live_workers(self) -> tuple[WorkerState, ...]:
@@ -143,12 +147,15 @@ class Aggregator:
         self._window: deque[tuple[float, MetricSet]] = deque()
         self.workers: dict[str, WorkerState] = {}
         self.users = 0
+        self.arrivals = ArrivalStats()
+        self.arrivals_total = ArrivalStats()
         self._run_started = clock()
 
     def start_run(self) -> None:
         """A new test: the run view restarts; totals and known workers stay."""
         self.run = MetricSet()
         self.steps = {}
+        self.arrivals = ArrivalStats()
         self._window.clear()
         self._run_started = self._clock()
         for w in self.workers.values():
@@ -167,6 +174,10 @@ class Aggregator:
             if step is None:
                 step = self.steps[int(key)] = MetricSet()
             step.merge(MetricSet.from_wire(wire))
+        if report.get("a"):
+            arrivals = ArrivalStats.from_wire(report["a"])
+            self.arrivals.merge(arrivals)
+            self.arrivals_total.merge(arrivals)
         gauges = WorkerGauges.from_wire(report.get("g") or {})
         w = self.workers.get(worker_id)
         if w is None:
@@ -217,4 +228,6 @@ class Aggregator:
             window_s=span,
             workers=tuple(WorkerState(**{f: getattr(w, f) for f in w.__slots__}) for w in self.workers.values()),
             users=self.users,
+            arrivals=self.arrivals.copy(),
+            arrivals_total=self.arrivals_total.copy(),
         )

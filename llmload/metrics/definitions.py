@@ -7,22 +7,24 @@ throughput functions take counters and the test time.
 ==============  ===================================================  ==================  =======================
 llmload name    formula                                              vLLM bench name     AIPerf name
 ==============  ===================================================  ==================  =======================
-TTFT            first event with non-empty content − request start   TTFT                time_to_first_token
+TTFT            first event with non-empty content − request origin  TTFT                time_to_first_token
 ITL             gap between consecutive content events (every gap)   ITL                 inter_chunk_latency
 TPOT            (last content event − first) / (output_tokens − 1)   TPOT                inter_token_latency
-E2E             end of stream − request start                        E2EL                request_latency
+E2E             end of stream − request origin                       E2EL                request_latency
+achieved rate   requests started (every outcome) / test time         — (completed only)  — (completed only)
+offered rate    the arrival process's rate (``--rate``)              request_rate        request_rate
 output tokens   ``usage.completion_tokens`` when sent, else counted  output_len          output_sequence_len
 output tok/s    output tokens of successful requests / test time     output_throughput   output_token_throughput
 received tok/s  (output tokens of successful requests + tokens       — (completed        — (completed
                 received by failed or interrupted ones) / test time  requests only)      requests only)
-TTFO            first *output* (answer or tool-call) event − start   —                   time_to_first_output_token
+TTFO            first *output* (answer or tool-call) event − origin  —                   time_to_first_output_token
 reasoning       first output event − first reasoning event           —                   —
 reas. tokens    usage ``*_tokens_details.reasoning_tokens``, else    —                   reasoning_token_count
                 counted reasoning events
 hidden reas.    usage says reasoning tokens > 0, none were streamed  —                   —
 buffered jumps  content events carrying k > 1 tokens (usage jumped)  —                   —
-client_wait     actual send − intended send (open loop; absent       —                   —
-                in closed loop: ``intended_ns`` unset)
+client_wait     actual send − intended send (open loop; absent       — (not measured:    — (not measured)
+                in closed loop: ``intended_ns`` unset)                TTFT from the send)
 server_queue    the server's queue time (vLLM ``queue_time_ms``;     queue_time          —
                 absent for llama.cpp and servers without timing)
 prefill         server TTFT − server queue (vLLM                     prefill_time        —
@@ -51,6 +53,13 @@ hit ratio       successful requests whose answer stated              prefix_cach
 
 Notes:
 
+* **request origin** is the request start in a closed loop, and the *intended send time*
+  of its arrival in an open loop (``--arrival``): a wait for a free user (``-u`` caps requests
+  in flight) is part of what its user sees; timing from the actual send would hide the queue
+  in front of an overloaded server (coordinated omission). vLLM bench and AIPerf time from
+  the send (their TTFT/E2EL = ours − client wait). ITL and TPOT never include the wait; the
+  dispatcher's own lateness (``arrival.schedule_lag_ms``) is part of it. **Achieved rate**
+  counts requests started, whatever their outcome.
 * "request start" is the stamp taken just before the request is written to the socket,
   so TTFT includes connection set-up when a new connection was needed, server queueing,
   prefill and network — what a user of the service waits for.
@@ -105,7 +114,8 @@ Notes:
   llama.cpp reports no queue, so its slot wait and the network stay together as
   ``other`` in the tail shares and gateway is absent. Durations on two clocks can
   disagree by a little: gateway is clamped at 0. ``client_wait`` is the open-loop delay
-  before the request could be sent (absent in closed loop).
+  before the request could be sent (absent in closed loop); gateway and the tail shares
+  split the TTFT from the actual send, so the wait never hides in them.
 * A buffered token jump is an event the server says carried k > 1 tokens (its running
   usage jumped: a tool-call parser held text back, or a server batches tokens per
   event). Its k tokens share one stamp, so ITL has one long gap there, not k − 1 zero
@@ -132,6 +142,8 @@ __all__ = [
     "server_queue_s",
     "tail_parts",
     "error_backoff_s",
+    "achieved_rate",
+    "origin_ns",
     "e2e_s",
     "hidden_reasoning",
     "itl_s",
@@ -161,11 +173,28 @@ PHASES = ("client_wait", "gateway", "server_queue", "prefill", "decode")
 TAIL_PARTS = ("gateway", "server_queue", "prefill", "other")
 
 
+def origin_ns(rec: RequestRecord) -> int:
+    """Where TTFT and E2E start: the intended send time in an open loop, else the request start."""
+    return rec.intended_ns or rec.start_ns
+
+
+def client_wait_s(rec: RequestRecord) -> float | None:
+    """Client wait (s): actual send − intended send; None in a closed loop (no intended time)."""
+    if not rec.intended_ns or not rec.start_ns:
+        return None
+    return max(rec.start_ns - rec.intended_ns, 0) * _NS
+
+
+def achieved_rate(requests: int, duration_s: float) -> float:
+    """Achieved rate (requests/s): requests started (every outcome) / test time (0 without time)."""
+    return requests / duration_s if duration_s > 0 else 0.0
+
+
 def ttft_s(rec: RequestRecord) -> float | None:
-    """Time to first token (s): first content event − request start."""
+    """Time to first token (s): first content event − request origin (:func:`origin_ns`)."""
     if not rec.chunk_ns:
         return None
-    return (rec.chunk_ns[0] - rec.start_ns) * _NS
+    return (rec.chunk_ns[0] - (rec.intended_ns or rec.start_ns)) * _NS
 
 
 def itl_s(rec: RequestRecord) -> np.ndarray:
@@ -183,8 +212,8 @@ def tpot_s(rec: RequestRecord) -> float | None:
 
 
 def e2e_s(rec: RequestRecord) -> float:
-    """End-to-end latency (s): end of stream − request start."""
-    return (rec.end_ns - rec.start_ns) * _NS
+    """End-to-end latency (s): end of stream − request origin (:func:`origin_ns`)."""
+    return (rec.end_ns - (rec.intended_ns or rec.start_ns)) * _NS
 
 
 def received_output_tokens(ok_output_tokens: int, partial_output_tokens: int) -> int:
@@ -200,11 +229,11 @@ def received_output_tokens_per_s(ok_output_tokens: int, partial_output_tokens: i
 
 
 def ttfo_s(rec: RequestRecord) -> float | None:
-    """Time to first output token (s): first answer or tool-call event − request start."""
+    """Time to first output token (s): first answer or tool-call event − request origin (:func:`origin_ns`)."""
     i = rec.first_output_chunk
     if i < 0:
         return None
-    return (rec.chunk_ns[i] - rec.start_ns) * _NS
+    return (rec.chunk_ns[i] - (rec.intended_ns or rec.start_ns)) * _NS
 
 
 def reasoning_s(rec: RequestRecord) -> float | None:
@@ -312,18 +341,6 @@ def settle_token_counts(rec: RequestRecord, usage_prompt: int | None, usage_comp
         rec.input_tokens_from_usage = True
 
 
-def client_wait_s(rec: RequestRecord) -> float | None:
-    """Open-loop wait (s): actual send − intended send; ``None`` in closed loop (no ``intended_ns``).
-
-    Hook for the open-loop arrivals: a record that carries ``intended_ns`` (the stamp at
-    which the arrival process meant to send) gets this phase; closed-loop records do not.
-    """
-    intended = getattr(rec, "intended_ns", None)
-    if not intended:
-        return None
-    return max(0, rec.start_ns - intended) * _NS
-
-
 def server_queue_s(rec: RequestRecord) -> float | None:
     """Server queue time (s) as the server reported it; ``None`` without it."""
     q = rec.server_queue_ms
@@ -339,10 +356,17 @@ def prefill_s(rec: RequestRecord) -> float | None:
 def gateway_s(rec: RequestRecord) -> float | None:
     """Gateway (s): client TTFT − server TTFT (queue + prefill), clamped at 0; ``None`` unless the server reported both."""
     q, p = rec.server_queue_ms, rec.server_prefill_ms
-    ttft = ttft_s(rec)
+    ttft = _sent_ttft_s(rec)
     if q is None or p is None or ttft is None:
         return None
     return max(0.0, ttft - (q + p) * _MS)
+
+
+def _sent_ttft_s(rec: RequestRecord) -> float | None:
+    """TTFT from the actual send (= TTFT − client wait in an open loop): what gateway, queue and prefill split."""
+    if not rec.chunk_ns:
+        return None
+    return (rec.chunk_ns[0] - rec.start_ns) * _NS
 
 
 def decode_s(rec: RequestRecord) -> float | None:
@@ -361,7 +385,7 @@ def tail_parts(rec: RequestRecord) -> tuple[float, float, float, float] | None:
     to [0, 1] so that a server clock that runs a little ahead never gives negative parts.
     """
     p = rec.server_prefill_ms
-    ttft = ttft_s(rec)
+    ttft = _sent_ttft_s(rec)  # an open loop's client wait comes before: its own phase, not a TTFT share
     if p is None or not ttft:
         return None
     q = rec.server_queue_ms

@@ -59,6 +59,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "server_prefill_ms": rec.server_prefill_ms,
         "server_decode_ms": rec.server_decode_ms,
     }
+    if rec.intended_ns:  # open loop: the intended send time, relative to the actual send (<= 0)
+        doc["intended_ns"] = rec.intended_ns - start
     return orjson.dumps(doc) + b"\n"
 
 
@@ -84,6 +86,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.server_queue_ms = d.get("server_queue_ms")
     rec.server_prefill_ms = d.get("server_prefill_ms")
     rec.server_decode_ms = d.get("server_decode_ms")
+    rec.intended_ns = d.get("intended_ns") or 0
     return rec
 
 

@@ -42,6 +42,9 @@ class RequestRecord:
         reconnects: times the request was sent again on a fresh connection because a
             reused keep-alive connection turned out closed before any response byte (0 or 1;
             its stamps still run from the first send).
+        intended_ns: open loop only: the stamp at which the request *should* have been sent
+            (its arrival's scheduled time); 0 in a closed loop. TTFT and E2E then run from it,
+            and ``start_ns - intended_ns`` is the client wait (see ``metrics/definitions.py``).
         step: index of the load step (concurrency ladder) whose *steady* window the
             request started in, or ``None`` (no ladder, or started during a ramp/warm-up).
         buffered_token_jumps: content events that carried more than one token by the
@@ -85,6 +88,7 @@ class RequestRecord:
         "headers_ns",
         "input_tokens",
         "input_tokens_from_usage",
+        "intended_ns",
         "max_tokens",
         "outcome",
         "output_tokens",
@@ -112,6 +116,7 @@ class RequestRecord:
         self.input_tokens_from_usage = False
         self.max_tokens = max_tokens
         self.start_ns = 0
+        self.intended_ns = 0
         self.start_wall_ns = 0
         self.headers_ns = 0
         self.chunk_ns: list[int] = []

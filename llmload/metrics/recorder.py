@@ -33,6 +33,7 @@ from typing import Any
 
 from llmload.metrics.definitions import (
     METRICS,
+    client_wait_s,
     e2e_s,
     hidden_reasoning,
     itl_s,
@@ -48,7 +49,11 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.slo import SLO, SLO_KEYS
 from llmload.metrics.turns import TurnStats, turn_key
 
-__all__ = ["COUNTERS", "ClassStats", "MetricSet", "Recorder"]
+__all__ = ["CLIENT_WAIT", "COUNTERS", "ClassStats", "MetricSet", "Recorder"]
+
+#: The open-loop histogram beside :data:`~llmload.metrics.definitions.METRICS`: client wait
+#: (actual − intended send) of every sent request, whatever its outcome; empty in a closed loop.
+CLIENT_WAIT = "client_wait"
 
 #: Integer counters kept per class. ``output_tokens``/``input_tokens`` cover successful
 #: requests; ``output_tokens + partial_output_tokens`` is every output token that arrived.
@@ -83,7 +88,7 @@ class ClassStats:
     __slots__ = ("counters", "errors_by_kind", "errors_examples", "hist", "phases", "turns")
 
     def __init__(self) -> None:
-        self.hist: dict[str, Histogram] = {m: Histogram() for m in METRICS}
+        self.hist: dict[str, Histogram] = {m: Histogram() for m in (*METRICS, CLIENT_WAIT)}
         self.phases = PhaseStats()
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.errors_by_kind: Counter[str] = Counter()
@@ -105,6 +110,10 @@ class ClassStats:
             c["reconnects"] += rec.reconnects
         if rec.buffered_token_jumps:
             c["buffered_token_jumps"] += rec.buffered_token_jumps
+        if rec.intended_ns:  # open loop: the wait before the send, any outcome
+            wait = client_wait_s(rec)
+            if wait is not None:
+                self.hist[CLIENT_WAIT].record(wait)
         if rec.outcome == "ok":
             c["ok"] += 1
             c["output_tokens"] += rec.output_tokens

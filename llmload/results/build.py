@@ -25,8 +25,10 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
+from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S, ArrivalStats
 from llmload.metrics.definitions import (
     PHASES,
+    achieved_rate,
     attainment,
     error_backoff_s,
     goodput_per_s,
@@ -36,11 +38,12 @@ from llmload.metrics.definitions import (
 )
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
-from llmload.metrics.recorder import ClassStats, MetricSet
+from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.slo import SLO_KEYS
 from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.model import (
     LATENCY_KEYS,
+    ArrivalResult,
     TAIL_QUANTILES,
     Goodput,
     Latency,
@@ -56,6 +59,8 @@ from llmload.results.signals import Series, window_stats
 __all__ = [
     "CI_METRICS",
     "Window",
+    "arrival_result",
+    "arrival_warnings",
     "build_result",
     "build_steps",
     "goodput_of",
@@ -124,9 +129,10 @@ def goodput_of(s: ClassStats, span_s: float) -> Goodput:
     )
 
 
-def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
+def stats_of(s: ClassStats, span_s: float, slos: bool = False, open_loop: bool = False) -> Stats:
     """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span);
-    ``slos``: the run judged requests against SLOs (then ``goodput`` is set)."""
+    ``slos``: the run judged requests against SLOs (then ``goodput`` is set); ``open_loop``: the
+    run had an arrival schedule (then ``client_wait`` is set)."""
     c = s.counters
     per_s = (lambda n: n / span_s) if span_s > 0 else (lambda n: 0.0)
     return Stats(
@@ -158,6 +164,7 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False) -> Stats:
         cached_prompt_tokens=c["cached_prompt_tokens"],
         prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
         by_turn={turn_label(k): turn_of(s.turns[k]) for k in sorted(s.turns)},
+        client_wait=Latency.from_histogram(s.hist[CLIENT_WAIT]) if open_loop else None,
     )
 
 
@@ -191,6 +198,7 @@ def build_steps(
     server: Series | None = None,
     gpu: Series | None = None,
     slos: bool = False,
+    open_loop: bool = False,
 ) -> tuple[StepResult, ...]:
     """One :class:`StepResult` per window, in the windows' order; ``classes`` lists the per-class entries."""
     out = []
@@ -207,8 +215,8 @@ def build_steps(
                 steady_from=w.steady_from,
                 ended_at=w.ended_at,
                 steady_s=span,
-                overall=stats_of(overall, span, slos),
-                classes={n: stats_of(m.classes.get(n) or ClassStats(), span, slos) for n in classes},
+                overall=stats_of(overall, span, slos, open_loop),
+                classes={n: stats_of(m.classes.get(n) or ClassStats(), span, slos, open_loop) for n in classes},
                 ci=ci,
                 server=_signals(server, w),
                 gpu=_signals(gpu, w),
@@ -247,6 +255,42 @@ def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, 
     return out
 
 
+def arrival_result(
+    mode: str, offered_rate: float | None, stats: ArrivalStats | None, requests: int, duration_s: float,
+    burstiness: float | None = None,
+) -> ArrivalResult:
+    """The ``arrival`` block: ``closed``, or the open loop's offered/achieved rates and its dispatchers' statistics."""
+    if mode == "closed":
+        return ArrivalResult()
+    stats = stats or ArrivalStats()
+    lag = Latency.from_histogram(stats.lag)
+    behind = lag.p99 is not None and lag.p99 > SCHEDULE_LAG_P99_BOUND_S * 1000.0
+    return ArrivalResult(mode, offered_rate, achieved_rate(requests, duration_s), stats.arrivals, stats.waited, lag,
+                         behind, burstiness)  # fmt: skip
+
+
+def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
+    """Open loop: the ``-u`` cap held arrivals back; the dispatcher fell behind its schedule."""
+    out = []
+    if a.open_loop and a.arrivals and a.waited > HELD_BACK_SHARE * a.arrivals:
+        wait = overall.client_wait.p50 if overall.client_wait is not None else None
+        offered = f"{a.offered_rate:g}/s" if a.offered_rate is not None else "the ladder's rates"
+        out.append(
+            f"the -u cap ({users} requests in flight) held arrivals back: {a.waited} of {a.arrivals} arrivals "
+            f"({a.waited / a.arrivals:.0%}) found every user busy and waited in the client"
+            f"{f' (client wait p50 {wait:.0f} ms)' if wait is not None else ''}; offered {offered}, achieved "
+            f"{a.achieved_rate or 0:.3g}/s. Latencies include that wait (they run from the intended send time); "
+            "raise -u to offer the whole rate to the server"
+        )
+    if a.scheduler_behind:
+        out.append(
+            f"the arrival scheduler fell behind: schedule lag p99 {a.schedule_lag.p99:.1f} ms > "
+            f"{SCHEDULE_LAG_P99_BOUND_S * 1000:g} ms (the client, not the server, delayed sends); add processes "
+            "(--processes N) or lower the rate"
+        )
+    return out
+
+
 def unfinished_warning(s: Stats) -> str | None:
     """A warning when most started requests were still running at the end (or none completed)."""
     n, ok, cut = s.requests, s.ok, s.interrupted
@@ -276,6 +320,7 @@ def build_result(
     collection: Mapping[str, Any] | None = None,
     series: tuple[Series, Series] = ({}, {}),
     slos: bool = False,
+    arrival: ArrivalResult | None = None,
 ) -> RunResult:
     """The run's results from its merged ``metrics`` over ``duration_s`` seconds of test time.
 
@@ -283,28 +328,35 @@ def build_result(
     that sent nothing; ``windows`` and ``step_metrics`` are the ladder's steps; ``load`` the
     load generator's state (:func:`load_generator`); ``collection`` the collector's
     ``server``/``gpu``/``timeseries`` blocks; ``series`` its plain (server, gpu) series, for
-    the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``).
+    the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``);
+    ``arrival`` the arrival block before its achieved rate (:func:`arrival_result`
+    with any rate: it is recomputed here from the requests and ``duration_s``).
     """
     duration_s = duration_s if math.isfinite(duration_s) and duration_s > 0 else 0.0
     names = list(weights) + [n for n in metrics.classes if n not in weights]
     collection = collection or {}
-    overall = stats_of(metrics.overall(), duration_s, slos)
+    arrival = arrival or ArrivalResult()
+    open_loop = arrival.open_loop
+    overall = stats_of(metrics.overall(), duration_s, slos, open_loop)
+    if open_loop:
+        arrival = replace(arrival, achieved_rate=achieved_rate(overall.requests, duration_s))
     load = dict(load or {})
-    unfinished = unfinished_warning(overall)
-    if unfinished:
-        load["warnings"] = (*load.get("warnings", ()), unfinished)
+    extra_warnings = [w for w in (unfinished_warning(overall),) if w] + arrival_warnings(arrival, overall, users_max)
+    if extra_warnings:
+        load["warnings"] = (*load.get("warnings", ()), *extra_warnings)
     return RunResult(
         duration_s=duration_s,
         users_max=users_max,
         overall=overall,
-        classes={n: stats_of(metrics.classes.get(n) or ClassStats(), duration_s, slos) for n in names},
+        classes={n: stats_of(metrics.classes.get(n) or ClassStats(), duration_s, slos, open_loop) for n in names},
         weights={n: weights.get(n) for n in names},
-        steps=build_steps(windows, step_metrics or {}, list(weights), *series, slos=slos),
+        steps=build_steps(windows, step_metrics or {}, list(weights), *series, slos=slos, open_loop=open_loop),
         started_at=started_at,
         config=dict(config or {}),
         profile=dict(profile or {}),
         server=collection.get("server"),
         gpu=collection.get("gpu"),
         timeseries=collection.get("timeseries"),
+        arrival=arrival,
         **load,
     )

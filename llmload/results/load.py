@@ -19,6 +19,7 @@ from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
 from llmload.results.model import (
     LATENCY_KEYS,
+    ArrivalResult,
     Goodput,
     Latency,
     Phases,
@@ -32,7 +33,7 @@ from llmload.results.model import (
 __all__ = ["SummaryError", "from_summary", "stats_from_dict"]
 
 _KNOWN = frozenset(
-    {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "errors_examples", "started_at",
+    {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "errors_examples", "started_at", "arrival",
      "config", "profile", "workers", "workers_lost", "client", "warnings", "steps", "server", "gpu", "timeseries", "baseline", "verdict",
      "findings"}
 )  # fmt: skip
@@ -113,7 +114,25 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         cached_prompt_tokens=i("cached_prompt_tokens"),
         prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
         by_turn={str(k): _turn(t or {}) for k, t in (d.get("by_turn") or {}).items()},
+        client_wait=_latency(d["client_wait_ms"]) if d.get("client_wait_ms") else None,
     )
+
+
+def _arrival(d: Mapping[str, Any] | None) -> ArrivalResult:
+    """The ``arrival`` block (closed for an older summary without one)."""
+    if not d or d.get("mode", "closed") == "closed":
+        return ArrivalResult()
+    return ArrivalResult(
+        mode=str(d["mode"]),
+        offered_rate=_num(d.get("offered_rate")),
+        achieved_rate=_num(d.get("achieved_rate")),
+        arrivals=int(d.get("arrivals") or 0),
+        waited=int(d.get("waited") or 0),
+        schedule_lag=_latency(d.get("schedule_lag_ms")),
+        scheduler_behind=bool(d.get("scheduler_behind")),
+        burstiness=_num(d.get("burstiness")),
+    )
+
 
 
 def _turn(d: Mapping[str, Any]) -> TurnResult:
@@ -180,6 +199,7 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             gpu=d.get("gpu"),
             timeseries=d.get("timeseries"),
             judgement=_judgement(d),
+            arrival=_arrival(d.get("arrival")),
             schema=d.get("schema"),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )

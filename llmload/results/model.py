@@ -31,6 +31,7 @@ __all__ = [
     "BASELINE_STEP",
     "LATENCY_KEYS",
     "TAIL_QUANTILES",
+    "ArrivalResult",
     "Goodput",
     "Latency",
     "Phases",
@@ -194,6 +195,7 @@ class Stats:
     cached_prompt_tokens: int = 0  # prompt tokens the server says it served from its prefix cache
     prefix_cache_hit_ratio: float | None = None  # cached / prompt tokens where stated (None: never stated)
     by_turn: Mapping[str, TurnResult] = field(default_factory=dict)  # conversation turns: "1", "2", ..., "10+"
+    client_wait: Latency | None = None  # open loop: actual − intended send of every sent request (None: closed loop)
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""
@@ -230,6 +232,31 @@ class Stats:
         if span_s <= 0 or e2e is None:
             return None
         return min(float(users), self.requests / span_s * e2e / 1000.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ArrivalResult:
+    """How requests arrived: ``mode`` ``closed`` (nothing else set), or an open-loop process.
+
+    ``offered_rate`` is the schedule's rate (None for a rate ladder: see its steps),
+    ``achieved_rate`` requests started per second of test time; ``arrivals`` released by the
+    dispatchers, ``waited`` those that found every user busy (the ``-u`` cap held them back);
+    ``schedule_lag`` the dispatchers' own lateness (ms); ``scheduler_behind`` its p99 above
+    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`.
+    """
+
+    mode: str = "closed"
+    offered_rate: float | None = None
+    achieved_rate: float | None = None
+    arrivals: int = 0
+    waited: int = 0
+    schedule_lag: Latency = field(default_factory=Latency)
+    scheduler_behind: bool = False
+    burstiness: float | None = None
+
+    @property
+    def open_loop(self) -> bool:
+        return self.mode != "closed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +306,7 @@ class RunResult:
     gpu: Mapping[str, Any] | None = None
     timeseries: Mapping[str, Any] | None = None
     judgement: Judgement | None = None
+    arrival: ArrivalResult = field(default_factory=ArrivalResult)
     schema: str | None = None  # as read back (a live result is written as llmload.summary/2)
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -6,7 +6,7 @@ docs/summary-schema.md)::
     {"schema": "llmload.summary/2", "duration_s": float, "users_max": int,
      "overall": STATS, "classes": {name: STATS + {"weight": w, "share_of_requests"}}, "errors_by_kind": {kind: n},
      "errors_examples": {kind: message},
-     "started_at", "config", "profile", "workers"?, "workers_lost"?, "client", "warnings",
+     "started_at", "config", "profile", "arrival", "workers"?, "workers_lost"?, "client", "warnings",
      "steps"?, "server"?, "gpu"?, "timeseries"?, "baseline", "verdict", "findings"}
 
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
@@ -27,6 +27,13 @@ docs/summary-schema.md)::
 
     GOODPUT = {"good_requests", "attainment", "requests_per_s", "output_tokens_per_s", "good_output_tokens",
                "missed": {"ttft_ms", "tpot_ms", "e2e_ms"}}   # attainment = good / (ok + errors)
+             "received_output_tokens_per_s", "reconnects", "errors_by_kind", "client_wait_ms"? (open loop)}
+
+    ARRIVAL = {"mode": "closed"} | {"mode": "constant"|"poisson"|"gamma", "offered_rate", "achieved_rate",
+               "arrivals", "waited", "schedule_lag_ms": {...as a latency}, "scheduler_behind", "burstiness"?}
+
+In an open loop (``--arrival`` other than ``closed``) TTFT and E2E run from the intended send
+time and ``client_wait_ms`` is actual − intended send (``metrics/definitions.py``).
 
     TURN = {"requests", "ok", "input_tokens", "input_tokens_mean", "cached_prompt_tokens",
             "prefix_cache_hit_ratio", "ttft_ms" | "tpot_ms" | "e2e_ms": {...}}
@@ -58,10 +65,11 @@ from typing import Any
 
 from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import Judgement
-from llmload.results.model import LATENCY_KEYS, Goodput, Latency, Phases, RunResult, Stats, StepResult, TurnResult
+from llmload.results.model import LATENCY_KEYS, ArrivalResult, Goodput, Latency, Phases, RunResult, Stats, StepResult, TurnResult
 
 __all__ = [
     "SCHEMA",
+    "arrival_dict",
     "baseline_dict",
     "goodput_dict",
     "latency_dict",
@@ -118,6 +126,8 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     }
     for m in LATENCY_KEYS:
         out[f"{m}_ms"] = latency_dict(s.lat(m))
+    if s.client_wait is not None:
+        out["client_wait_ms"] = latency_dict(s.client_wait)
     out["output_tokens_from_usage_ratio"] = _r(s.output_tokens_from_usage_ratio, 4)
     out["partial_output_tokens"] = s.partial_output_tokens
     out["received_output_tokens"] = s.received_output_tokens
@@ -148,6 +158,24 @@ def turn_dict(t: TurnResult) -> dict[str, Any]:
                            "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
     for m in TURN_METRICS:
         out[f"{m}_ms"] = latency_dict(t.lat(m))
+    return out
+
+
+def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
+    """The summary's ``arrival`` block (just the mode in a closed loop)."""
+    if not a.open_loop:
+        return {"mode": a.mode}
+    out: dict[str, Any] = {
+        "mode": a.mode,
+        "offered_rate": _r(a.offered_rate),
+        "achieved_rate": _r(a.achieved_rate),
+        "arrivals": a.arrivals,
+        "waited": a.waited,
+        "schedule_lag_ms": latency_dict(a.schedule_lag),
+        "scheduler_behind": a.scheduler_behind,
+    }
+    if a.burstiness is not None:
+        out["burstiness"] = a.burstiness
     return out
 
 
@@ -231,6 +259,7 @@ def to_summary(result: RunResult) -> dict[str, Any]:
         "started_at": result.started_at,
         "config": dict(result.config),
         "profile": dict(result.profile),
+        "arrival": arrival_dict(result.arrival),
     }
     if result.workers is not None:
         out["workers"] = result.workers

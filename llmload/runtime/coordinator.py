@@ -37,7 +37,7 @@ from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
 from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
-from llmload.results.build import load_generator
+from llmload.results.build import arrival_result, load_generator
 from llmload.rundir import save_run
 from llmload.web import ChartInputs
 from llmload.workload import Profile, WorkloadSampler, load_profile
@@ -250,8 +250,15 @@ class Coordinator:
             collection=collection.summary_extra() if collection is not None else None,
             series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
             slos=self.slos is not None,
+            arrival=self._arrival(snap),
         )
         return replace(result, judgement=analyze(result, self.config.degradation))
+
+    def _arrival(self, snap: Snapshot):
+        """The arrival block before its achieved rate (build_result computes that from the requests)."""
+        a = self.config.arrival
+        burst = a.spec.burstiness if a.mode == "gamma" else None
+        return arrival_result(a.mode, a.rate, snap.arrivals, 0, 0.0, burst)
 
     def write_summary(self) -> None:
         """Once per test: the console table, ``--summary-json``, the run directory (errors are one log line)."""

@@ -7,21 +7,34 @@ It records every finished request (:class:`~llmload.metrics.recorder.Recorder`, 
 ``--records-jsonl`` dump), watches its own CPU and event loop, and every report interval
 turns that into a report (:meth:`report`) for the aggregator: a worker ships it to its
 master, a standalone process folds it into its own.
+
+**Open loop** (``--arrival constant|poisson|gamma``): the process owns the run's
+:class:`~llmload.arrivals.dispatcher.Dispatcher`, created and started at each test start and
+stopped at its stop. Users take its tickets (:meth:`take_ticket`). Which share of the global
+arrival sequence this process sends, and the common start, come from ``schedule()``:
+``(worker, workers, t0_wall)`` — a standalone process is worker 0 of 1 and starts now; a
+worker takes the stride and wall-clock start its master forwarded with the spawn message
+(:meth:`llmload.runtime.options.Options.forward_schedule`). The dispatcher's statistics
+travel in every report under ``"a"``.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Adapter, Framing, RequestSpec
+from llmload.arrivals.dispatcher import Dispatcher, Ticket
+from llmload.arrivals.process import RatePlan
 from llmload.config import RunConfig
 from llmload.config.backoff import BackoffSpec
 from llmload.errors import RequestFailed
 from llmload.ladder.tracker import StepTracker
 from llmload.metrics.aggregation import ReportWire, WorkerGauges
+from llmload.metrics.definitions import origin_ns
 from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
@@ -50,6 +63,7 @@ class LoadProcess:
         user_count: Callable[[], int],
         worker_index: Callable[[], int | None] = lambda: None,
         monitor: ProcessMonitor | None = None,
+        schedule: Callable[[], tuple[int, int, float | None] | None] = lambda: (0, 1, None),
     ) -> None:
         self._environment = environment
         self._steps = steps
@@ -60,6 +74,8 @@ class LoadProcess:
         self.dump: RecordDump | None = None
         self._user_index = itertools.count()
         self._watchdog: Watchdog | None = None
+        self._schedule = schedule  # (this process's stride, strides, common start on the wall clock or None = now)
+        self.dispatcher: Dispatcher | None = None
 
     # -- configuration -------------------------------------------------------------------
     def configure(self, config: RunConfig) -> None:
@@ -93,6 +109,14 @@ class LoadProcess:
     @property
     def steady_step(self) -> int | None:
         return self._steps.steady_step
+
+    @property
+    def open_loop(self) -> bool:
+        return self.dispatcher is not None
+
+    def take_ticket(self) -> Ticket:
+        assert self.dispatcher is not None, "take_ticket() in a closed loop"
+        return self.dispatcher.take()
 
     def new_sampler(self) -> WorkloadSampler:
         """A sampler for the next user of this process.
@@ -132,7 +156,7 @@ class LoadProcess:
         events.request.fire(
             request_type="E2E",
             name=rec.class_name,
-            response_time=(rec.end_ns - rec.start_ns) / 1e6,
+            response_time=(rec.end_ns - origin_ns(rec)) / 1e6,
             response_length=rec.output_tokens,
             exception=exc,
             context={"output_tokens": rec.output_tokens},
@@ -141,7 +165,7 @@ class LoadProcess:
             events.request.fire(
                 request_type="TTFT",
                 name=rec.class_name,
-                response_time=(rec.chunk_ns[0] - rec.start_ns) / 1e6,
+                response_time=(rec.chunk_ns[0] - origin_ns(rec)) / 1e6,
                 response_length=0,
                 exception=None,
                 context={},
@@ -182,7 +206,11 @@ class LoadProcess:
             cpu_ratio=cpu,
             loop_lag_s=lag,
         )
-        return {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(), "final": final}
+        report: ReportWire = {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(),
+                              "final": final}  # fmt: skip
+        if self.dispatcher is not None:
+            report["a"] = self.dispatcher.drain_stats().to_wire()
+        return report
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -190,8 +218,35 @@ class LoadProcess:
 
     def on_test_start(self) -> None:
         self.monitor.sample()  # start-up work before the test is not the test's CPU
+        self._start_dispatcher()
+
+    def on_test_stop(self) -> None:
+        """No arrival after the stop (what the dispatcher counted stays for the final report)."""
+        if self.dispatcher is not None:
+            self.dispatcher.stop()
+
+    def rate_plan(self) -> RatePlan:
+        """The offered rate over the schedule's time (seconds from its start)."""
+        return RatePlan(self.config.arrival.first_rate)
+
+    def _start_dispatcher(self) -> None:
+        old, self.dispatcher = self.dispatcher, None
+        if old is not None:
+            old.stop()
+        arrival = self.config.arrival
+        if not arrival.open_loop:
+            return
+        share = self._schedule()
+        worker, workers, t0_wall = share or (0, 1, None)
+        plan = self.rate_plan() if share is not None else RatePlan(0.0)  # no share: a dispatcher that never releases
+        dispatcher = Dispatcher(arrival.spec, self.config.seed, plan, self.profile.weights, worker, workers)
+        now_ns = time.perf_counter_ns()
+        t0_ns = now_ns if t0_wall is None else now_ns + int((t0_wall - time.time()) * 1e9)
+        dispatcher.start(t0_ns)
+        self.dispatcher = dispatcher
 
     def stop(self) -> None:
+        self.on_test_stop()
         self.close_dump()
         if self._watchdog is not None:
             self._watchdog.stop()

@@ -10,6 +10,10 @@ spawn message, and that is the only way values reach them. Three values travel:
 * ``workload`` — the profile: Locust does not forward its own ``--profile`` (a worker prefers
   ``--workload``, see :class:`~llmload.config.RunConfig`).
 
+and, for an open-loop test, the arrival schedule (:meth:`Options.forward_schedule`): which
+stride of the global arrival sequence each worker sends, and the common start on the wall
+clock, both decided by the master at its test start.
+
 A worker's own ``--records-jsonl`` and API key are kept from its own command line: the
 master's (usually empty) values overwrite its options at spawn.
 """
@@ -28,7 +32,10 @@ from llmload.webauth import parse_web_auth
 if TYPE_CHECKING:
     from locust.env import Environment
 
-__all__ = ["Options"]
+__all__ = ["SCHEDULE_OPTION", "Options"]
+
+#: The option that carries the open-loop schedule to the workers (not a flag: set by the master).
+SCHEDULE_OPTION = "llmload_schedule"
 
 _FLAGS = {f.dest: f for f in FLAGS}
 
@@ -126,3 +133,17 @@ class Options:
             opts.model = config.adapter.model
         opts.workload = config.profile
 
+
+    def forward_schedule(self, client_ids: list[str], t0_wall: float) -> None:
+        """Master: worker ``client_ids[i]`` sends stride ``i`` of ``len(client_ids)``, from ``t0_wall`` (``time.time()``)."""
+        opts = self._env.parsed_options
+        if opts is not None:
+            setattr(opts, SCHEDULE_OPTION, {"workers": {cid: i for i, cid in enumerate(client_ids)}, "t0": t0_wall})
+
+    def schedule(self, client_id: str) -> tuple[int, int, float] | None:
+        """Worker: ``(stride, strides, t0_wall)`` the master forwarded for ``client_id``; None when it has none."""
+        plan = getattr(self._env.parsed_options, SCHEDULE_OPTION, None) or {}
+        workers = plan.get("workers") or {}
+        if client_id not in workers:
+            return None
+        return int(workers[client_id]), len(workers), float(plan["t0"])

@@ -44,11 +44,14 @@ from llmload.runtime.options import Options
 if TYPE_CHECKING:
     from locust.env import Environment
 
-__all__ = ["LOCAL_REPORT_INTERVAL_S", "Runtime", "role_of"]
+__all__ = ["LOCAL_REPORT_INTERVAL_S", "SCHEDULE_LEAD_S", "Runtime", "role_of"]
 
 log = logging.getLogger("llmload")
 #: How often a standalone process folds its own records into its aggregator.
 LOCAL_REPORT_INTERVAL_S = 1.0
+#: Open loop with workers: the schedule starts this long after the master's test start, so that
+#: the spawn message (which carries it) reaches every worker before the first arrival is due.
+SCHEDULE_LEAD_S = 0.25
 
 
 def role_of(runner: object) -> str:
@@ -72,7 +75,8 @@ class Runtime:
         self.load: LoadProcess | None = None
         self.coordinator: Coordinator | None = None
         if self.role != "master":
-            self.load = LoadProcess(environment, self.steps, user_count=self._user_count, worker_index=self._worker_index)
+            self.load = LoadProcess(environment, self.steps, user_count=self._user_count, worker_index=self._worker_index,
+                                    schedule=self._schedule)  # fmt: skip
         if self.role != "worker":
             self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock)
         self._pump: gevent.Greenlet | None = None
@@ -88,6 +92,27 @@ class Runtime:
 
     def _worker_index(self) -> int | None:
         return getattr(self._env.runner, "worker_index", None) if self.role == "worker" else None
+
+    def _schedule(self) -> tuple[int, int, float | None] | None:
+        """This load process's share of the open-loop arrivals: see :class:`~llmload.runtime.load.LoadProcess`."""
+        if self.role != "worker":
+            return 0, 1, None
+        share = self.options.schedule(getattr(self._env.runner, "client_id", ""))
+        if share is None:
+            log.warning("llmload: this worker joined after the open-loop test started: it sends no arrivals until the next test")
+        return share
+
+    def _forward_schedule(self) -> None:
+        """Master: the strides of the workers Locust dispatches to, and a common start just ahead."""
+        runner = self._env.runner
+        if self.role != "master" or not self.config.arrival.open_loop or runner is None:
+            return
+        ids = sorted(c.id for c in runner.clients.ready + runner.clients.running + runner.clients.spawning)
+        self.options.forward_schedule(ids, time.time() + SCHEDULE_LEAD_S)
+        users = getattr(runner, "target_user_count", 0) or 0
+        if ids and users < len(ids):
+            log.warning("llmload: -u %d is below the %d workers: workers without a user cannot send their share of "
+                        "the arrivals; use -u >= %d", users, len(ids), len(ids))  # fmt: skip
 
     # -- configuration -------------------------------------------------------------------
     def configure(self, startup: bool = False) -> None:
@@ -130,6 +155,7 @@ class Runtime:
             if self._env.runner is not None:
                 self._env.runner.quit()
             return
+        self._forward_schedule()
         self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
         if self.load is not None:
             self.load.on_test_start()
@@ -141,7 +167,14 @@ class Runtime:
         if self.coordinator is not None:
             self.coordinator.on_spawned(user_count)
 
+    def on_test_stopping(self) -> None:
+        """Before users stop: no new arrivals (a user stopped while waiting for one is not a lost request)."""
+        if self.load is not None:
+            self.load.on_test_stop()
+
     def on_test_stop(self) -> None:
+        if self.load is not None:
+            self.load.on_test_stop()
         if self.coordinator is not None:
             self.coordinator.on_test_stop(lambda: self._merge_local(final=True))
 

@@ -4,7 +4,7 @@ One object per load-generating process (standalone or ``--worker``) implements i
 (:class:`llmload.runtime.load.LoadProcess`); :func:`llmload.plugin.install` hands it over with
 :func:`attach`, and each user takes it with :func:`context_of` when Locust creates the user
 (Locust gives users nothing but the environment). Everything a request reads is behind it:
-the sampler of the user's requests, the endpoint adapter, the deadline watchdog, the step key,
+the sampler of the user's requests, the open-loop arrival tickets, the endpoint adapter, the deadline watchdog, the step key,
 headers and framing, the error backoff (and :meth:`LoadContext.backed_off`, its accounting), and :meth:`LoadContext.finish`, which records and publishes the outcome.
 The web UI form can change the configuration between tests, so users read these per request.
 """
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from llmload.adapters.base import Adapter, Framing, RequestSpec
     from llmload.config.backoff import BackoffSpec
+    from llmload.arrivals.dispatcher import Ticket
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
     from llmload.workload.sampler import WorkloadSampler
@@ -40,6 +41,13 @@ class LoadContext(Protocol):
     @property
     def steady_step(self) -> int | None:
         """The step key of a request starting now: the ladder step whose steady window runs, else None."""
+
+    @property
+    def open_loop(self) -> bool:
+        """Whether this test's requests follow an arrival schedule (then users take tickets) or the closed loop."""
+
+    def take_ticket(self) -> Ticket:
+        """Open loop: the next arrival for a free user (blocks until one is due)."""
 
     def new_sampler(self) -> WorkloadSampler:
         """The request stream of the next user of this process (unique across workers)."""

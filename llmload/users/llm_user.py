@@ -124,11 +124,17 @@ class LLMUser(FastHttpUser):
     def generate(self) -> None:
         """One unit of the workload: the next request of the mix, sent and recorded.
 
-        What to send and when lives here (the mix, conversation turns; open-loop tickets
-        and error backoff are decided at this level too); :meth:`send` is one request.
-        Closed loop: after a failed request the user backs off before its next one
-        (an open-loop arrival is not delayed: its schedule decides when it is sent).
+        What to send and when lives here (the mix, conversation turns, or an open-loop ticket;
+        error backoff is decided at this level too); :meth:`send` is one request. Open loop:
+        wait for the next arrival's ticket, send a request of its class, timed from its
+        intended send time. Closed loop: after a failed request the user backs off before its
+        next one (an open-loop arrival is not delayed: its schedule decides when it is sent).
         """
+        ctx = self._context
+        if ctx.open_loop:
+            ticket = self._wait_for_ticket(ctx)
+            self.send(self._sampler.sample(ticket.class_index), intended_ns=ticket.intended_ns)
+            return
         sampler = self._sampler
         rec = self.send(sampler.next()) if not sampler.has_conversations else self._turn()
         self._back_off(rec)
@@ -184,16 +190,37 @@ class LLMUser(FastHttpUser):
             raise StopUser()
         self._state = LOCUST_STATE_RUNNING
 
-    def send(self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False) -> RequestRecord:
+    def _wait_for_ticket(self, ctx: LoadContext):
+        """The next ticket; while waiting, the user can be stopped at once, as in Locust's own ``wait()``.
+
+        A user waiting for an arrival is idle, not in a request: Locust's graceful stop (a
+        ``--stop-timeout``, which ladders set) waits for running tasks only, and stops a
+        waiting user right away. Locust marks that state on ``User._state`` (``TaskSet.wait``).
+        """
+        if self._state == LOCUST_STATE_STOPPING:
+            raise StopUser()
+        self._state = LOCUST_STATE_WAITING
+        ticket = ctx.take_ticket()
+        if self._state == LOCUST_STATE_STOPPING:
+            raise StopUser()
+        self._state = LOCUST_STATE_RUNNING
+        return ticket
+
+    def send(
+        self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, intended_ns: int = 0
+    ) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request).
 
         ``turn``: the request's turn in its conversation (0: not a conversation), recorded.
         ``keep_reply``: keep the answer text on ``record.reply_text`` (a next turn re-sends it).
+        ``intended_ns`` (open loop): the ``perf_counter_ns()`` time the request should have
+        been sent; its TTFT and E2E run from there (``metrics/definitions.py``).
         """
         ctx = self._context
         adapter = ctx.adapter
         spec = adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
+        rec.intended_ns = intended_ns
         rec.step = ctx.steady_step
         rec.turn = turn
         watchdog = ctx.watchdog

@@ -9,7 +9,8 @@ process given the same seed. Datasets are loaded once per process (cached) when 
 sampler that needs them is built.
 
 Two ways to draw: :meth:`WorkloadSampler.next` gives single requests (every class must be
-a single-request class); :meth:`WorkloadSampler.start_session` gives the next class's
+a single-request class; :meth:`WorkloadSampler.sample` one of a given class, the open loop's
+path); :meth:`WorkloadSampler.start_session` gives the next class's
 :class:`~llmload.workload.conversation.Session`, a conversation turn by turn (one turn for
 a single-request class). :attr:`WorkloadSampler.has_conversations` says which a user must
 use: a profile with a conversation class is driven through sessions.
@@ -84,7 +85,15 @@ class WorkloadSampler:
 
     def next(self) -> RequestSample:
         """The next request of this user's stream (single-request classes only)."""
-        plan = self._plans[self._mix.next()]
+        return self.sample(self._mix.next())
+
+    def sample(self, class_index: int) -> RequestSample:
+        """A request of the class at ``class_index`` in the profile, from this user's RNG.
+
+        The open loop's path: the dispatcher's one global mix picks the class of each arrival
+        (:class:`~llmload.arrivals.dispatcher.Ticket`), so this user's own mix does not step.
+        """
+        plan = self._plans[class_index]
         if plan.turns is not None:
             raise RuntimeError(f"class {plan.name!r} is a conversation: use start_session()")
         prompt, n, out, _ = plan.opening(self._rng)

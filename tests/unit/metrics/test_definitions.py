@@ -188,3 +188,17 @@ def test_attainment_and_goodput_formulas():
 
     assert attainment(9, 10, 2) == 0.75 and attainment(0, 0, 0) is None
     assert goodput_per_s(30, 10.0) == 3.0 and goodput_per_s(5, 0.0) == 0.0
+def test_open_loop_latencies_run_from_the_intended_send_time():
+    from llmload.metrics.definitions import achieved_rate, client_wait_s, origin_ns
+
+    r = record([350, 355, 360], start_ms=300, end_ms=361)
+    settle_token_counts(r, None, None)
+    assert client_wait_s(r) is None and origin_ns(r) == r.start_ns  # closed loop: from the send
+    assert ttft_s(r) == pytest.approx(0.050) and e2e_s(r) == pytest.approx(0.061)
+    r.intended_ns = 100 * MS  # the schedule said 100 ms; a free user sent it at 300 ms
+    assert client_wait_s(r) == pytest.approx(0.200)
+    assert ttft_s(r) == pytest.approx(0.250) and e2e_s(r) == pytest.approx(0.261)
+    assert tpot_s(r) == pytest.approx(0.005) and itl_s(r).tolist() == pytest.approx([0.005, 0.005])  # unchanged
+    assert achieved_rate(30, 10.0) == 3.0 and achieved_rate(5, 0.0) == 0.0
+    r.first_output_chunk = 0
+    assert ttfo_s(r) == pytest.approx(0.250)  # TTFO too runs from the intended send time

@@ -234,3 +234,41 @@ def test_by_turn_and_cache_figures_per_class_and_overall():
     assert s["classes"]["short"]["prefix_cache_hit_ratio"] is None  # its answers never stated cached tokens
     assert s["overall"]["by_turn"]["1"]["requests"] == 2
     assert to_summary(from_summary(json.loads(json.dumps(s)))) == s
+def test_a_closed_loop_summary_says_only_its_arrival_mode():
+    s = make_summary()
+    assert s["arrival"] == {"mode": "closed"}
+    assert "client_wait_ms" not in s["overall"]
+    assert from_summary(s).arrival.mode == "closed"
+
+
+def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
+    from llmload.metrics.arrival import ArrivalStats
+    from llmload.results.build import arrival_result
+
+    r = Recorder()
+    for i in range(10):
+        x = rec("short")
+        x.start_ns, x.intended_ns = 1000 * MS, (1000 - 100 * (i % 2)) * MS  # half waited 100 ms
+        x.chunk_ns = [c + 1000 * MS for c in x.chunk_ns]
+        x.end_ns += 1000 * MS
+        r.add(x)
+    stats = ArrivalStats()
+    stats.arrivals, stats.waited = 10, 5
+    for lag in [0.0005] * 9 + [0.030]:
+        stats.lag.record(lag)
+    result = build_result(r.snapshot(), duration_s=5.0, users_max=2, weights={"short": 1},
+                          arrival=arrival_result("poisson", 4.0, stats, 0, 0.0))  # fmt: skip
+    s = to_summary(result)
+    a = s["arrival"]
+    assert a["mode"] == "poisson" and a["offered_rate"] == 4.0 and a["achieved_rate"] == 2.0  # 10 requests / 5 s
+    assert (a["arrivals"], a["waited"]) == (10, 5)
+    assert a["schedule_lag_ms"]["max"] == 30.0 and a["scheduler_behind"]  # p99 30 ms > the 10 ms bound
+    cw = s["overall"]["client_wait_ms"]
+    assert cw["count"] == 10 and cw["max"] == 100.0 and cw["min"] == 0.0
+    assert s["overall"]["ttft_ms"]["max"] == 150.0  # 50 ms TTFT + 100 ms wait
+    assert "client_wait_ms" in s["classes"]["short"]
+    assert any("held arrivals back: 5 of 10 arrivals" in w for w in s["warnings"])
+    assert any("scheduler fell behind" in w for w in s["warnings"])
+    back = from_summary(json.loads(json.dumps(s)))
+    again = to_summary(back)
+    assert again["arrival"] == a and again["overall"]["client_wait_ms"] == cw

@@ -73,6 +73,14 @@ class Context:
         self.finished: list[RequestRecord] = []
         self.error_backoff = BackoffSpec(None, None)  # off unless a test turns it on
         self.backoffs: list[tuple[RequestRecord, float]] = []
+        self.tickets: list | None = None  # open loop: the tickets take_ticket() hands out (None: closed loop)
+
+    @property
+    def open_loop(self) -> bool:
+        return self.tickets is not None
+
+    def take_ticket(self):
+        return self.tickets.pop(0)
 
     def new_sampler(self) -> WorkloadSampler:
         return WorkloadSampler(load_profile("default"), seed=1, user_index=0, max_tokens_cap=3)
@@ -330,3 +338,18 @@ def test_a_bug_in_an_adapter_is_a_client_error_and_still_shows_its_traceback(rig
 def test_without_llmload_a_user_says_how_to_turn_it_on():
     with pytest.raises(RuntimeError, match=r"llmload.plugin.activate\(locust.events\)"):
         context_of(Environment(user_classes=[User]))
+
+
+def test_open_loop_sends_the_tickets_class_timed_from_its_intended_send_time(rig):
+    from llmload.arrivals.dispatcher import Ticket
+
+    server, ctx, user = rig([HEAD, *THREE, DONE, END])
+    intended = time.perf_counter_ns() - 250_000_000  # the schedule said 250 ms ago: the ticket waited
+    ctx.tickets = [Ticket(index=7, class_index=2, intended_ns=intended, lag_ns=0, waited=True)]
+    settle(run(user))
+    rec = only(ctx)
+    assert rec.outcome == "ok" and rec.class_name == "long"  # the default profile's third class
+    assert rec.intended_ns == intended and rec.start_ns - intended >= 250_000_000
+    from llmload.metrics.definitions import ttft_s
+
+    assert ttft_s(rec) >= 0.25 and ctx.tickets == []

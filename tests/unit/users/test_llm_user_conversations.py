@@ -23,7 +23,7 @@ def make_user(classes: list[dict], outcomes: list[str]) -> tuple[LLMUser, list[t
     user._session = user._reply = None
     user._state = LOCUST_STATE_RUNNING
     user._backoff = Backoff(BackoffSpec(None, None), random.Random(0))  # error backoff off: no waits but think time
-    user._context = SimpleNamespace(error_backoff=BackoffSpec(None, None))
+    user._context = SimpleNamespace(error_backoff=BackoffSpec(None, None), open_loop=False)  # a closed loop
     sent: list[tuple] = []
     script = iter(outcomes)
 

@@ -147,3 +147,14 @@ def test_global_rng_untouched():
     state = random.getstate()
     take(WorkloadSampler(load_profile("quadrants"), seed=4, user_index=2), 100)
     assert random.getstate() == state
+
+
+def test_sample_draws_the_given_class_and_leaves_the_mix_alone():
+    profile = load_profile("default")
+    a = WorkloadSampler(profile, seed=4, user_index=2)
+    b = WorkloadSampler(profile, seed=4, user_index=2)
+    names = [c.name for c in profile.classes]
+    picked = [a.sample(i) for i in (2, 0, 2, 1)]
+    assert [s.class_name for s in picked] == [names[2], names[0], names[2], names[1]]
+    # The open loop's draws do not step the user's own mix: next() continues as if none happened.
+    assert [a.next().class_name for _ in range(10)] == [b.next().class_name for _ in range(10)]

@@ -1,0 +1,99 @@
+"""The arrival flags, validated once into a frozen :class:`ArrivalConfig` (the schedule itself: :mod:`llmload.arrivals`).
+
+``--arrival closed`` (the default) is the closed loop: ``-u`` users, each sending its next
+request when its last one ended. ``constant``, ``poisson`` and ``gamma`` are open-loop
+processes at ``--rate R`` requests/s for the whole run (all workers together), or at each
+offered rate of ``--rate-ladder`` in turn; ``-u`` is then the cap on requests in flight.
+``--burstiness K`` is gamma's shape (1 = Poisson, < 1 burstier). Every mistake is one
+:class:`~llmload.errors.ConfigError` line, before any load.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from llmload.arrivals.process import ARRIVAL_MODES, ArrivalSpec
+from llmload.config.values import parse_number
+from llmload.errors import ConfigError
+
+__all__ = ["ArrivalConfig", "parse_rates"]
+
+
+def parse_rates(text: str, flag: str = "--rate-ladder") -> tuple[float, ...]:
+    """``"1,2,4.5"`` → (1.0, 2.0, 4.5): offered rates (requests/s), > 0 and strictly increasing."""
+    try:
+        rates = tuple(float(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: must be request rates (requests/s) separated by commas, e.g. 1,2,4,8") from None
+    if not rates or any(not math.isfinite(r) or r <= 0 for r in rates):
+        raise ConfigError(f"{flag} {text!r}: every rate must be a number > 0 (requests/s), e.g. 1,2,4,8")
+    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
+        raise ConfigError(f"{flag} {text!r}: rates must increase from step to step")
+    return rates
+
+
+@dataclass(frozen=True, slots=True)
+class ArrivalConfig:
+    """The run's arrival process; ``rate`` is None in a closed loop and for a rate ladder (``rate_levels``)."""
+
+    spec: ArrivalSpec = ArrivalSpec()
+    rate: float | None = None
+    rate_levels: tuple[float, ...] = ()
+
+    @property
+    def open_loop(self) -> bool:
+        return self.spec.open_loop
+
+    @property
+    def mode(self) -> str:
+        return self.spec.mode
+
+    @property
+    def first_rate(self) -> float:
+        """The rate the schedule starts at (``--rate``, or the ladder's first step)."""
+        return self.rate if self.rate is not None else (self.rate_levels[0] if self.rate_levels else 0.0)
+
+    def public_dict(self) -> dict[str, Any]:
+        if not self.open_loop:
+            return {"mode": "closed"}
+        out: dict[str, Any] = {"mode": self.mode, "rate": self.rate}
+        if self.mode == "gamma":
+            out["burstiness"] = self.spec.burstiness
+        if self.rate_levels:
+            out["rate_levels"] = list(self.rate_levels)
+        return out
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> ArrivalConfig:
+        mode = (values.get("arrival") or "closed").strip()
+        if mode not in ARRIVAL_MODES:
+            raise ConfigError(f"--arrival {mode!r}: choose one of {', '.join(ARRIVAL_MODES)}")
+        rate = parse_number(values.get("rate"), float, "--rate")
+        burst = parse_number(values.get("burstiness"), float, "--burstiness")
+        burst = 1.0 if burst is None else float(burst)
+        ladder_text = str(values.get("rate_ladder") or "").strip()
+        levels = parse_rates(ladder_text) if ladder_text else ()
+        if mode == "closed":
+            if rate is not None:
+                raise ConfigError(f"--rate {rate:g}: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
+            if levels:
+                raise ConfigError("--rate-ladder: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
+            if burst != 1.0:
+                raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma; add --arrival gamma")
+            return cls()
+        if not (math.isfinite(burst) and burst > 0):
+            raise ConfigError(f"--burstiness {burst:g}: must be > 0 (gamma shape: 1 = Poisson, 0.25 = bursty)")
+        if burst != 1.0 and mode != "gamma":
+            raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma, not {mode}; use --arrival gamma")
+        if levels and rate is not None:
+            raise ConfigError("--rate and --rate-ladder: give one (the ladder's steps set the rate)")
+        if not levels:
+            if rate is None:
+                raise ConfigError(f"--arrival {mode}: needs --rate R (requests/s for the whole run, e.g. --rate 10) "
+                                  "or --rate-ladder 1,2,4,8")  # fmt: skip
+            if not (math.isfinite(rate) and rate > 0):
+                raise ConfigError(f"--rate {rate:g}: must be > 0 (requests/s for the whole run, e.g. --rate 10)")
+        return cls(ArrivalSpec(mode, burst), float(rate) if rate is not None else None, levels)

@@ -1,0 +1,64 @@
+"""The arrival flags: closed by default, open-loop processes need a rate, every mistake is one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload.config import RunConfig
+from llmload.config.arrival import ArrivalConfig, parse_rates
+from llmload.errors import ConfigError
+
+
+def cfg(**values):
+    return ArrivalConfig.from_values({"arrival": "closed", "rate": None, "burstiness": 1.0, "rate_ladder": "", **values})
+
+
+def test_the_default_is_the_closed_loop_and_says_only_its_mode():
+    a = cfg()
+    assert not a.open_loop and a.rate is None
+    assert a.public_dict() == {"mode": "closed"}
+    assert "arrival" not in RunConfig.from_values({}).public_dict()  # closed loop: the config block as before
+
+
+def test_open_loop_processes_at_a_rate():
+    a = cfg(arrival="gamma", rate="12.5", burstiness="0.25")
+    assert a.open_loop and a.rate == 12.5 and a.spec.burstiness == 0.25 and a.first_rate == 12.5
+    assert a.public_dict() == {"mode": "gamma", "rate": 12.5, "burstiness": 0.25}
+    run = RunConfig.from_values({"arrival": "poisson", "rate": 3.0})
+    assert run.arrival.mode == "poisson" and run.public_dict()["arrival"] == {"mode": "poisson", "rate": 3.0}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"rate": 5.0}, "--rate 5: needs an open-loop arrival; add --arrival poisson"),
+        ({"rate_ladder": "1,2"}, "--rate-ladder: needs an open-loop arrival"),
+        ({"burstiness": 0.5}, "--burstiness 0.5: is the shape of --arrival gamma"),
+        ({"arrival": "poisson"}, "--arrival poisson: needs --rate R"),
+        ({"arrival": "constant", "rate": 0}, "--rate 0: must be > 0"),
+        ({"arrival": "constant", "rate": -2}, "--rate -2: must be > 0"),
+        ({"arrival": "constant", "rate": "fast"}, "--rate 'fast': must be a number"),
+        ({"arrival": "poisson", "rate": 2, "burstiness": 2}, "is the shape of --arrival gamma, not poisson"),
+        ({"arrival": "gamma", "rate": 2, "burstiness": 0}, "--burstiness 0: must be > 0"),
+        ({"arrival": "gamma", "rate": 2, "rate_ladder": "1,2"}, "--rate and --rate-ladder: give one"),
+        ({"arrival": "often"}, "--arrival 'often': choose one of closed, constant, poisson, gamma"),
+    ],
+)
+def test_every_mistake_is_one_line(values, message):
+    with pytest.raises(ConfigError) as e:
+        cfg(**values)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_concurrency_ladder_is_not_an_open_loop():
+    with pytest.raises(ConfigError, match="use --rate-ladder"):
+        RunConfig.from_values({"arrival": "poisson", "rate": 2.0, "ladder": "1,2"})
+
+
+def test_rate_ladder_levels():
+    assert parse_rates("1, 2,4.5") == (1.0, 2.0, 4.5)
+    a = cfg(arrival="constant", rate_ladder="1,2,4")
+    assert a.rate is None and a.rate_levels == (1.0, 2.0, 4.0) and a.first_rate == 1.0
+    for bad, message in (("2,1", "must increase"), ("1,x", "separated by commas"), ("0,1", "> 0")):
+        with pytest.raises(ConfigError, match=message):
+            parse_rates(bad)
