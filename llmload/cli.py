@@ -64,7 +64,8 @@ def run(args: list[str]) -> int:
     if any(a in ("-h", "--help") for a in args):
         return _help()
     if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
-        ladder = any(a == "--ladder" or a.startswith("--ladder=") for a in args) or os.environ.get("LLMLOAD_LADDER")
+        ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)
+        ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
         args = ["-f", str(LADDER_LOCUSTFILE if ladder else PACKAGED_LOCUSTFILE), *args]
     sys.argv = ["llmload run", *args]
     from locust.main import main as locust_main

@@ -46,13 +46,19 @@ def choose_baseline(steps: list[StepView]) -> tuple[Baseline | None, str | None,
     """``(baseline, problem, note)``: the baseline, or None with ``"no_baseline"``/``"insufficient_data"``."""
     ladder = [s for s in steps if s.index is not None and s.index >= 0]
     candidates: list[tuple[StepView, str]] = [(s, "pre-run") for s in steps if s.index == -1]
-    candidates += [(s, "step") for s in ladder if s.users == 1][:1]
-    if ladder and ladder[0].users != 1:
+    by_rate = bool(ladder) and ladder[0].rate_offered is not None
+    if by_rate:  # a rate ladder: every step has the same cap; the lowest rate is the baseline
+        candidates.append((ladder[0], "lowest-step"))
+    else:
+        candidates += [(s, "step") for s in ladder if s.users == 1][:1]
+    if ladder and ladder[0].users != 1 and not by_rate:
         candidates.append((ladder[0], "lowest-step"))
     for step, source in candidates:
         if step.perf.ok >= MIN_REQUESTS and step.perf.ttft_p50 is not None:
             note = ""
-            if source == "lowest-step":
+            if source == "lowest-step" and by_rate:
+                note = f"the baseline is the rate ladder's lowest rate ({step.label})"
+            elif source == "lowest-step":
                 note = f"the ladder has no 1-user step: the baseline is its lowest step ({step.users} users)"
             return Baseline(step, source), None, note
     if not candidates:

@@ -119,6 +119,8 @@ class StepView:
     server: SignalStats = field(default_factory=dict)
     gpu: SignalStats = field(default_factory=dict)
     ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    rate_offered: float | None = None  # a rate ladder's step (requests/s)
+    rate_achieved: float | None = None
 
     def s(self, name: str, stat: str = "mean") -> float | None:
         """A server signal's statistic over the steady window (None when not collected)."""
@@ -137,6 +139,8 @@ class StepView:
     @property
     def label(self) -> str:
         users = "1 user" if self.users == 1 else f"{self.users} users"
+        if self.rate_offered is not None and self.index is not None and self.index >= 0:
+            return f"{self.rate_offered:g} req/s"
         if self.index is None:
             return f"{users} (whole run)"
         return "the baseline pre-run" if self.index == BASELINE_STEP else users
@@ -152,6 +156,8 @@ def _view(st: StepResult) -> StepView:
         server=dict(st.server),
         gpu=dict(st.gpu),
         ci=dict(st.ci),
+        rate_offered=st.rate_offered,
+        rate_achieved=st.rate_achieved,
     )
 
 

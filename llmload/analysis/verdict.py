@@ -24,6 +24,12 @@ The same judgement is repeated:
   confidence band ``[low, high]`` (error rates are taken as measured in both; a step
   without an interval counts as exact).
 
+**Rate ladders** (``--rate-ladder``): the steps are offered rates at a fixed in-flight cap,
+and a step must also *achieve* its rate: requests started per second of its steady window
+>= :data:`ACHIEVED_SHARE` x offered (else the breach's metric is ``achieved_rate``, its value
+the achieved rate and its limit 95 % of the offered one). ``safe_rate`` is the offered rate
+of the safe step; the breach carries its step's ``rate``.
+
 **Recommended gateway concurrency limit**: the concurrency of the safe step, or of the
 band's low end when that is lower (a wide band: the safe level may be luck); with no step
 safe even pessimistically, the baseline's. Concurrency is the step's users, or its mean
@@ -42,10 +48,12 @@ from llmload.analysis.baseline import MIN_REQUESTS, Baseline
 from llmload.analysis.steps import Perf, StepView
 from llmload.results.judgement import Breach, Confidence, PassVerdict, Verdict
 
-__all__ = ["ERROR_RATE_LIMIT", "Pass", "concurrency_of", "judge_pass", "judge_steps", "no_verdict"]
+__all__ = ["ACHIEVED_SHARE", "ERROR_RATE_LIMIT", "Pass", "concurrency_of", "judge_pass", "judge_steps", "no_verdict"]
 
 #: A step is unsafe from this share of failed requests.
 ERROR_RATE_LIMIT = 0.01
+#: A rate step is unsafe when it achieved less than this share of its offered rate.
+ACHIEVED_SHARE = 0.95
 #: In-flight below this share of the users means think time: the limit counts requests, not users.
 BUSY_SHARE = 0.8
 P50 = ("ttft_p50", "tpot_p50")
@@ -83,24 +91,40 @@ def judge_pass(
         if p is None or p.finished < MIN_REQUESTS:
             n = p.finished if p is not None else 0
             return Pass(
-                safe, None, f"the step of {_users(s.users)} finished only {n} requests (at least {MIN_REQUESTS} needed)"
+                safe, None, f"the step of {s.label} finished only {n} requests (at least {MIN_REQUESTS} needed)"
             )
         over: list[tuple[str, float, float]] = []
         if p.error_rate is not None and p.error_rate >= ERROR_RATE_LIMIT:
             over.append(("error_rate", p.error_rate, ERROR_RATE_LIMIT))
+        if s.rate_offered is not None and s.rate_achieved is not None:
+            floor = ACHIEVED_SHARE * s.rate_offered
+            if s.rate_achieved < floor:  # "over" by how far it fell short: ranked by floor / achieved
+                over.append(("achieved_rate", s.rate_achieved, floor))
         if s.index != baseline.index:
             for metric, limit in limits.items():
                 v = value(s, metric)
                 if limit is not None and v is not None and v > limit:
                     over.append((metric, v, limit))
         if over:
-            over.sort(key=lambda x: x[1] / x[2] if x[2] else math.inf, reverse=True)
+            over.sort(key=_excess, reverse=True)
             metric, v, limit = over[0]
-            base = 0.0 if metric == "error_rate" else (base_perf.value(metric) if base_perf else None)
+            if metric == "achieved_rate":
+                base = baseline.rate_achieved
+            else:
+                base = 0.0 if metric == "error_rate" else (base_perf.value(metric) if base_perf else None)
             ratio = v / base if base else None
-            return Pass(safe, Breach(s.index, s.users, metric, v, limit, base, ratio, tuple(m for m, _, _ in over[1:])))
+            also = tuple(m for m, _, _ in over[1:])
+            return Pass(safe, Breach(s.index, s.users, metric, v, limit, base, ratio, also, s.rate_offered))
         safe = s
     return Pass(safe, None)
+
+
+def _excess(over: tuple[str, float, float]) -> float:
+    """How far a limit was broken: value / limit, or limit / value for the achieved rate (a floor)."""
+    metric, v, limit = over
+    if metric == "achieved_rate":
+        return limit / v if v > 0 else math.inf
+    return v / limit if limit else math.inf
 
 
 def _limits(perf: Perf, metrics: tuple[str, ...], factor: float) -> dict[str, float | None]:
@@ -218,6 +242,9 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
     else:
         status = "ok"
         note = f"no step broke the limits: the service holds at least {_users(top)}; extend --ladder to find its limit"
+        if ladder and ladder[-1].rate_offered is not None:
+            note = (f"no step broke the limits: the service holds at least {ladder[-1].label} at -u {top}; "
+                    "extend --rate-ladder to find its limit")  # fmt: skip
     with_ci = sum(1 for s in ladder if s.ci)
     method = (
         "95% intervals of each step's p50 / baseline p50 (order statistics of each step's own samples, ranks "
@@ -246,4 +273,6 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
         recommended_limit=recommended,
         recommended_note=why,
         per_class=_per_class(steps, baseline, factor),
+        safe_rate=main.safe.rate_offered if main.safe else None,
+        rate_ladder=any(s.rate_offered is not None for s in ladder),
     )

@@ -176,8 +176,9 @@ FLAGS: tuple[Flag, ...] = (
 #: Flags whose default a locustfile may change: ``llmload.plugin.activate(events, api=...)``
 #: (``profile`` sets the default of Locust's ``--profile`` as llmload reads it).
 OVERRIDABLE = ("api", "profile", "ladder")
-#: Values read beside the flags: Locust's ``--profile``, and the profile used when none is given.
-_EXTRA = {"profile": None, "llmload_default_profile": "default"}
+#: Values read beside the flags: Locust's ``--profile`` and ``-u`` (a rate ladder's in-flight cap), and the
+#: profile used when none is given.
+_EXTRA = {"profile": None, "llmload_default_profile": "default", "num_users": None}  # num_users: Locust's -u
 _BY_DEST = {f.dest: f for f in FLAGS}
 
 

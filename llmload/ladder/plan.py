@@ -10,6 +10,11 @@ one user sends N requests, step index -1, until N of them succeeded), and
 ``--stop-on-breach`` ends the test at the first step whose steady figures break the
 safe-concurrency limits (:class:`~llmload.ladder.judge.LiveJudge`).
 
+A rate ladder (``--rate-ladder 1,2,4,8``) runs the same steps with ``-u`` users each (the
+in-flight cap of an open loop); each load process's dispatcher offers the rate of the step the
+tracker says runs (:meth:`llmload.runtime.load.LoadProcess`), so rates change with the step
+windows.
+
 :class:`LadderDriver` is the shape's logic without Locust: each tick, from the time since
 the ladder started, it tells the :class:`~llmload.ladder.tracker.StepTracker` which step
 runs and returns Locust's ``(users, spawn rate)`` or None (the end).
@@ -72,5 +77,5 @@ class LadderDriver:
         if at is None or breached:
             tracker.close()
             return None
-        tracker.enter(at.index, at.users, at.steady)
+        tracker.enter(at.index, at.users, at.steady, plan.rate_at(at.index))
         return at.users, plan.rate_for(at.users)

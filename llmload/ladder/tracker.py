@@ -29,6 +29,7 @@ class StepWindow:
     started_at: float
     steady_from: float | None = None
     ended_at: float | None = None
+    rate: float | None = None  # a rate ladder's offered rate (requests/s), else None
 
 
 class StepTracker:
@@ -42,14 +43,16 @@ class StepTracker:
         self.windows: list[StepWindow] = []
         self.steady_step: int | None = None
         self._state: tuple[int, bool] | None = None
+        #: Called with ``(index, steady)`` on every step change this process learns of (index None: the end).
+        self.listeners: list[Callable[[int | None, bool], None]] = []
 
     def reset(self) -> None:
         """A new test: no windows, no step."""
         self.windows, self.steady_step, self._state = [], None, None
 
     # -- master / standalone -------------------------------------------------------------
-    def enter(self, index: int, users: int, steady: bool) -> None:
-        """Step ``index`` (of ``users``) runs now, in its steady window or not; a change is broadcast."""
+    def enter(self, index: int, users: int, steady: bool, rate: float | None = None) -> None:
+        """Step ``index`` (of ``users``, at offered ``rate`` for a rate ladder) runs now, steady or not; a change is broadcast."""
         if self._state == (index, steady):
             return
         now = self._clock()
@@ -57,7 +60,7 @@ class StepTracker:
         if current is None or current.index != index:
             if current is not None and current.ended_at is None:
                 current.ended_at = now
-            current = StepWindow(index, users, now)
+            current = StepWindow(index, users, now, rate=rate)
             self.windows.append(current)
         if steady and current.steady_from is None:
             current.steady_from = now
@@ -88,3 +91,5 @@ class StepTracker:
         """The master's step change (a worker receives it as :data:`MESSAGE`)."""
         index = msg.get("i")
         self.steady_step = index if index is not None and msg.get("steady") else None
+        for listener in self.listeners:
+            listener(index, bool(msg.get("steady")))

@@ -33,13 +33,25 @@ def _ladder_steps(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in report.get("steps") or [] if (s.get("index") or 0) >= 0]
 
 
+def _ticks(steps: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """One tick per step: its users, or its offered rate for a rate ladder."""
+    return [(i, f"{s['rate_offered']:g}" if s.get("rate_offered") is not None else str(s.get("users")))
+            for i, s in enumerate(steps)]  # fmt: skip
+
+
+def _x_label(steps: list[dict[str, Any]]) -> str:
+    if any(s.get("rate_offered") is not None for s in steps):
+        return "offered rate, req/s (rate ladder step)"
+    return "concurrent users (ladder step)"
+
+
 def _safe_band(steps: list[dict[str, Any]], verdict: dict[str, Any] | None) -> list[Band]:
     if not verdict or verdict.get("safe_step") is None:
         return []
     idx = next((i for i, s in enumerate(steps) if s.get("index") == verdict["safe_step"]), None)
     if idx is None:
         return []
-    return [Band(-0.5, idx + 0.5, PALETTE["safe"], 0.08, f"safe ≤ {steps[idx].get('users')} users")]
+    return [Band(-0.5, idx + 0.5, PALETTE["safe"], 0.08, f"safe ≤ {fmt.step_label(steps[idx])}")]
 
 
 def _latency_chart(report: dict[str, Any], metric: str, title: str) -> Chart:
@@ -67,13 +79,13 @@ def _latency_chart(report: dict[str, Any], metric: str, title: str) -> Chart:
             points.append(Point(idx, breach["value"] / div, "breach", PALETTE["breach"]))
     return Chart(
         title=title,
-        x_label="concurrent users (ladder step)",
+        x_label=_x_label(steps),
         y_label=f"{title.split(' ')[0]} ({unit})",
         lines=lines,
         rules=rules,
         bands=_safe_band(steps, verdict),
         points=points,
-        x_ticks=[(i, str(s.get("users"))) for i, s in enumerate(steps)],
+        x_ticks=_ticks(steps),
         x_range=(-0.5, len(steps) - 0.5),
     )
 
@@ -82,12 +94,12 @@ def _simple_ladder_chart(report: dict[str, Any], title: str, y_label: str, line:
     steps = _ladder_steps(report)
     return Chart(
         title=title,
-        x_label="concurrent users (ladder step)",
+        x_label=_x_label(steps),
         y_label=y_label,
         lines=[line],
         rules=rules,
         bands=_safe_band(steps, report.get("verdict")),
-        x_ticks=[(i, str(s.get("users"))) for i, s in enumerate(steps)],
+        x_ticks=_ticks(steps),
         x_range=(-0.5, len(steps) - 0.5),
     )
 
@@ -174,7 +186,7 @@ def timeline_charts(report: dict[str, Any]) -> list[Figure]:
     marks, bands = [], []
     for s in steps:
         if s.get("start_s") is not None:
-            label = fmt.users(s.get("users")) if len(steps) <= 8 else str(s.get("users"))
+            label = fmt.step_label(s) if len(steps) <= 8 else str(s.get("users"))
             marks.append(VMark(s["start_s"] / div, label if (s.get("index") or 0) >= 0 else "baseline"))
         if s.get("steady_s") is not None and s.get("end_s") is not None:
             bands.append(Band(s["steady_s"] / div, s["end_s"] / div, PALETTE["steady"], 0.05))

@@ -52,14 +52,18 @@ def _side(run: Run) -> dict[str, Any]:
         "name": run.name,
         "started_at": r.started_at,
         "safe_users": v.safe_users if v else None,
+        "safe_rate": v.safe_rate if v else None,
         "recommended_limit": v.recommended_limit if v else None,
         "binding": v.breach.metric if v and v.breach else None,
     }
 
 
-def _steps_by_users(result: RunResult) -> dict[int, StepResult]:
-    """Ladder steps keyed by users (the last step of a given size wins; the pre-run is left out)."""
-    return {st.users: st for st in result.steps if st.index >= 0}
+def _steps_by_users(result: RunResult) -> dict[tuple[float, int], StepResult]:
+    """Ladder steps keyed by (offered rate or 0, users) (the last step of a given size wins; the pre-run is left out).
+
+    A rate ladder's steps match by their offered rate (and cap), a concurrency ladder's by users.
+    """
+    return {(st.rate_offered or 0.0, st.users): st for st in result.steps if st.index >= 0}
 
 
 def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[float | None, float | None, str | None]:
@@ -93,9 +97,11 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
     """Compare runs ``a`` (before) and ``b`` (after), :class:`~llmload.rundir.Run` objects."""
     sa, sb = _steps_by_users(a.result), _steps_by_users(b.result)
     rows = _rows("overall", None, a.result.overall, b.result.overall)
-    for users in sorted(set(sa) | set(sb)):
-        ra, rb = sa.get(users), sb.get(users)
-        rows += _rows(fmt.users(users), users, ra and ra.overall, rb and rb.overall)
+    for key in sorted(set(sa) | set(sb)):
+        ra, rb = sa.get(key), sb.get(key)
+        rate, users = key
+        scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else fmt.users(users)
+        rows += _rows(scope, users, ra and ra.overall, rb and rb.overall)
     notes = _differences(a.result.config, b.result.config)
     return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows}
 
@@ -150,7 +156,10 @@ def _cells(r: dict[str, Any]) -> list[str]:
 def _headline(c: dict[str, Any]) -> list[str]:
     a, b = c["a"], c["b"]
     out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
-    if a["safe_users"] is not None or b["safe_users"] is not None:
+    if a.get("safe_rate") is not None or b.get("safe_rate") is not None:
+        out.append(f"safe rate: {fmt.rate(a.get('safe_rate'))} -> {fmt.rate(b.get('safe_rate'))}; "
+                   f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}")  # fmt: skip
+    elif a["safe_users"] is not None or b["safe_users"] is not None:
         out.append(
             f"safe concurrency: {fmt.num(a['safe_users'])} -> {fmt.num(b['safe_users'])} users; "
             f"recommended limit {fmt.num(a['recommended_limit'])} -> {fmt.num(b['recommended_limit'])}; "

@@ -245,11 +245,15 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     if not result.steps:
         return
     slos = result.overall.goodput is not None
-    out.write("\nladder, steady windows only (ms)\n     users  TTFT p50  TPOT p50  out tok/s  errors"
+    by_rate = any(st.rate_offered is not None for st in result.steps)
+    head = " offered  achieved" if by_rate else "   users"
+    out.write(f"\nladder, steady windows only (ms)\n  {head}  TTFT p50  TPOT p50  out tok/s  errors"
               + ("  attainment  good req/s" if slos else "") + "\n")  # fmt: skip
     for st in result.steps:
         o = st.overall
         label = "baseline" if st.index <= BASELINE_STEP else str(st.users)
+        if by_rate:
+            label = f"{_fmt(st.rate_offered, 8)}  {_fmt(st.rate_achieved, 8)}"
         tail = tail_text(o.phases, "p99")
         g = o.goodput
         out.write(
@@ -269,6 +273,14 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
         if v.safe_users is not None or judged == "breach":
             out.write(f"  (as measured, not to rely on: safe concurrency {v.safe_users} users, "
                       f"recommended gateway limit {v.recommended_limit})\n")  # fmt: skip
+    elif v.status in ("ok", "breach") and v.rate_ladder:
+        line = f"verdict: safe rate {v.safe_rate:g} req/s" if v.safe_rate is not None else "verdict: no safe rate"
+        b = v.breach
+        if b is not None:
+            cmp = "<" if b.metric == "achieved_rate" else ">"
+            at = f"{b.rate:g} req/s" if b.rate is not None else f"{b.users} users"
+            line += f"; {b.metric} broke the limit at {at} ({b.value:.4g} {cmp} {b.limit:.4g})"
+        out.write(line + f" (at -u {v.top_users})\n")
     elif v.status in ("ok", "breach"):
         line = f"verdict: safe concurrency {v.safe_users} users"
         b = v.breach

@@ -201,9 +201,11 @@ def _tail_ms(stats: Stats) -> dict[str, float] | None:
 def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Any]]:
     out = []
     for step in result.steps:
-        r = row(f"{step.users} users", step.overall)
+        r = row(step.label if step.rate_offered is not None else f"{step.users} users", step.overall)
         r.update(index=step.index, users=step.users, steady_s=step.steady_s, status=_status(step, result.judgement),
                  phases_p99_ms=_tail_ms(step.overall), **_step_signals(step, points))  # fmt: skip
+        if step.rate_offered is not None:  # a rate ladder's step
+            r.update(rate_offered=step.rate_offered, rate_achieved=step.rate_achieved)
         out.append(r)
     return out
 
@@ -251,7 +253,7 @@ def _series(result: RunResult, timeseries: Mapping[str, Any] | None) -> dict[str
         "signals": {k: [[rel(t), v] for t, v in pts] for k, pts in points.items()},
         "steps": [
             {"index": s.index, "users": s.users, "start_s": rel(s.started_at), "steady_s": rel(s.steady_from),
-             "end_s": rel(s.ended_at)}
+             "end_s": rel(s.ended_at), **({"rate_offered": s.rate_offered} if s.rate_offered is not None else {})}
             for s in result.steps
         ],
     }  # fmt: skip

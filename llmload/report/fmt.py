@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DASH", "breach_sentence", "breach_value", "metric_name", "ms", "num", "pct", "signed", "signed_pct", "users", "value"]
+__all__ = ["DASH", "breach_sentence", "breach_value", "metric_name", "ms", "num", "pct", "rate", "signed", "signed_pct",
+           "step_label", "users", "value"]
 
 DASH = "-"
 
@@ -85,6 +86,7 @@ _METRIC_NAMES = {
     "ttft_p99": "TTFT p99",
     "tpot_p99": "TPOT p99",
     "error_rate": "error rate",
+    "achieved_rate": "achieved rate",
 }
 
 
@@ -93,16 +95,32 @@ def metric_name(metric: str | None) -> str:
     return _METRIC_NAMES.get(metric or "", metric or DASH)
 
 
+def rate(r: float | None) -> str:
+    """An offered or achieved request rate: ``4 req/s``."""
+    return DASH if r is None else f"{r:.3g} req/s"
+
+
+def step_label(step: dict[str, Any]) -> str:
+    """A step as people name it: ``8 users``, or ``4 req/s`` for a rate ladder's step."""
+    if step.get("rate_offered") is not None:
+        return rate(step["rate_offered"])
+    return users(step.get("users"))
+
+
 def breach_value(breach: dict[str, Any], key: str = "value") -> str:
     v = breach.get(key)
+    if breach.get("metric") == "achieved_rate":
+        return rate(v)
     return pct(v, 2) if breach.get("metric") == "error_rate" else ms(v)
 
 
 def breach_sentence(breach: dict[str, Any]) -> str:
-    """``TTFT p50 broke the limit at 8 users: 1,238 ms > 77.7 ms (baseline 51.8 ms).``"""
+    """``TTFT p50 broke the limit at 8 users: 1,238 ms > 77.7 ms (baseline 51.8 ms).`` (rate steps: ``at 4 req/s``)."""
+    where = rate(breach["rate"]) if breach.get("rate") is not None else users(breach.get("users"))
+    cmp = "<" if breach.get("metric") == "achieved_rate" else ">"
     text = (
-        f"{metric_name(breach.get('metric'))} broke the limit at {users(breach.get('users'))}: "
-        f"{breach_value(breach)} > {breach_value(breach, 'limit')}"
+        f"{metric_name(breach.get('metric'))} broke the limit at {where}: "
+        f"{breach_value(breach)} {cmp} {breach_value(breach, 'limit')}"
     )
     if breach.get("baseline") is not None:
         text += f" (baseline {breach_value(breach, 'baseline')})"

@@ -38,6 +38,11 @@ def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
     """(headline, the sentence under it, CSS class) of a ladder run's verdict."""
     if not v:
         return "No verdict", "The summary has ladder steps but no verdict (the analysis did not run).", "none"
+    if "safe_rate" in v and v.get("status") in ("ok", "breach"):  # a rate ladder
+        head = f"Safe rate: {fmt.rate(v['safe_rate'])}" if v.get("safe_rate") is not None else "No safe rate"
+        if v.get("status") == "ok":
+            return head + " (the top step)", "No limit was broken; the service may hold more: extend --rate-ladder.", "ok"
+        return head, fmt.breach_sentence(v.get("breach") or {}), "breach"
     if v.get("status") == "ok":
         sub = f"No limit was broken up to {fmt.users(v.get('top_users'))}; the service may hold more: extend --ladder."
         return f"Safe concurrency: {fmt.users(v.get('safe_users'))} (the top step)", sub, "ok"

@@ -47,7 +47,11 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
             out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
         out += ["", f"What was observed: {PLACEHOLDER}", ""]
         return out
-    if v and v.get("status") == "breach":
+    if v and "safe_rate" in v and v.get("status") in ("ok", "breach"):  # a rate ladder
+        out.append(f"- **Safe rate: {fmt.rate(v.get('safe_rate'))}** (offered, at the -u cap of {fmt.users(v.get('top_users'))}).")
+        if v.get("breach"):
+            out.append(f"- {fmt.breach_sentence(v['breach'])}")
+    elif v and v.get("status") == "breach":
         out.append(f"- **Safe concurrency: {fmt.users(v.get('safe_users'))}** (recommended gateway limit {fmt.users(v.get('recommended_limit'))}).")
         out.append(f"- {fmt.breach_sentence(v.get('breach') or {})}")
     elif v and v.get("status") == "ok":
@@ -73,7 +77,7 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     out.append("")
     rows = [
         [
-            fmt.users(s.get("users")) + (f" ({s['status']})" if s.get("status") not in (None, "ok") else ""),
+            fmt.step_label(s) + (f" ({s['status']})" if s.get("status") not in (None, "ok") else ""),
             fmt.ms(s.get("ttft_p50"), False), fmt.ms(s.get("ttft_p99"), False),
             fmt.ms(s.get("tpot_p50"), False), fmt.ms(s.get("tpot_p99"), False),
             fmt.num(s.get("tok_s")), fmt.pct(s.get("error_rate")),

@@ -86,6 +86,7 @@ class Window(Protocol):
     started_at: float
     steady_from: float | None
     ended_at: float | None
+    rate: float | None  # a rate ladder's offered rate (requests/s)
 
 
 def median_ci(h: Histogram, z: float = _Z) -> tuple[float, float] | None:
@@ -220,6 +221,8 @@ def build_steps(
                 ci=ci,
                 server=_signals(server, w),
                 gpu=_signals(gpu, w),
+                rate_offered=(rate := getattr(w, "rate", None)),
+                rate_achieved=achieved_rate(overall.counters["requests"], span) if rate is not None else None,
             )
         )
     return tuple(out)

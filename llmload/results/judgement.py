@@ -46,18 +46,22 @@ class Breach:
     baseline: float | None
     ratio: float | None
     also: tuple[str, ...] = ()
+    rate: float | None = None  # a rate ladder: the step's offered rate (requests/s)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
-                "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
-                "also": list(self.also)}  # fmt: skip
+        out = {"step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
+               "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
+               "also": list(self.also)}  # fmt: skip
+        if self.rate is not None:
+            out["rate"] = self.rate
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Breach | None:
         if not d:
             return None
         return cls(d.get("step"), int(d.get("users") or 0), str(d.get("metric") or ""), d.get("value"),
-                   d.get("limit"), d.get("baseline"), d.get("ratio"), tuple(d.get("also") or ()))  # fmt: skip
+                   d.get("limit"), d.get("baseline"), d.get("ratio"), tuple(d.get("also") or ()), d.get("rate"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +193,8 @@ class Verdict:
     baseline_note: str | None = None
     slo: SloVerdict | None = None  # runs with SLOs only
     inconclusive: Mapping[str, Any] | None = None  # {"judged_status", "reasons", "samples", "change"}
+    safe_rate: float | None = None  # a rate ladder: the safe step's offered rate (requests/s)
+    rate_ladder: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -212,6 +218,8 @@ class Verdict:
         if self.slo is not None:
             out["slo"] = self.slo.to_dict()
         out["inconclusive"] = dict(self.inconclusive) if self.inconclusive is not None else None
+        if self.rate_ladder:
+            out["safe_rate"] = self.safe_rate
         return out
 
     @classmethod
@@ -234,6 +242,8 @@ class Verdict:
             baseline_note=d.get("baseline_note"),
             slo=SloVerdict.from_dict(d.get("slo")),
             inconclusive=d.get("inconclusive") if isinstance(d.get("inconclusive"), Mapping) else None,
+            safe_rate=d.get("safe_rate"),
+            rate_ladder="safe_rate" in d,
         )
 
 

@@ -162,6 +162,8 @@ def _step(e: Mapping[str, Any]) -> StepResult:
         ci=ci,
         server=dict(e.get("server") or {}),
         gpu=dict(e.get("gpu") or {}),
+        rate_offered=_num(e.get("rate_offered")),
+        rate_achieved=_num(e.get("rate_achieved")),
     )
 
 

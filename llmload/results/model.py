@@ -280,6 +280,17 @@ class StepResult:
     ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     server: SignalStats = field(default_factory=dict)
     gpu: SignalStats = field(default_factory=dict)
+    rate_offered: float | None = None  # a rate ladder's step: its offered rate (requests/s); None otherwise
+    rate_achieved: float | None = None  # requests started in the steady window / steady_s
+
+    @property
+    def label(self) -> str:
+        """``"8 users"``, ``"4 req/s"`` (a rate step) or ``"baseline"``."""
+        if self.index == BASELINE_STEP:
+            return "baseline"
+        if self.rate_offered is not None:
+            return f"{self.rate_offered:g} req/s"
+        return "1 user" if self.users == 1 else f"{self.users} users"
 
 
 @dataclass(frozen=True, slots=True)

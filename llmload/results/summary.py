@@ -199,6 +199,9 @@ def step_dict(st: StepResult) -> dict[str, Any]:
         "overall": _step_stats(st.overall, st.users, st.steady_s),
         "classes": {n: _step_stats(c, st.users, st.steady_s) for n, c in st.classes.items()},
     }
+    if st.rate_offered is not None:  # a rate ladder's step
+        out["rate_offered"] = _r(st.rate_offered)
+        out["rate_achieved"] = _r(st.rate_achieved)
     if st.ci:
         out["p50_ci95"] = {f"{m}_ms": [round(lo, 3), round(hi, 3)] for m, (lo, hi) in st.ci.items()}
     if st.server:

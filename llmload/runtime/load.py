@@ -74,7 +74,9 @@ class LoadProcess:
         self.dump: RecordDump | None = None
         self._user_index = itertools.count()
         self._watchdog: Watchdog | None = None
-        self._schedule = schedule  # (this process's stride, strides, common start on the wall clock or None = now)
+        # (this process's stride, strides, common start on the wall clock or None = now), or None: no share.
+        self._schedule = schedule
+        steps.listeners.append(self._on_step)
         self.dispatcher: Dispatcher | None = None
 
     # -- configuration -------------------------------------------------------------------
@@ -225,9 +227,19 @@ class LoadProcess:
         if self.dispatcher is not None:
             self.dispatcher.stop()
 
-    def rate_plan(self) -> RatePlan:
-        """The offered rate over the schedule's time (seconds from its start)."""
-        return RatePlan(self.config.arrival.first_rate)
+    def _on_step(self, index: int | None, steady: bool) -> None:
+        """A rate ladder's step changed (on every process, when the tracker does): offer its rate from now.
+
+        The rate follows the tracker, not a precomputed timetable, so that each step's window
+        (which the ladder's shape opens on its ~1 s ticks) holds that step's rate only; workers
+        change it when the master's step message arrives. After the last step: rate 0.
+        """
+        ladder, dispatcher = self.config.ladder, self.dispatcher
+        if dispatcher is None or ladder is None or not ladder.by_rate:
+            return
+        rate = ladder.rate_at(index) if index is not None else 0.0
+        if rate is not None and rate != dispatcher.plan.rate:
+            dispatcher.set_rate(rate)
 
     def _start_dispatcher(self) -> None:
         old, self.dispatcher = self.dispatcher, None
@@ -238,7 +250,7 @@ class LoadProcess:
             return
         share = self._schedule()
         worker, workers, t0_wall = share or (0, 1, None)
-        plan = self.rate_plan() if share is not None else RatePlan(0.0)  # no share: a dispatcher that never releases
+        plan = RatePlan(arrival.first_rate if share is not None else 0.0)  # no share: a dispatcher that never releases
         dispatcher = Dispatcher(arrival.spec, self.config.seed, plan, self.profile.weights, worker, workers)
         now_ns = time.perf_counter_ns()
         t0_ns = now_ns if t0_wall is None else now_ns + int((t0_wall - time.time()) * 1e9)

@@ -133,3 +133,28 @@ def test_healthy_with_room_holds_the_top_step(sim, profile, tmp_path):
     assert not [f for f in s["findings"] if f["confidence"] == "high" and f["id"] != "load_generator_saturated"], (
         describe(s)
     )
+
+
+def test_rate_ladder_against_batch_starved_names_the_safe_rate_and_the_binding_metric(sim, profile, tmp_path):
+    """Offered rates at a fixed in-flight cap (-u 32): 4 req/s fit the batch of 4, 16 req/s queue behind it."""
+    url = sim("--preset", "batch-starved", "--time-scale", "0.25")
+    code, output, s = run_cli(
+        ["--headless", "--host", url, "--arrival", "constant", "--rate-ladder", "2,4,16,32", "-u", "32", *STEP,
+         "--engine-metrics", url, "--gpu-metrics", url, "--collect-interval", "0.5s", "--no-run-dir", "--seed", "7",
+         "--loglevel", "WARNING", "--profile", profile((150, 250), (32, 64)), "--stop-on-breach"],
+        tmp_path,
+        timeout=90,
+    )  # fmt: skip
+    assert s is not None, output[-3000:]
+    steps = s["steps"]
+    # --stop-on-breach: 16 req/s is judged after its step closed, a few seconds into the 32 req/s step.
+    assert [st["rate_offered"] for st in steps] == [2, 4, 16, 32] and steps[-1]["steady_s"] < 8, describe(s)
+    assert all(st["users"] == 32 for st in steps)
+    for st in steps[:2]:  # below the cap: each step achieves its offered rate
+        assert st["rate_achieved"] == pytest.approx(st["rate_offered"], rel=0.2), describe(s)
+    v = s["verdict"]
+    assert v["status"] == "breach" and v["safe_rate"] == 4, describe(s)
+    assert v["breach"]["metric"] == "ttft_p50" and v["breach"]["rate"] == 16, describe(s)
+    assert s["baseline"]["step"] == 0 and s["baseline"]["source"] == "lowest-step"
+    assert s["arrival"]["mode"] == "constant" and s["arrival"]["offered_rate"] is None
+    assert "verdict: safe rate 4 req/s; ttft_p50 broke the limit at 16 req/s" in output

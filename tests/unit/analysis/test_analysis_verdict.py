@@ -184,3 +184,30 @@ def test_keys_match_docs_summary_schema():
         analyzed(summary([step(0, 1, ok=0)])),
     ):
         assert set(status_summary["verdict"]) == VERDICT_KEYS
+
+
+def rate_step(index, rate, achieved, **kw):
+    entry = step(index, 16, **kw)
+    entry.update(rate_offered=rate, rate_achieved=achieved)
+    return entry
+
+
+def test_a_rate_ladder_names_the_safe_rate_and_a_latency_breach():
+    v = verdict_of(rate_step(0, 1.0, 1.0, ttft=50.0), rate_step(1, 2.0, 2.0, ttft=60.0), rate_step(2, 4.0, 3.9, ttft=90.0))
+    assert v["status"] == "breach" and v["safe_rate"] == 2.0 and v["safe_step"] == 1
+    assert v["breach"]["metric"] == "ttft_p50" and v["breach"]["rate"] == 4.0 and v["breach"]["users"] == 16
+
+
+def test_a_rate_step_that_does_not_achieve_95_percent_of_its_offered_rate_breaks_the_limit():
+    # Latencies fine, but the 8 req/s step only got 7 req/s out (the cap or the client fell short).
+    v = verdict_of(rate_step(0, 2.0, 2.0), rate_step(1, 4.0, 3.9), rate_step(2, 8.0, 7.0))
+    assert v["safe_rate"] == 4.0
+    b = v["breach"]
+    assert b["metric"] == "achieved_rate" and b["value"] == 7.0 and b["limit"] == 7.6 and b["rate"] == 8.0
+    assert b["baseline"] == 2.0
+
+
+def test_a_rate_ladder_without_a_breach_is_ok_at_its_top_rate_and_a_concurrency_ladder_has_no_safe_rate():
+    v = verdict_of(rate_step(0, 1.0, 1.0), rate_step(1, 2.0, 2.0))
+    assert v["status"] == "ok" and v["safe_rate"] == 2.0 and "extend --rate-ladder" in v["note"]
+    assert "safe_rate" not in verdict_of(step(0, 1), step(1, 4))

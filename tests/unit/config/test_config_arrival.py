@@ -62,3 +62,17 @@ def test_rate_ladder_levels():
     for bad, message in (("2,1", "must increase"), ("1,x", "separated by commas"), ("0,1", "> 0")):
         with pytest.raises(ConfigError, match=message):
             parse_rates(bad)
+
+
+def test_a_rate_ladder_holds_the_u_cap_at_every_step():
+    from llmload.config.ladder import LadderConfig
+
+    values = {"ladder": "1,5,10", "rate_ladder": "2,4,8", "num_users": 32, "baseline_requests": 0,
+              "step_time": "10s", "step_warmup": "2s", "stop_on_breach": True}  # fmt: skip
+    plan = LadderConfig.from_values(values)  # --rate-ladder takes the place of --ladder (the ladder locustfile's default)
+    assert plan.by_rate and plan.levels == (32, 32, 32) and plan.rates == (2.0, 4.0, 8.0)
+    assert plan.rate_at(1) == 4.0 and plan.rate_at(-1) is None and plan.public_dict()["rates"] == [2.0, 4.0, 8.0]
+    with pytest.raises(ConfigError, match="--baseline-requests with --rate-ladder"):
+        LadderConfig.from_values({**values, "baseline_requests": 5})
+    run = RunConfig.from_values({"arrival": "poisson", "rate_ladder": "1,2", "ladder": "1,5", "num_users": 4})
+    assert run.ladder is not None and run.ladder.rates == (1.0, 2.0) and run.arrival.first_rate == 1.0

@@ -46,3 +46,18 @@ def test_reset_forgets_the_last_test():
     t.enter(0, 1, steady=True)
     t.reset()
     assert t.windows == [] and t.steady_step is None and t.current() is None
+
+
+def test_listeners_hear_every_step_change_and_windows_keep_a_rate():
+    from llmload.ladder.tracker import StepTracker
+
+    heard = []
+    t = StepTracker(clock=lambda: 100.0)
+    t.listeners.append(lambda index, steady: heard.append((index, steady)))
+    t.enter(0, 8, False, rate=2.0)
+    t.enter(0, 8, True, rate=2.0)
+    t.enter(1, 8, False, rate=4.0)
+    t.close()
+    t.on_message({"i": 3, "steady": True})  # a worker: the master's message
+    assert heard == [(0, False), (0, True), (1, False), (None, False), (3, True)]
+    assert [(w.index, w.rate) for w in t.windows] == [(0, 2.0), (1, 4.0)]

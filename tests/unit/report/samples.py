@@ -227,3 +227,13 @@ def slo_result(gpus: int = 2):
         collection={"gpu": gpu} if gpus else None, slos=True,
     )  # fmt: skip
     return replace(result, judgement=analyze(result))
+def rate_ladder_summary() -> dict[str, Any]:
+    """:func:`ladder_summary` as a rate ladder: 16 users (the cap) at every step, offered 1/2/4/8 req/s."""
+    s = ladder_summary()
+    for st, rate in zip(s["steps"], (1.0, 2.0, 4.0, 8.0), strict=False):
+        st.update(users=16, rate_offered=rate, rate_achieved=rate * 0.99)
+    s["verdict"].update(safe_rate=2.0, top_users=16)
+    s["verdict"]["breach"].update(users=16, rate=4.0)
+    s["arrival"] = {"mode": "poisson", "offered_rate": None, "achieved_rate": 3.1, "arrivals": 200, "waited": 0,
+                    "schedule_lag_ms": {"p50": 0.5, "p99": 1.0}, "scheduler_behind": False}  # fmt: skip
+    return s

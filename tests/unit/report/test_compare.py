@@ -103,3 +103,14 @@ def test_differences_in_settings_are_noted():
     buf = io.StringIO()
     write_console(c, buf)
     assert "note: ladder differs: 1,4,8,16 (A) vs 1,4,8,32 (B)" in buf.getvalue()
+
+
+def test_rate_ladders_match_steps_by_offered_rate():
+    a, b = samples.rate_ladder_summary(), samples.rate_ladder_summary()
+    b["verdict"].update(safe_rate=4.0)
+    c = compare_runs(run(a, "before"), run(b, "after"))
+    scopes = [r["scope"] for r in c["rows"][::6]]
+    assert scopes[:3] == ["overall", "1 req/s at 16 users", "2 req/s at 16 users"]
+    buf = io.StringIO()
+    write_console(c, buf)
+    assert "safe rate: 2 req/s -> 4 req/s" in buf.getvalue()

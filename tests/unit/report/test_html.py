@@ -289,3 +289,8 @@ def test_report_shows_grades_goodput_attainment_and_tok_s_per_gpu():
     plain = build_report(run_of(samples.ladder_summary()))
     assert "attainment" not in plain["overall"] and plain["run"]["gpus"] is None
     assert "SLO attainment" not in render_html(plain)
+def test_a_rate_ladder_report_heads_with_its_safe_rate_and_charts_rates():
+    html = html_of(samples.rate_ladder_summary(), samples.timeseries())
+    assert "Safe rate: 2 req/s" in html and "TTFT p50 broke the limit at 4 req/s" in html
+    assert "offered rate, req/s (rate ladder step)" in html
+    assert_self_contained(html)

@@ -85,3 +85,8 @@ def test_the_slo_verdict_is_one_line_of_the_phenomenon():
     write_markdown(build_report(Run.from_summary(Path("."), "r", to_summary(slo_result()))), out)
     assert ("- SLOs: target 99.0 %: attainment >= target up to 1 user; first failed: ttft_ms at 4 users "
             "(fast: ttft_ms <= 1200; slow: ttft_ms <= 1200).") in out.getvalue()  # fmt: skip
+def test_a_rate_ladder_names_its_safe_rate_and_its_steps_by_rate():
+    phen = section(md_of(samples.rate_ladder_summary()), "1. Phenomenon")
+    assert "**Safe rate: 2 req/s**" in phen
+    assert "TTFT p50 broke the limit at 4 req/s: 1,200 ms > 75.0 ms" in phen
+    assert "| 4 req/s (breach) | 1,200 |" in phen and "| 1 req/s (baseline) |" in phen
