@@ -17,7 +17,9 @@ The two tabs, one row per request class (profile order) plus an ``Overall`` row 
     (what someone watching a ramp wants: a run-so-far p99 hides what the server does *now*):
     TTFT/TPOT/ITL p50 and p99 (ms), successful and failed requests/s and output tokens/s (of requests
     that finished in the window: tokens are counted when their request ends), requests in
-    flight now, errors by kind (run so far) and whether the load generator is saturated now.
+    flight now, errors by kind (run so far) and whether the load generator is saturated now;
+    for open-loop runs (``--arrival``) also requests started/s (achieved), the offered rate
+    (Overall row) and the client wait p50/p99 (intended -> actual send, ms).
     TTFO p50/p99 (first answer or tool-call token; TTFT counts reasoning) are filled only where
     some request of the window reasoned, blank otherwise.
 ``LLM (run)`` — the run so far, the numbers the final summary will show: requests, ok,
@@ -53,7 +55,7 @@ from typing import Any, Protocol
 from flask import Response, request
 
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
-from llmload.metrics.recorder import ClassStats, MetricSet
+from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.web import ChartInputs, install_charts
 
 __all__ = [
@@ -106,6 +108,11 @@ LIVE_COLUMNS: list[tuple[str, str]] = [
     ("in_flight", "In flight"),
     ("errors_by_kind", "Errors (run)"),
     ("client_saturated", "Client saturated"),
+    # Open loop (--arrival): offered vs achieved rate and the wait for a free user (empty in a closed loop).
+    ("offered_per_s", "Offered req/s"),
+    ("started_per_s", "Achieved req/s"),
+    ("client_wait_p50_ms", "Client wait p50 ms"),
+    ("client_wait_p99_ms", "Client wait p99 ms"),
 ]
 #: (key, title) of the run-so-far table.
 RUN_COLUMNS: list[tuple[str, str]] = [
@@ -172,8 +179,8 @@ def _saturated_text(saturated: bool, overall: bool) -> str:
     return "YES: results measure the client, not the server" if overall else "yes"
 
 
-def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
-    """Rows of the live table (last ``WINDOW_S`` seconds), Overall last."""
+def live_rows(snap: Snapshot, order: list[str], offered_rate: float | None = None) -> list[dict[str, Any]]:
+    """Rows of the live table (last ``WINDOW_S`` seconds), Overall last; ``offered_rate``: an open loop's."""
     in_flight = snap.in_flight_by_class()
     saturated = snap.client_saturated
     rows = []
@@ -192,9 +199,23 @@ def live_rows(snap: Snapshot, order: list[str]) -> list[dict[str, Any]]:
                 "in_flight": snap.in_flight if overall else in_flight.get(name, 0),
                 "errors_by_kind": _errors(r.errors_by_kind),
                 "client_saturated": _saturated_text(saturated, overall),
+                **_open_loop(w, snap.window_s, offered_rate, overall),
             }
         )
     return rows
+
+
+def _open_loop(w: ClassStats, window_s: float, offered_rate: float | None, overall: bool) -> dict[str, Any]:
+    """An open loop's live columns (blank in a closed loop): offered (Overall), achieved, client wait."""
+    if offered_rate is None:
+        return {"offered_per_s": None, "started_per_s": None, "client_wait_p50_ms": None, "client_wait_p99_ms": None}
+    wait = w.hist[CLIENT_WAIT].percentiles([0.5, 0.99]) if w.hist[CLIENT_WAIT].count else [math.nan, math.nan]
+    return {
+        "offered_per_s": round(offered_rate, 3) if overall else None,
+        "started_per_s": _rate(w.counters["requests"], window_s),
+        "client_wait_p50_ms": _ms(wait[0]),
+        "client_wait_p99_ms": _ms(wait[1]),
+    }
 
 
 def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[str, Any]]:
@@ -241,6 +262,9 @@ class LiveSource(Protocol):
     def chart_inputs(self) -> ChartInputs:
         """What the live charts read (:mod:`llmload.web.charts`)."""
 
+    def offered_rate(self) -> float | None:
+        """An open loop's offered rate now (requests/s); None in a closed loop."""
+
 
 def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
     """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
@@ -258,6 +282,7 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
         "client_saturated": saturated,
         "client_saturated_in_run": any(w.saturated_ever for w in snap.workers),
         "note": SATURATED_NOTE if saturated else None,
+        "offered_rate": (offered := source.offered_rate()),
         "workers": [
             {
                 "id": w.worker_id,
@@ -270,7 +295,7 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
             }
             for w in snap.workers
         ],
-        "live": live_rows(snap, order),
+        "live": live_rows(snap, order, offered),
         "run": run_rows(snap, order, run_s),
     }
 

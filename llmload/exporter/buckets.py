@@ -29,7 +29,8 @@ from llmload.metrics.histogram import EDGES, GROWTH, LOWEST
 
 __all__ = ["BUCKETS", "NICE_BOUNDS", "ClassicBuckets", "snap_to_edge"]
 
-#: Round bounds (seconds) before snapping, per metric of :data:`llmload.metrics.definitions.METRICS`.
+#: Round bounds (seconds) before snapping, per metric of :data:`llmload.metrics.definitions.METRICS`
+#: and the open loop's client wait.
 NICE_BOUNDS: dict[str, tuple[float, ...]] = {
     "ttft": (
         0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75,
@@ -46,6 +47,10 @@ NICE_BOUNDS: dict[str, tuple[float, ...]] = {
     "e2e": (
         0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0,
         20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0,
+    ),
+    "client_wait": (  # open loop: actual - intended send (0 when a user was free)
+        0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
+        60.0, 120.0, 300.0, 600.0,
     ),
 }  # fmt: skip
 NICE_BOUNDS["ttfo"] = NICE_BOUNDS["reasoning"] = NICE_BOUNDS["ttft"]

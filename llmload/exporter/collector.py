@@ -22,6 +22,7 @@ llmload_ttfo_seconds                   hist     class, api, model (first answer/
 llmload_reasoning_seconds              hist     class, api, model (first reasoning -> first output)
 llmload_phase_seconds                  hist     class, api, model, phase (client_wait, gateway,
                                                 server_queue, prefill, decode; definitions.py)
+llmload_client_wait_seconds            hist     class, api, model (open loop: actual - intended send)
 llmload_requests_total                 counter  class, api, model, outcome (ok|error|interrupted)
 llmload_errors_total                   counter  class, api, model, kind
 llmload_output_tokens_total            counter  class, api, model
@@ -45,6 +46,8 @@ llmload_workers_lost                   gauge    —
 llmload_worker_cpu_ratio               gauge    worker
 llmload_worker_loop_lag_seconds        gauge    worker
 llmload_client_saturated               gauge    — (0/1)
+llmload_offered_rate_per_second        gauge    — (open loop only: the arrival rate now offered)
+llmload_achieved_rate_per_second       gauge    — (requests started per second over the last 30 s)
 llmload_info                           info     version, api, model, profile
 llmload_ladder_step                    gauge    — (index of the running step, -1 = baseline;
                                                 only while a ladder runs)
@@ -82,7 +85,7 @@ from llmload.errors import ERROR_KINDS
 from llmload.exporter.buckets import BUCKETS
 from llmload.metrics.aggregation import Snapshot
 from llmload.metrics.definitions import METRICS, PHASES, error_backoff_s
-from llmload.metrics.recorder import ClassStats
+from llmload.metrics.recorder import CLIENT_WAIT, ClassStats
 
 __all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
 
@@ -95,7 +98,10 @@ _HELP = {
     "ttfo": "Time to first output token: first answer or tool-call event - request start (successful requests)",
     "reasoning": "Reasoning time: first output event - first reasoning event (successful requests that streamed "
     "reasoning first)",
+    "client_wait": "Open loop: actual send - intended send, the wait for a free user under the -u cap (every sent request)",
 }
+#: Histograms exported per class: the latency metrics, and the open loop's client wait (0 counts in a closed loop).
+_HISTOGRAMS = (*METRICS, CLIENT_WAIT)
 _OUTCOMES = (("ok", "ok"), ("error", "errors"), ("interrupted", "interrupted"))
 
 
@@ -122,6 +128,7 @@ class ExportContext:
     step: tuple[int, int, bool] | None = None  # running ladder step: (index, users, steady)
     baseline: dict[str, float] | None = None  # {"ttft_p50": s, "ttft_p99": s, "tpot_p50": s, "tpot_p99": s}
     slo_target: float | None = None  # --slo-attainment of a run with SLOs (None: no SLOs, no good-request series)
+    offered_rate: float | None = None  # open loop: requests/s offered now (None: a closed loop)
 
 
 class LlmloadCollector(Collector):
@@ -146,7 +153,7 @@ class LlmloadCollector(Collector):
 
 
 def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Iterator[Metric]:
-    for metric in METRICS:
+    for metric in _HISTOGRAMS:
         b = BUCKETS[metric]
         fam = HistogramMetricFamily(f"llmload_{metric}_seconds", _HELP[metric], labels=_REQUEST_LABELS)
         for name, s in stats.items():
@@ -289,6 +296,17 @@ def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[s
         "llmload_client_saturated",
         "1 when a worker is short of CPU or its event loop lags: latencies then measure the client",
         value=int(snap.client_saturated),
+    )
+    if ctx.offered_rate is not None:
+        yield GaugeMetricFamily(
+            "llmload_offered_rate_per_second",
+            "Open loop: requests per second the arrival schedule offers now (all workers; --rate or the rate step)",
+            value=ctx.offered_rate,
+        )
+    yield GaugeMetricFamily(
+        "llmload_achieved_rate_per_second",
+        "Requests started per second (every outcome) over the last 30 s of reports",
+        value=snap.window_requests / snap.window_s if snap.window_s > 0 else 0.0,
     )
     if ctx.step is not None:
         index, users, steady = ctx.step

@@ -115,6 +115,7 @@ class Snapshot:
     users: int
     arrivals: ArrivalStats = field(default_factory=ArrivalStats)  # this run's open-loop arrivals (all processes)
     arrivals_total: ArrivalStats = field(default_factory=ArrivalStats)  # since the process started (exporter)
+    window_requests: int = 0  # requests (every outcome) reported in the window: achieved rate = / window_s
 
     @property
     def live_workers(self) -> tuple[WorkerState, ...]:
@@ -230,4 +231,5 @@ class Aggregator:
             users=self.users,
             arrivals=self.arrivals.copy(),
             arrivals_total=self.arrivals_total.copy(),
+            window_requests=sum(s.counters["requests"] for _, d in self._window for s in d.classes.values()),
         )

@@ -184,9 +184,20 @@ class Coordinator:
 
     def export_context(self) -> ExportContext:
         cfg = self.config
+        step = self.steps.current()
         return ExportContext(cfg.api, cfg.adapter.model, self.profile.name, self.profile.class_names,
-                             step=self.steps.current(), baseline=self.live_baseline(),
+                             step=step, baseline=self.live_baseline(), offered_rate=self.offered_rate(step),
                              slo_target=cfg.slo_attainment if self.slos is not None else None)  # fmt: skip
+
+    def offered_rate(self, step: tuple[int, int, bool] | None = None) -> float | None:
+        """Open loop: the rate offered now (``--rate``, or the running rate-ladder step's); None in a closed loop."""
+        arrival, ladder = self.config.arrival, self.config.ladder
+        if not arrival.open_loop:
+            return None
+        if ladder is not None and ladder.by_rate:
+            step = step or self.steps.current()
+            return ladder.rate_at(step[0]) if step is not None else None
+        return arrival.rate
 
     # -- run life cycle --------------------------------------------------------------------
     def on_test_start(self) -> None:

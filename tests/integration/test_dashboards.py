@@ -47,6 +47,14 @@ LLMLOAD_GPU_HOST, DCGM_GPU_HOST = "fake-llmload-names", "fake-dcgm-names"
 NO_DATA_EXPECTED = {
     "llmload.json: annotation 'Prometheus alerts'": "no alert fires against the healthy simulator in 25 s",
 }
+#: Panels of open-loop runs only (an offered rate, client waits): a concurrency ladder has none; their queries
+#: are checked against an open-loop run instead (test_the_open_loop_panels_return_data_for_an_open_loop_run).
+OPEN_LOOP_ONLY = {
+    "llmload.json: panel 48 'Open loop: offered vs achieved rate' target A": "a closed loop offers no rate",
+    "llmload.json: panel 49 'Open loop: client wait p50 / p99' target A": "a closed loop has no client wait",
+    "llmload.json: panel 49 'Open loop: client wait p50 / p99' target B": "a closed loop has no client wait",
+}
+NO_DATA_EXPECTED.update(OPEN_LOOP_ONLY)
 
 
 def start_sidecar(tmp_path: Path, hostname: str, *flags: str) -> tuple[subprocess.Popen, str]:
@@ -279,6 +287,54 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
                 failures.append(f"rule {r['name']}: health {r['health']} {r.get('lastError', '')}")
         assert not failures, f"{len(failures)} of {checked} queries failed:\n" + "\n".join(failures)
         assert checked > 100
+    finally:
+        for p in reversed(procs):
+            stop(p)
+
+
+def test_the_open_loop_panels_return_data_for_an_open_loop_run(sim, tmp_path):
+    """The open-loop panels' queries (:data:`OPEN_LOOP_ONLY`, and the achieved rate) against a Poisson run at 20 req/s."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        pytest.fail(f"{PROMETHEUS} not found: `make system-deps` installs Debian's prometheus")
+    started = time.time()
+    sim_url = sim(ttft_ms=20, itl_ms=5)
+    procs: list[subprocess.Popen] = []
+    try:
+        exporter_port, prom_port = free_port(), free_port()
+        config = prometheus_config(f"127.0.0.1:{exporter_port}", sim_url.split("://", 1)[1], [])
+        (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))
+        log = open(tmp_path / "prometheus.log", "wb")  # noqa: SIM115
+        procs.append(subprocess.Popen(
+            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
+            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+        ))  # fmt: skip
+        log.close()
+        wait_until(lambda: http_get(f"http://127.0.0.1:{prom_port}/-/ready") is not None, 30, "prometheus", procs[-1])
+        prom = Prom(prom_port)
+        cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", sim_url, "--arrival", "poisson",
+               "--rate", "20", "-u", "2", "-r", "100", "-t", "12s", "--max-tokens-cap", "16", "--only-summary",
+               "--stop-timeout", "0", "--no-run-dir", "--exporter-port", str(exporter_port),
+               "--exporter-host", "127.0.0.1", "--exporter-linger", f"{LINGER_S}s"]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "LLMLOAD_NO_EXPORTER"}
+        out = open(tmp_path / "llmload.log", "wb")  # noqa: SIM115
+        run = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        out.close()
+        procs.append(run)
+        assert run.wait(60) == 0, (tmp_path / "llmload.log").read_text()[-3000:]
+        end = time.time()
+        values = {"class": ".*", "model": ".*", "__rate_interval": RATE_INTERVAL, "__interval": INTERVAL}
+        wanted = [q for path in DASHBOARDS for q in dashboard_queries(path) if q.where in OPEN_LOOP_ONLY]
+        wanted += [q for path in DASHBOARDS for q in dashboard_queries(path) if "llmload_achieved_rate" in q.expr]
+        assert len(wanted) == len(OPEN_LOOP_ONLY) + 1, [q.where for q in wanted]
+        for q in wanted:
+            error, result = prom.range(substitute(q.expr, values), started, end, INTERVAL)
+            assert not error and has_data(result), (q.where, error, q.expr)
+        # -u 2 against 20 req/s of ~100 ms requests: arrivals wait, and the panel shows it.
+        _, waits = prom.range(substitute(wanted[1].expr, values), started, end, INTERVAL)
+        assert max(float(v) for s in waits for _, v in s["values"] if v != "NaN") > 0.01
+        _, offered = prom.range("llmload_offered_rate_per_second", started, end, INTERVAL)
+        assert {float(v) for s in offered for _, v in s["values"]} == {20.0}
     finally:
         for p in reversed(procs):
             stop(p)

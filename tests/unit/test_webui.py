@@ -289,3 +289,39 @@ def test_secret_flags_are_blanked_in_the_start_page_now_and_on_every_rebuild():
     options = ui.template_args["extra_options"]
     assert options["api_key"] == {"default_value": "", "is_secret": True}
     assert options["model"]["default_value"] == "tiny"  # other fields keep their values
+
+
+def test_the_start_form_offers_the_arrival_mode_and_rate_and_the_llm_tab_shows_offered_achieved_and_wait(web):
+    from locust import events as locust_events
+    from locust.argument_parser import ui_extra_args_dict
+
+    listener = lambda parser, **_: add_arguments(parser)  # noqa: E731 (what activate() registers)
+    locust_events.init_command_line_parser.add_listener(listener)
+    try:
+        options = ui_extra_args_dict(["--host", "http://127.0.0.1:9"])  # the start form's extra fields
+    finally:
+        locust_events.init_command_line_parser.remove_listener(listener)
+    assert options["arrival"]["default_value"] == "closed"
+    assert set(options["arrival"]["choices"]) == {"closed", "constant", "poisson", "gamma"}
+    assert "rate" in options and "rate_ladder" in options and "burstiness" in options
+    env, runtime, clock = web()
+    client = env.web_ui.app.test_client()
+    closed = rows_by_name(client.get("/llmload/live").get_json()["live"])["Overall"]
+    assert closed["offered_per_s"] is None and closed["client_wait_p50_ms"] is None  # a closed loop: blank
+    # The form's values arrive in parsed_options; the test start reads them.
+    env.parsed_options.arrival, env.parsed_options.rate = "poisson", "4"
+    runtime.on_test_start()
+    try:
+        assert runtime.load.open_loop
+        records = [finished("short") for _ in range(8)]
+        for i, r in enumerate(records):
+            r.intended_ns = r.start_ns - (i + 1) * 10_000_000  # waited 10..80 ms
+        feed(env, runtime, records)
+        clock.t += 5.0
+        data = client.get("/llmload/live").get_json()
+        assert data["offered_rate"] == 4.0
+        overall = rows_by_name(data["live"])["Overall"]
+        assert overall["offered_per_s"] == 4.0
+        assert overall["started_per_s"] == round(8 / data["window_s"], 2) and 39 <= overall["client_wait_p50_ms"] <= 41
+    finally:
+        runtime.on_test_stopping()

@@ -331,3 +331,23 @@ def test_good_requests_counter_in_runs_with_slos_only():
     assert samples[("llmload_slo_attainment_target", frozenset())] == 0.95
     plain = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))
     assert not series(plain, "llmload_good_requests_total") and not series(plain, "llmload_slo_attainment_target")
+def test_open_loop_series_offered_achieved_rate_and_client_wait():
+    clock = Clock()
+    agg = Aggregator(clock)
+    rng = np.random.default_rng(3)
+    records = [make_record(rng, "short") for _ in range(60)]
+    for i, r in enumerate(records):
+        r.intended_ns = r.start_ns - (i % 4) * NS // 2  # waits of 0, 0.5, 1, 1.5 s
+    clock.t += 30.0  # a full window of test time
+    agg.merge_report("local", report(records))
+    ctx = ExportContext(api="a", model="m", profile="p", classes=("short",), offered_rate=2.5)
+    samples = scrape(LlmloadCollector(agg.snapshot, lambda: ctx))
+    assert samples[("llmload_offered_rate_per_second", frozenset())] == 2.5
+    assert samples[("llmload_achieved_rate_per_second", frozenset())] == pytest.approx(60 / 30.0)
+    count = series(samples, "llmload_client_wait_seconds_count", **{"class": "short"})
+    assert list(count.values()) == [60.0]
+    buckets = {float(dict(k)["le"]): v for k, v in series(samples, "llmload_client_wait_seconds_bucket").items()}
+    near = lambda x: next(v for le, v in buckets.items() if abs(le / x - 1) < 0.01)  # noqa: E731 (snapped bounds)
+    assert near(0.25) == 15.0 and near(2.0) == 60.0  # waits 0 / 0.5 / 1 / 1.5 s, 15 each
+    closed = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))  # a closed loop: no offered rate
+    assert not series(closed, "llmload_offered_rate_per_second")
