@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from tests.integration.harness import ROOT, run_cli, run_inprocess
+from tests.integration.test_prometheus import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -29,17 +30,32 @@ FAST = {"ttft_ms": 2, "itl_ms": 1}
 SHORT = ["--max-tokens-cap", "2", "--seed", "11", "--stop-timeout", "0", "--no-run-dir", "--no-exporter"]
 
 
-def _send_gaps(url: str, args: list[str], users: int, seconds: float, warmup_s: float = 1.0) -> np.ndarray:
-    """Gaps between the actual send times of the requests of an in-process run (after ``warmup_s``)."""
+def _gaps(t: list[int], warmup_s: float) -> np.ndarray:
+    a = np.sort(np.array(t, dtype=np.int64))
+    a = a[a >= a[0] + int(warmup_s * 1e9)]
+    return np.diff(a).astype(np.float64) / 1e9
+
+
+def _send_gaps(url: str, args: list[str], users: int, seconds: float, warmup_s: float = 1.0,
+               intended: bool = False) -> np.ndarray:  # fmt: skip
+    """Gaps between the recorded send times of an in-process run's requests (after ``warmup_s``).
+
+    The actual send times (``start_ns``), or with ``intended`` the intended ones the records
+    carry (``intended_ns``: the schedule itself, free of the event loop's jitter).
+    """
     starts: list[int] = []
-    summary = run_inprocess(url, [*SHORT, *args], users=users, seconds=seconds,
-                            on_record=lambda r: starts.append(r.start_ns))  # fmt: skip
+    planned: list[int] = []
+
+    def keep(r) -> None:
+        starts.append(r.start_ns)
+        planned.append(r.intended_ns)
+
+    summary = run_inprocess(url, [*SHORT, *args], users=users, seconds=seconds, on_record=keep)
     assert summary["overall"]["errors"] == 0, summary["errors_by_kind"]
     # The cap never binds (sends = schedule), except for an arrival due before the first user spawned.
     assert summary["arrival"]["waited"] <= 2, summary["arrival"]
-    t = np.sort(np.array(starts, dtype=np.int64))
-    t = t[t >= t[0] + int(warmup_s * 1e9)]
-    return np.diff(t).astype(np.float64) / 1e9
+    assert all(p > 0 for p in planned) and summary["overall"]["client_wait_ms"]["p50"] < 5
+    return _gaps(planned if intended else starts, warmup_s)
 
 
 def _cv(gaps: np.ndarray) -> float:
@@ -61,10 +77,16 @@ def test_constant_send_times_have_no_spread(sim):
 
 
 def test_poisson_send_times_are_exponential(sim):
-    gaps = _send_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=16, seconds=6)
+    url = sim(**FAST)
+    args = ["--arrival", "poisson", "--rate", "150"]
+    gaps = _send_gaps(url, args, users=16, seconds=6)
     assert len(gaps) > 500
-    assert _cv(gaps) == pytest.approx(1.0, abs=0.12)
-    assert _ks_exponential(gaps) < 1.63 / math.sqrt(len(gaps))
+    assert _cv(gaps) == pytest.approx(1.0, abs=0.12)  # the actual sends, event-loop jitter included
+    # KS (1 % level) on the intended send times the records carry: at 150/s the loop's ~1 ms
+    # jitter on the actual sends is a visible share of the 6.7 ms mean gap on a busy machine.
+    planned = _send_gaps(url, args, users=16, seconds=6, intended=True)
+    assert _cv(planned) == pytest.approx(1.0, abs=0.12)
+    assert _ks_exponential(planned) < 1.63 / math.sqrt(len(planned))
 
 
 def test_gamma_burstiness_quarter_has_cv_two(sim):
@@ -95,7 +117,9 @@ def test_twenty_per_second_over_thirty_seconds_in_one_process(sim, tmp_path):
 
 
 def test_twenty_per_second_with_two_worker_processes(sim, tmp_path):
-    s = _rate_run(sim(**FAST), tmp_path, ["--processes", "2", "--records-jsonl", str(tmp_path / "rec.jsonl")])
+    port = str(free_port())  # not Locust's default 5557: other runs on this machine may hold it
+    s = _rate_run(sim(**FAST), tmp_path, ["--processes", "2", "--master-bind-port", port, "--master-port", port,
+                                          "--records-jsonl", str(tmp_path / "rec.jsonl")])  # fmt: skip
     assert s["workers"] == 2
     a = s["arrival"]
     assert a["achieved_rate"] == pytest.approx(20, rel=0.05)
