@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
-from llmload.config.backoff import BackoffSpec
 from llmload.config.arrival import ArrivalConfig
+from llmload.config.backoff import BackoffSpec
 from llmload.config.collect import CollectConfig
 from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import defaults, flag

@@ -43,8 +43,8 @@ from llmload.metrics.slo import SLO_KEYS
 from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.model import (
     LATENCY_KEYS,
-    ArrivalResult,
     TAIL_QUANTILES,
+    ArrivalResult,
     Goodput,
     Latency,
     Phases,

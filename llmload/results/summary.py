@@ -65,7 +65,17 @@ from typing import Any
 
 from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import Judgement
-from llmload.results.model import LATENCY_KEYS, ArrivalResult, Goodput, Latency, Phases, RunResult, Stats, StepResult, TurnResult
+from llmload.results.model import (
+    LATENCY_KEYS,
+    ArrivalResult,
+    Goodput,
+    Latency,
+    Phases,
+    RunResult,
+    Stats,
+    StepResult,
+    TurnResult,
+)
 
 __all__ = [
     "SCHEMA",

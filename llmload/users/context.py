@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from llmload.adapters.base import Adapter, Framing, RequestSpec
-    from llmload.config.backoff import BackoffSpec
     from llmload.arrivals.dispatcher import Ticket
+    from llmload.config.backoff import BackoffSpec
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
     from llmload.workload.sampler import WorkloadSampler

@@ -50,9 +50,9 @@ NO_DATA_EXPECTED = {
 #: Panels of open-loop runs only (an offered rate, client waits): a concurrency ladder has none; their queries
 #: are checked against an open-loop run instead (test_the_open_loop_panels_return_data_for_an_open_loop_run).
 OPEN_LOOP_ONLY = {
-    "llmload.json: panel 48 'Open loop: offered vs achieved rate' target A": "a closed loop offers no rate",
-    "llmload.json: panel 49 'Open loop: client wait p50 / p99' target A": "a closed loop has no client wait",
-    "llmload.json: panel 49 'Open loop: client wait p50 / p99' target B": "a closed loop has no client wait",
+    "llmload.json: panel 49 'Open loop: offered vs achieved rate' target A": "a closed loop offers no rate",
+    "llmload.json: panel 50 'Open loop: client wait p50 / p99' target A": "a closed loop has no client wait",
+    "llmload.json: panel 50 'Open loop: client wait p50 / p99' target B": "a closed loop has no client wait",
 }
 NO_DATA_EXPECTED.update(OPEN_LOOP_ONLY)
 
