@@ -70,7 +70,13 @@ def preflight(
     web_port: tuple[str, int] | None = None,
 ) -> list[str]:
     """Run the checks (module docstring); ConfigError on the first problem, else the warnings (one line each)."""
-    WorkloadSampler(load_profile(config.profile), seed=config.seed, user_index=0)  # reads datasets now
+    sampler = WorkloadSampler(load_profile(config.profile), seed=config.seed, user_index=0)  # reads datasets now
+    if config.arrival.open_loop and sampler.has_conversations:
+        names = ", ".join(c.name for c in sampler.profile.classes if c.is_conversation)
+        raise ConfigError(
+            f"--arrival {config.arrival.mode}: profile {config.profile!r} has conversation classes ({names}); "
+            "open-loop arrivals send single requests: use --arrival closed (-u = active sessions) or single-turn classes"
+        )
     check_load_shape(users, spawn_rate)
     check_output_file("--summary-json", config.summary_json)
     check_output_file("--records-jsonl", config.records_jsonl)

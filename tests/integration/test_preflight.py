@@ -111,9 +111,24 @@ def test_without_preflight_a_closed_port_backs_off_and_is_diagnosed(tmp_path, cl
     assert o["ok"] == 0 and o["errors"] >= 2
     assert o["requests"] <= 300, o["requests"]  # without backoff: ~17 000 in 5 s
     assert s["errors_by_kind"] == {"connection": o["errors"]}
-    assert "ConnectionRefusedError" in s["errors_examples"]["connection"] or "refused" in s["errors_examples"]["connection"].lower()
+    assert (
+        "ConnectionRefusedError" in s["errors_examples"]["connection"]
+        or "refused" in s["errors_examples"]["connection"].lower()
+    )
     top = s["findings"][0]
     assert top["id"] == "target_unreachable", s["findings"]
     assert host in " ".join(top["evidence_text"]) or "127.0.0.1" in top["title"] + " ".join(top["evidence_text"])
     assert all(f["id"] != "load_generator_saturated" for f in s["findings"])
     assert f"finding: Target unreachable / every request fails: no connection to {host}" in output
+
+
+def test_open_loop_with_a_conversation_profile_is_exit_2_before_load(tmp_path, sim):
+    url = sim()
+    profile = tmp_path / "chat.toml"
+    profile.write_text('[[classes]]\nname = "chat"\nweight = 1\nturns = 3\ninput_tokens = 20\noutput_tokens = 8\n')
+    flags = ["--headless", "-t", "3s", "--host", url, "--profile", str(profile), "--arrival", "poisson", "--rate", "2"]
+    code, output, _ = run_cli(flags, tmp_path)
+    assert code == 2, output[-2000:]
+    line = _one_error(output)
+    assert "has conversation classes (chat)" in line and "--arrival closed" in line
+    assert "llmload summary" not in output
