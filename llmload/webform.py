@@ -29,11 +29,16 @@ __all__ = ["check_form", "install_form_check"]
 log = logging.getLogger("llmload")
 
 
-def check_form(options: Options, form: Mapping[str, str]) -> None:
-    """ConfigError (one line) when the form's values would not start a good test."""
+def check_form(options: Options, form: Mapping[str, str], shape: bool = False) -> None:
+    """ConfigError (one line) when the form's values would not start a good test.
+
+    ``shape``: a load shape (the ladder) decides users and spawn rate, and Locust ignores
+    the form's (it sends 0 for both), so they are not checked.
+    """
     values, locust = options.form_values(form)
     config = RunConfig.from_values(values)
-    for warning in preflight(config, locust["host"], users=locust.get("users"), spawn_rate=locust.get("spawn_rate")):
+    users, spawn_rate = (None, None) if shape else (locust.get("users"), locust.get("spawn_rate"))
+    for warning in preflight(config, locust["host"], users=users, spawn_rate=spawn_rate):
         log.warning("llmload: %s", warning)
 
 
@@ -53,7 +58,9 @@ def install_form_check(environment: Any, options: Options) -> bool:
         from flask import request
 
         try:
-            check_form(options, request.form)
+            chosen = request.form.get("shape_class")  # the form's shape picker, when Locust shows one
+            shape = environment.shape_class is not None if chosen is None else chosen != "Default"
+            check_form(options, request.form, shape=shape)
         except ConfigError as e:
             log.error("llmload: %s", e)
             return jsonify({"success": False, "message": str(e), "host": environment.host})
