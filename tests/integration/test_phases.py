@@ -70,8 +70,9 @@ def test_batch_starved_queue_is_the_tail_and_matches_the_simulator(sim, tmp_path
 
 def test_prefill_interference_names_prefill_for_long_prompts(sim, tmp_path):
     url = sim("--preset", "prefill-interference", "--time-scale", "0.25")
+    # Long enough that the long class's p90 tail is not empty (4 s left it so once).
     path = write_profile(tmp_path, ("short", 20, 30, 3), ("long", 3000, 10, 1))
-    s = run_inprocess(url, ["--profile", path], users=4, seconds=4)
+    s = run_inprocess(url, ["--profile", path], users=4, seconds=8)
     long_tail = s["classes"]["long"]["phases"]["tail"]["p90"]
     assert long_tail["requests"] > 0
     shares = long_tail["shares"]
