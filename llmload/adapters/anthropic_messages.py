@@ -35,10 +35,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
-from orjson import loads
 
-from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState
-from llmload.adapters.chunks import malformed, server_error, server_error_from_data
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
+from llmload.adapters.chunks import malformed
+from llmload.adapters.typed_events import decode_typed_event
 
 if TYPE_CHECKING:
     from llmload.workload.types import RequestSample
@@ -56,7 +56,6 @@ _KINDS = {
     "error": _ERROR,
 }
 _OUTPUT_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
-_DONE_SENTINEL = b"[DONE]"
 
 
 class AnthropicMessagesAdapter:
@@ -78,18 +77,8 @@ class AnthropicMessagesAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
         self.path = config.path or self.default_path
-        tail: dict[str, Any] = {"stream": True}
-        if config.ignore_eos:
-            tail["ignore_eos"] = True
-        if config.temperature is not None:
-            tail["temperature"] = config.temperature
-        tail.update(config.extra_body)  # the user's extra fields win
-        self._tail = tail
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-            "Accept-Encoding": "identity",
-        }
+        self._tail = body_tail(config, stream=True)
+        self._headers = json_headers()
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{model, messages, max_tokens, stream: true}`` (+ ``system``); ``extra_body`` merged last."""
@@ -107,33 +96,9 @@ class AnthropicMessagesAdapter:
 
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
         """One SSE event; see the module docstring for the rules."""
-        if event:
-            kind = _KINDS.get(event)
-            if kind is None:
-                return 0  # ping, content_block_start/stop, unknown: no content
-            if kind == _ERROR:
-                raise server_error_from_data(data)
-            try:
-                obj = loads(data)
-            except ValueError:
-                raise malformed("not JSON", data) from None
-        else:
-            stripped = data.strip()
-            if stripped == _DONE_SENTINEL:
-                return DONE
-            if not stripped:
-                return 0
-            try:
-                obj = loads(stripped)
-            except ValueError:
-                raise malformed("not JSON", data) from None
-            if type(obj) is not dict:
-                raise malformed("not a JSON object", data)
-            kind = _KINDS.get(obj.get("type"))
-            if kind is None:
-                return 0
-            if kind == _ERROR:
-                raise server_error(obj)
+        kind, obj = decode_typed_event(data, event, _KINDS, _ERROR)
+        if obj is None:
+            return kind
         try:
             if kind == _DELTA:
                 delta = obj["delta"]

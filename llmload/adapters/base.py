@@ -49,6 +49,9 @@ __all__ = [
     "api_headers_for",
     "api_key_env_of",
     "bearer_headers",
+    "body_tail",
+    "json_headers",
+    "store_usage",
 ]
 
 #: Returned by :meth:`Adapter.feed` for an explicit end-of-stream sentinel.
@@ -186,6 +189,57 @@ class Adapter(Protocol):
     def build_request(self, sample: RequestSample) -> RequestSpec: ...
 
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int: ...
+
+
+def body_tail(config: AdapterConfig, **fields: Any) -> dict[str, Any]:
+    """The fields every request body of an adapter ends with, built once per adapter.
+
+    ``fields`` first (``stream=True`` and what the API adds), then ``ignore_eos`` and
+    ``temperature`` when set, then the user's ``extra_body``, which wins.
+    """
+    tail = dict(fields)
+    if config.ignore_eos:
+        tail["ignore_eos"] = True
+    if config.temperature is not None:
+        tail["temperature"] = config.temperature
+    tail.update(config.extra_body)
+    return tail
+
+
+def json_headers(accept: str = "text/event-stream") -> dict[str, str]:
+    """The request headers of a JSON POST whose answer streams (no compression: it would delay chunks)."""
+    return {"Content-Type": "application/json", "Accept": accept, "Accept-Encoding": "identity"}
+
+
+def store_usage(
+    state: StreamState,
+    usage: dict[str, Any],
+    prompt: str,
+    completion: str,
+    completion_details: str,
+    prompt_details: str,
+) -> None:
+    """Store a usage object's token counts on ``state``, under the API's own key names.
+
+    ``prompt``/``completion`` are the counts; ``completion_details.reasoning_tokens`` and
+    ``prompt_details.cached_tokens`` are read when present. Once per request (the usage chunk).
+    """
+    value = usage.get(prompt)
+    if value is not None:
+        state.usage_prompt_tokens = int(value)
+    value = usage.get(completion)
+    if value is not None:
+        state.usage_completion_tokens = int(value)
+    details = usage.get(completion_details)
+    if details:
+        value = details.get("reasoning_tokens")
+        if value is not None:
+            state.usage_reasoning_tokens = int(value)
+    details = usage.get(prompt_details)
+    if details:
+        value = details.get("cached_tokens")
+        if value is not None:
+            state.usage_cached_tokens = int(value)
 
 
 def bearer_headers(api_key: str) -> dict[str, str]:

@@ -38,7 +38,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 from orjson import loads
 
-from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, bearer_headers
+from llmload.adapters.base import (
+    DONE,
+    AdapterConfig,
+    Framing,
+    RequestSpec,
+    StreamState,
+    bearer_headers,
+    body_tail,
+    json_headers,
+    store_usage,
+)
 from llmload.adapters.chunks import malformed, server_error, server_error_from_data
 from llmload.adapters.server_timing import record_server_timing
 
@@ -51,27 +61,12 @@ _DONE_SENTINEL = b"[DONE]"
 
 
 def record_usage(state: StreamState, usage: dict[str, Any]) -> None:
-    """Store an OpenAI ``usage`` object's prompt, completion and cached prompt token counts on ``state``.
+    """Store an OpenAI ``usage`` object's prompt, completion, reasoning and cached prompt token counts on ``state``.
 
     Cached: ``prompt_tokens_details.cached_tokens`` (vLLM with prefix caching, llama.cpp,
     SGLang, OpenAI).
     """
-    prompt = usage.get("prompt_tokens")
-    if prompt is not None:
-        state.usage_prompt_tokens = int(prompt)
-    completion = usage.get("completion_tokens")
-    if completion is not None:
-        state.usage_completion_tokens = int(completion)
-    details = usage.get("completion_tokens_details")
-    if details:
-        reasoning = details.get("reasoning_tokens")
-        if reasoning is not None:
-            state.usage_reasoning_tokens = int(reasoning)
-    prompt_details = usage.get("prompt_tokens_details")
-    if prompt_details:
-        cached = prompt_details.get("cached_tokens")
-        if cached is not None:
-            state.usage_cached_tokens = int(cached)
+    store_usage(state, usage, "prompt_tokens", "completion_tokens", "completion_tokens_details", "prompt_tokens_details")
 
 
 class OpenAIStreamAdapter:
@@ -86,20 +81,9 @@ class OpenAIStreamAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
         self.path = config.path or self.default_path
-        tail: dict[str, Any] = {"stream": True}
-        if config.include_usage:
-            tail["stream_options"] = {"include_usage": True}
-        if config.ignore_eos:
-            tail["ignore_eos"] = True
-        if config.temperature is not None:
-            tail["temperature"] = config.temperature
-        tail.update(config.extra_body)  # the user's extra fields win
-        self._tail = tail
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": self.accept,
-            "Accept-Encoding": "identity",
-        }
+        usage = {"stream_options": {"include_usage": True}} if config.include_usage else {}
+        self._tail = body_tail(config, stream=True, **usage)
+        self._headers = json_headers(self.accept)
 
     # -- request -------------------------------------------------------------------------
 

@@ -37,10 +37,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
-from orjson import loads
 
-from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, bearer_headers
-from llmload.adapters.chunks import malformed, server_error, server_error_from_data
+from llmload.adapters.base import (
+    DONE,
+    AdapterConfig,
+    Framing,
+    RequestSpec,
+    StreamState,
+    bearer_headers,
+    body_tail,
+    json_headers,
+    store_usage,
+)
+from llmload.adapters.chunks import malformed, server_error
+from llmload.adapters.typed_events import decode_typed_event
 
 if TYPE_CHECKING:
     from llmload.workload.types import RequestSample
@@ -62,7 +72,6 @@ _KINDS = {
     "response.failed": _FAILED,
     "error": _ERROR,
 }
-_DONE_SENTINEL = b"[DONE]"
 
 
 class OpenAIResponsesAdapter:
@@ -76,18 +85,8 @@ class OpenAIResponsesAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
         self.path = config.path or self.default_path
-        tail: dict[str, Any] = {"stream": True, "store": False}
-        if config.ignore_eos:
-            tail["ignore_eos"] = True
-        if config.temperature is not None:
-            tail["temperature"] = config.temperature
-        tail.update(config.extra_body)  # the user's extra fields win
-        self._tail = tail
-        self._headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-            "Accept-Encoding": "identity",
-        }
+        self._tail = body_tail(config, stream=True, store=False)
+        self._headers = json_headers()
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{model, input, max_output_tokens, stream: true, store: false}``; ``extra_body`` merged last."""
@@ -101,35 +100,9 @@ class OpenAIResponsesAdapter:
 
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
         """One SSE event; see the module docstring for the rules."""
-        if event:
-            kind = _KINDS.get(event)
-            if kind is None:
-                return 0  # a lifecycle event: no content
-            if kind == _ERROR:
-                raise server_error_from_data(data)
-            try:
-                obj = loads(data)
-            except ValueError:
-                raise malformed("not JSON", data) from None
-        else:
-            stripped = data.strip()
-            if stripped == _DONE_SENTINEL:
-                return DONE
-            if not stripped:
-                return 0
-            try:
-                obj = loads(stripped)
-            except ValueError:
-                raise malformed("not JSON", data) from None
-            if type(obj) is not dict:
-                raise malformed("not a JSON object", data)
-            kind = _KINDS.get(obj.get("type"))
-            if kind is None:
-                if obj.get("error"):
-                    raise server_error(obj)
-                return 0
-            if kind == _ERROR:
-                raise server_error(obj)
+        kind, obj = decode_typed_event(data, event, _KINDS, _ERROR)
+        if obj is None:
+            return kind
         try:
             if kind == _OUTPUT:
                 delta = obj["delta"]
@@ -176,19 +149,4 @@ def _record_end(state: StreamState, response: dict[str, Any]) -> None:
 
 def record_responses_usage(state: StreamState, usage: dict[str, Any]) -> None:
     """Store a Responses ``usage`` object (``input_tokens``, ``output_tokens``, reasoning, ``input_tokens_details.cached_tokens``) on ``state``."""
-    prompt = usage.get("input_tokens")
-    if prompt is not None:
-        state.usage_prompt_tokens = int(prompt)
-    completion = usage.get("output_tokens")
-    if completion is not None:
-        state.usage_completion_tokens = int(completion)
-    details = usage.get("output_tokens_details")
-    if details:
-        reasoning = details.get("reasoning_tokens")
-        if reasoning is not None:
-            state.usage_reasoning_tokens = int(reasoning)
-    input_details = usage.get("input_tokens_details")
-    if input_details:
-        cached = input_details.get("cached_tokens")
-        if cached is not None:
-            state.usage_cached_tokens = int(cached)
+    store_usage(state, usage, "input_tokens", "output_tokens", "output_tokens_details", "input_tokens_details")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import orjson
 from orjson import loads
 
-from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState
+from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
 from llmload.adapters.chunks import count_chars, malformed, server_error, server_error_from_data
 from llmload.adapters.openai_common import record_usage
 
@@ -48,14 +48,8 @@ class StreamAdapter:
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
         self.path = config.path or self.default_path
-        tail: dict[str, Any] = {"stream": True}
-        if config.ignore_eos:
-            tail["ignore_eos"] = True
-        if config.temperature is not None:
-            tail["temperature"] = config.temperature
-        tail.update(config.extra_body)
-        self._tail = tail
-        self._headers = {"Content-Type": "application/json", "Accept": "*/*", "Accept-Encoding": "identity"}
+        self._tail = body_tail(config, stream=True)
+        self._headers = json_headers("*/*")
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{prompt, max_new_tokens, stream: true, ...}``; ``extra_body`` merged last."""
