@@ -183,6 +183,18 @@ _KEYS = {
 _FORMS = 'an int, or a table {dist = "uniform"|"normal"|"lognormal"|"choice", ...}'
 
 
+def _check_keys(value: dict[str, Any], kind: str, keys: tuple[set[str], set[str]], where: str) -> None:
+    """ProfileError naming the first unknown or missing key of a ``{dist = kind, ...}`` table."""
+    required, optional = keys
+    unknown = sorted(set(value) - required - optional - {"dist"})
+    if unknown:
+        allowed = ", ".join(sorted(required | optional))
+        raise ProfileError(f"{where}: unknown key {unknown[0]!r} for dist = {kind!r}; allowed keys: dist, {allowed}")
+    missing = sorted(required - set(value))
+    if missing:
+        raise ProfileError(f"{where}: dist = {kind!r} needs {missing[0]!r}; add {missing[0]} = ...")
+
+
 def parse_distribution(value: Any, where: str) -> Distribution:
     """Build a distribution from a profile value; ``where`` prefixes every error message.
 
@@ -198,14 +210,7 @@ def parse_distribution(value: Any, where: str) -> Distribution:
     kind = value.get("dist")
     if kind not in _KEYS:
         raise ProfileError(f"{where}.dist: expected one of {', '.join(_KEYS)}, got {kind!r}")
-    required, optional = _KEYS[kind]
-    unknown = sorted(set(value) - required - optional - {"dist"})
-    if unknown:
-        allowed = ", ".join(sorted(required | optional))
-        raise ProfileError(f"{where}: unknown key {unknown[0]!r} for dist = {kind!r}; allowed keys: dist, {allowed}")
-    missing = sorted(required - set(value))
-    if missing:
-        raise ProfileError(f"{where}: dist = {kind!r} needs {missing[0]!r}; add {missing[0]} = ...")
+    _check_keys(value, kind, _KEYS[kind], where)
     if kind == "uniform":
         lo, hi = _int(value, "min", where), _int(value, "max", where)
         if hi < lo:
@@ -327,14 +332,7 @@ def parse_duration(value: Any, where: str) -> Duration:
     kind = value.get("dist")
     if kind not in _DURATION_KEYS:
         raise ProfileError(f"{where}.dist: expected one of {', '.join(_DURATION_KEYS)}, got {kind!r}")
-    required, optional = _DURATION_KEYS[kind]
-    unknown = sorted(set(value) - required - optional - {"dist"})
-    if unknown:
-        allowed = ", ".join(sorted(required | optional))
-        raise ProfileError(f"{where}: unknown key {unknown[0]!r} for dist = {kind!r}; allowed keys: dist, {allowed}")
-    missing = sorted(required - set(value))
-    if missing:
-        raise ProfileError(f"{where}: dist = {kind!r} needs {missing[0]!r}; add {missing[0]} = ...")
+    _check_keys(value, kind, _DURATION_KEYS[kind], where)
     lo = _seconds(value, "min", where) if "min" in value else 0.0
     hi = _seconds(value, "max", where) if "max" in value else None
     if hi is not None and hi < lo:
@@ -342,7 +340,7 @@ def parse_duration(value: Any, where: str) -> Duration:
     if kind == "uniform":
         return Duration("uniform", (lo + hi) / 2, 0.0, lo, hi)  # type: ignore[operator]
     mean = _positive(value, "mean", where)
-    sd = _positive(value, "stddev", where) if "stddev" in required else 0.0
+    sd = _positive(value, "stddev", where) if "stddev" in _DURATION_KEYS[kind][0] else 0.0
     return Duration(kind, mean, sd, lo, hi)
 
 
