@@ -4,6 +4,7 @@
   a real LocalRunner/MasterRunner) and returns its exit code, output and summary JSON.
 * :func:`run_inprocess` runs a real Locust ``LocalRunner`` inside the test process, for
   the many short runs of the error-kind tests.
+* :func:`write_tiny_profile` writes the one-class profile those short runs use.
 """
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ from pathlib import Path
 import gevent
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_tiny_profile(folder: Path, output_tokens: int = 16) -> str:
+    """A profile of one class ``tiny`` (8 prompt tokens, ``output_tokens`` out) in ``folder``; its path."""
+    path = folder / f"tiny-{output_tokens}.toml"
+    path.write_text(
+        f'name = "tiny"\n[[classes]]\nname = "tiny"\nweight = 1\ninput_tokens = 8\noutput_tokens = {output_tokens}\n'
+    )
+    return str(path)
 
 
 def run_cli(args: list[str], tmp_path: Path, timeout: float = 120.0) -> tuple[int, str, dict | None]:

@@ -10,25 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.harness import run_inprocess
+from tests.integration.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
-
-TINY = """
-name = "tiny"
-[[classes]]
-name = "tiny"
-weight = 1
-input_tokens = 8
-output_tokens = 16
-"""
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    p = tmp_path_factory.mktemp("profiles") / "tiny.toml"
-    p.write_text(TINY)
-    return str(p)
+    return write_tiny_profile(tmp_path_factory.mktemp("profiles"), output_tokens=16)
 
 
 def _identity(o: dict) -> None:

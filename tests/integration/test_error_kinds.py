@@ -11,18 +11,9 @@ import socket
 
 import pytest
 
-from tests.integration.harness import run_inprocess
+from tests.integration.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
-
-TINY = """
-name = "tiny"
-[[classes]]
-name = "tiny"
-weight = 1
-input_tokens = 8
-output_tokens = 16
-"""
 
 CASES = [
     # mode, extra flags, expected error kind (None = every finished request is ok)
@@ -48,9 +39,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def tiny_profile(tmp_path_factory):
-    p = tmp_path_factory.mktemp("profiles") / "tiny.toml"
-    p.write_text(TINY)
-    return str(p)
+    return write_tiny_profile(tmp_path_factory.mktemp("profiles"), output_tokens=16)
 
 
 @pytest.mark.parametrize(("mode", "flags", "kind"), CASES, ids=[c[0] for c in CASES])

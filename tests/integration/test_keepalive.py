@@ -15,25 +15,14 @@ import urllib.request
 
 import pytest
 
-from tests.integration.harness import run_inprocess
+from tests.integration.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
-
-TINY = """
-name = "tiny"
-[[classes]]
-name = "tiny"
-weight = 1
-input_tokens = 8
-output_tokens = 4
-"""
 
 
 @pytest.fixture(scope="module")
 def tiny_profile(tmp_path_factory):
-    p = tmp_path_factory.mktemp("profiles") / "tiny.toml"
-    p.write_text(TINY)
-    return str(p)
+    return write_tiny_profile(tmp_path_factory.mktemp("profiles"), output_tokens=4)
 
 
 def _stats(url: str) -> dict:
