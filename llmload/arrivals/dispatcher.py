@@ -17,11 +17,17 @@ Two delays are kept apart:
 Per arrival the dispatcher does one mix step, one time change and one queue put
 (about 3 µs); nothing happens per token. The clock and the sleep are injectable, so the
 tests run on a virtual clock.
+
+**A given schedule** (``times``, a trace replay): instead of drawing unit-rate arrivals
+from the seed, the dispatcher releases the given non-decreasing times (seconds from the
+start, at a plan of rate 1 they are wall seconds); ticket ``index`` is the position in that
+sequence, which the caller maps to what to send. A finite schedule ends:
+:attr:`Dispatcher.exhausted` is then true and the loop returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from time import perf_counter_ns
 
@@ -55,7 +61,8 @@ class Dispatcher:
     ``weights`` are the profile's class weights (the global mix); ``worker``/``workers``
     pick this process's stride of the global sequence. :meth:`start` begins the schedule
     at ``t0_ns`` (a ``perf_counter_ns()`` time, possibly in the future); times of the
-    rate plan are seconds from there.
+    rate plan are seconds from there. ``times``: a given schedule instead of the drawn
+    process (see the module docstring).
     """
 
     def __init__(
@@ -68,13 +75,15 @@ class Dispatcher:
         workers: int = 1,
         clock: Callable[[], int] = perf_counter_ns,
         wait: Callable[[Event, float], object] | None = None,
+        times: Iterable[float] | None = None,
     ) -> None:
         if workers < 1 or not 0 <= worker < workers:
             raise ValueError(f"worker index {worker} out of range for {workers} workers")
         self.spec = spec
         self.plan = plan
         self.stats = ArrivalStats()
-        self._units: Iterator[float] = unit_arrivals(spec, seed)
+        self._units: Iterator[float] = iter(times) if times is not None else unit_arrivals(spec, seed)
+        self.exhausted = False  # a given schedule has released its last arrival
         self._mix = Mix(weights)
         self._worker, self._workers = worker, workers
         self._clock = clock
@@ -129,12 +138,14 @@ class Dispatcher:
             self._idle -= 1
 
     # -- the schedule ------------------------------------------------------------------
-    def _advance(self) -> tuple[int, int, float]:
-        """The next arrival of this process's stride: (global index, class index, unit time)."""
+    def _advance(self) -> tuple[int, int, float] | None:
+        """The next arrival of this process's stride: (global index, class index, unit time); None at the end."""
         mix_next, workers, worker = self._mix.next, self._workers, self._worker
         while True:
             i = self._index
-            u = next(self._units)
+            u = next(self._units, None)
+            if u is None:
+                return None
             cls = mix_next()  # every global arrival steps the mix, so the merged mix is exact
             self._index = i + 1
             if i % workers == worker:
@@ -146,6 +157,9 @@ class Dispatcher:
         while True:
             if self._next is None:
                 self._next = self._advance()
+                if self._next is None:  # a given schedule is over
+                    self.exhausted = True
+                    return
             index, cls, u = self._next
             t = self.plan.time_of(u)
             now = clock()

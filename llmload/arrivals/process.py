@@ -44,10 +44,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ARRIVAL_MODES", "ArrivalSpec", "RatePlan", "unit_arrivals", "worker_share"]
+__all__ = ["ARRIVAL_MODES", "TRACE_MODE", "ArrivalSpec", "RatePlan", "unit_arrivals", "worker_share"]
 
 #: ``closed`` is today's closed loop (no schedule); the others are open-loop processes.
 ARRIVAL_MODES = ("closed", "constant", "poisson", "gamma")
+#: The mode of a trace replay (``--trace``): open loop at the times a file gives, not a drawn process.
+TRACE_MODE = "trace"
 _BLOCK = 1024
 # Separates the arrival stream from every other use of the run seed (prompts use user RNGs).
 _STREAM = 0x41_52_52_49_56_41_4C  # "ARRIVAL"
@@ -61,7 +63,7 @@ class ArrivalSpec:
     burstiness: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.mode not in ARRIVAL_MODES:
+        if self.mode not in ARRIVAL_MODES and self.mode != TRACE_MODE:
             raise ValueError(f"arrival mode must be one of {', '.join(ARRIVAL_MODES)}, got {self.mode!r}")
         if not (math.isfinite(self.burstiness) and self.burstiness > 0):
             raise ValueError(f"burstiness must be a number > 0 (gamma shape; 1 = Poisson), got {self.burstiness!r}")
@@ -79,6 +81,8 @@ def unit_arrivals(spec: ArrivalSpec, seed: int) -> Iterator[float]:
     """
     if not spec.open_loop:
         raise ValueError("a closed loop has no arrival schedule")
+    if spec.mode == TRACE_MODE:
+        raise ValueError("a trace's arrival times come from its file, not from a seed")
     if spec.mode == "constant":
         i = 0
         while True:  # i · 1 exactly: no accumulated rounding over millions of arrivals

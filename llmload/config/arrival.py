@@ -4,8 +4,10 @@
 request when its last one ended. ``constant``, ``poisson`` and ``gamma`` are open-loop
 processes at ``--rate R`` requests/s for the whole run (all workers together), or at each
 offered rate of ``--rate-ladder`` in turn; ``-u`` is then the cap on requests in flight.
-``--burstiness K`` is gamma's shape (1 = Poisson, < 1 burstier). Every mistake is one
-:class:`~llmload.errors.ConfigError` line, before any load.
+``--burstiness K`` is gamma's shape (1 = Poisson, < 1 burstier). ``--trace FILE`` replays a
+request trace instead (mode ``trace``: open loop at the file's times, ``--trace-speedup``
+times faster, its first ``--trace-limit`` entries; :class:`TraceSource`). Every mistake is
+one :class:`~llmload.errors.ConfigError` line, before any load.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmload.arrivals.process import ARRIVAL_MODES, ArrivalSpec
+from llmload.arrivals.process import ARRIVAL_MODES, TRACE_MODE, ArrivalSpec
 from llmload.config.values import parse_number
 from llmload.errors import ConfigError
 
-__all__ = ["ArrivalConfig", "parse_rates"]
+__all__ = ["ArrivalConfig", "TraceSource", "parse_rates"]
 
 
 def parse_rates(text: str, flag: str = "--rate-ladder") -> tuple[float, ...]:
@@ -36,12 +38,25 @@ def parse_rates(text: str, flag: str = "--rate-ladder") -> tuple[float, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceSource:
+    """``--trace``: the file, how much faster than recorded to send it, and how many entries (None: all)."""
+
+    path: str
+    speedup: float = 1.0
+    limit: int | None = None
+
+    def public_dict(self) -> dict[str, Any]:
+        return {"file": self.path, "speedup": self.speedup, "limit": self.limit}
+
+
+@dataclass(frozen=True, slots=True)
 class ArrivalConfig:
-    """The run's arrival process; ``rate`` is None in a closed loop and for a rate ladder (``rate_levels``)."""
+    """The run's arrival process; ``rate`` is None in a closed loop, for a rate ladder (``rate_levels``) and a trace."""
 
     spec: ArrivalSpec = ArrivalSpec()
     rate: float | None = None
     rate_levels: tuple[float, ...] = ()
+    trace: TraceSource | None = None
 
     @property
     def open_loop(self) -> bool:
@@ -64,6 +79,8 @@ class ArrivalConfig:
             out["burstiness"] = self.spec.burstiness
         if self.rate_levels:
             out["rate_levels"] = list(self.rate_levels)
+        if self.trace is not None:
+            out["trace"] = self.trace.public_dict()
         return out
 
     @classmethod
@@ -76,6 +93,14 @@ class ArrivalConfig:
         burst = 1.0 if burst is None else float(burst)
         ladder_text = str(values.get("rate_ladder") or "").strip()
         levels = parse_rates(ladder_text) if ladder_text else ()
+        trace = _trace(values)
+        if trace is not None:
+            given = [flag for flag, on in (("--arrival " + mode, mode != "closed"), ("--rate", rate is not None),
+                     ("--rate-ladder", bool(levels)), ("--burstiness", burst != 1.0)) if on]  # fmt: skip
+            if given:
+                raise ConfigError(f"--trace with {given[0]}: a trace sets its own send times; drop {given[0]} "
+                                  "(--trace-speedup makes it faster)")  # fmt: skip
+            return cls(ArrivalSpec(TRACE_MODE), trace=trace)
         if mode == "closed":
             if rate is not None:
                 raise ConfigError(f"--rate {rate:g}: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
@@ -97,3 +122,22 @@ class ArrivalConfig:
             if not (math.isfinite(rate) and rate > 0):
                 raise ConfigError(f"--rate {rate:g}: must be > 0 (requests/s for the whole run, e.g. --rate 10)")
         return cls(ArrivalSpec(mode, burst), float(rate) if rate is not None else None, levels)
+
+
+def _trace(values: Mapping[str, Any]) -> TraceSource | None:
+    """``--trace`` with ``--trace-speedup`` and ``--trace-limit`` (which need it), or None."""
+    path = str(values.get("trace") or "").strip()
+    speedup = parse_number(values.get("trace_speedup"), float, "--trace-speedup")
+    limit = parse_number(values.get("trace_limit"), int, "--trace-limit")
+    if not path:
+        if speedup not in (None, 1.0):
+            raise ConfigError(f"--trace-speedup {speedup:g}: needs --trace FILE.jsonl (the trace to replay)")
+        if limit:
+            raise ConfigError(f"--trace-limit {limit}: needs --trace FILE.jsonl (the trace to replay)")
+        return None
+    speedup = 1.0 if speedup is None else float(speedup)
+    if not (math.isfinite(speedup) and speedup > 0):
+        raise ConfigError(f"--trace-speedup {speedup:g}: must be > 0 (2 = twice as fast as recorded)")
+    if limit is not None and limit < 0:
+        raise ConfigError(f"--trace-limit {limit}: must be >= 1 entries (0 = the whole trace)")
+    return TraceSource(path, speedup, limit or None)

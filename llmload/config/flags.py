@@ -96,6 +96,13 @@ FLAGS: tuple[Flag, ...] = (
          "> 1 more regular. Default: %(default)s", kind=float),
     Flag("--rate-ladder", "", "Rate ladder: offered rates (requests/s) held one step each, e.g. 1,2,4,8 (needs an "
          "open-loop --arrival; --step-time, --step-warmup, --stop-on-breach as for --ladder; -u is the in-flight cap)"),
+    Flag("--trace", "", "Replay a request trace (JSON Lines in the Mooncake format: timestamp ms, input_length, "
+         "output_length, optional hash_ids; docs/traces.md): each entry is sent at its time, open loop (-u caps the "
+         "requests in flight), equal hash_ids give identical 512-token prompt blocks. Replaces the profile; the run "
+         "ends when the last entry is answered (or at --run-time). Every worker reads the file at this path",
+         metavar="FILE.jsonl"),
+    Flag("--trace-speedup", 1.0, "Replay --trace this many times faster (2 = half the gaps). Default: 1", kind=float),
+    Flag("--trace-limit", 0, "Replay only the first N entries of --trace (0 = all). Default: 0", kind=int),
     # Where results go.
     Flag("--summary-json", "", "Write the run summary (schema llmload.summary/2, docs/summary-schema.md) to this "
          "path when the test stops", web_ui=False),

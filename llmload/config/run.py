@@ -87,6 +87,9 @@ def _positive_duration(part: str, whole: str) -> float:
     return seconds
 def _arrival(v: Mapping[str, Any]) -> ArrivalConfig:
     arrival = ArrivalConfig.from_values(v)
+    if arrival.trace is not None and v["ladder"]:
+        raise ConfigError("--ladder with --trace: a trace replay sends the trace's load; run it at one -u "
+                          "(the in-flight cap) and compare speedups (--trace-speedup) run by run")  # fmt: skip
     if arrival.open_loop and v["ladder"] and not arrival.rate_levels:
         raise ConfigError("--ladder with an open-loop --arrival: a concurrency ladder steps users; for offered rates "
                           "use --rate-ladder 1,2,4,8 (-u is then the in-flight cap)")  # fmt: skip

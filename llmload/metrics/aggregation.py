@@ -18,6 +18,8 @@ runs standalone, the process itself) sends every ``report_to_master`` interval:
 Per-worker gauges (users, requests in flight, CPU, event-loop lag) are kept as last
 reported. A worker that stops reporting for :data:`LOST_AFTER_S` seconds (or that Locust
 reports missing) is marked lost: what it reported stays counted, its gauges no longer do.
+A trace replay ends when every live process says its share is sent and answered
+(:meth:`Aggregator.schedules_done`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class WorkerGauges:
     in_flight_by_class: dict[str, int] = field(default_factory=dict)
     cpu_ratio: float = 0.0  # process CPU time / wall time over the last report interval
     loop_lag_s: float = 0.0  # worst gevent loop wake-up delay over the last interval
+    schedule_done: bool = False  # a finite arrival schedule (trace) is all sent and answered here
 
     @property
     def saturated(self) -> bool:
@@ -80,6 +83,7 @@ class WorkerGauges:
             in_flight_by_class={str(k): int(v) for k, v in wire.get("in_flight_by_class", {}).items()},
             cpu_ratio=float(wire.get("cpu_ratio", 0.0)),
             loop_lag_s=float(wire.get("loop_lag_s", 0.0)),
+            schedule_done=bool(wire.get("schedule_done", False)),
         )
 
 
@@ -161,6 +165,12 @@ class Aggregator:
         self._run_started = self._clock()
         for w in self.workers.values():
             w.saturated_ever, w.saturated_streak = False, 0
+            w.gauges.schedule_done = False  # the previous test's; each process says it again for this one
+
+    def schedules_done(self) -> bool:
+        """Every live process has sent and seen answered all of its finite schedule (a trace replay's end)."""
+        live = [w for w in self.workers.values() if not w.lost]
+        return bool(live) and all(w.gauges.schedule_done and not w.gauges.in_flight for w in live)
 
     def merge_report(self, worker_id: str, report: ReportWire) -> None:
         now = self._clock()

@@ -58,9 +58,14 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "server_queue_ms": rec.server_queue_ms,
         "server_prefill_ms": rec.server_prefill_ms,
         "server_decode_ms": rec.server_decode_ms,
+        "cached_prompt_tokens": rec.cached_prompt_tokens,
+        "turn": rec.turn,
+        "reconnects": rec.reconnects,
     }
     if rec.intended_ns:  # open loop: the intended send time, relative to the actual send (<= 0)
         doc["intended_ns"] = rec.intended_ns - start
+    if rec.arrival_index >= 0:  # open loop: the arrival's index (a trace replay: the entry's)
+        doc["arrival_index"] = rec.arrival_index
     return orjson.dumps(doc) + b"\n"
 
 
@@ -87,6 +92,10 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.server_prefill_ms = d.get("server_prefill_ms")
     rec.server_decode_ms = d.get("server_decode_ms")
     rec.intended_ns = d.get("intended_ns") or 0
+    rec.arrival_index = d.get("arrival_index", -1)
+    rec.cached_prompt_tokens = d.get("cached_prompt_tokens")
+    rec.turn = d.get("turn", 0)
+    rec.reconnects = d.get("reconnects", 0)
     return rec
 
 

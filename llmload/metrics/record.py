@@ -45,6 +45,9 @@ class RequestRecord:
         intended_ns: open loop only: the stamp at which the request *should* have been sent
             (its arrival's scheduled time); 0 in a closed loop. TTFT and E2E then run from it,
             and ``start_ns - intended_ns`` is the client wait (see ``metrics/definitions.py``).
+        arrival_index: open loop only: the arrival's position in the run's global arrival
+            sequence (a trace replay: the trace entry's line among its entries, from 0); -1 in
+            a closed loop. Joins a record dump with its trace.
         step: index of the load step (concurrency ladder) whose *steady* window the
             request started in, or ``None`` (no ladder, or started during a ramp/warm-up).
         buffered_token_jumps: content events that carried more than one token by the
@@ -75,6 +78,7 @@ class RequestRecord:
     """
 
     __slots__ = (
+        "arrival_index",
         "buffered_token_jumps",
         "cached_prompt_tokens",
         "chunk_ns",
@@ -117,6 +121,7 @@ class RequestRecord:
         self.max_tokens = max_tokens
         self.start_ns = 0
         self.intended_ns = 0
+        self.arrival_index = -1
         self.start_wall_ns = 0
         self.headers_ns = 0
         self.chunk_ns: list[int] = []

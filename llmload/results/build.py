@@ -52,9 +52,11 @@ from llmload.results.model import (
     Stats,
     StepResult,
     TailShare,
+    TraceReplay,
     TurnResult,
 )
 from llmload.results.signals import Series, window_stats
+from llmload.workload.traces import Trace
 
 __all__ = [
     "CI_METRICS",
@@ -260,7 +262,7 @@ def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, 
 
 def arrival_result(
     mode: str, offered_rate: float | None, stats: ArrivalStats | None, requests: int, duration_s: float,
-    burstiness: float | None = None,
+    burstiness: float | None = None, trace: TraceReplay | None = None,
 ) -> ArrivalResult:
     """The ``arrival`` block: ``closed``, or the open loop's offered/achieved rates and its dispatchers' statistics."""
     if mode == "closed":
@@ -269,7 +271,12 @@ def arrival_result(
     lag = Latency.from_histogram(stats.lag)
     behind = lag.p99 is not None and lag.p99 > SCHEDULE_LAG_P99_BOUND_S * 1000.0
     return ArrivalResult(mode, offered_rate, achieved_rate(requests, duration_s), stats.arrivals, stats.waited, lag,
-                         behind, burstiness)  # fmt: skip
+                         behind, burstiness, trace)  # fmt: skip
+
+
+def trace_replay(trace: Trace, speedup: float) -> TraceReplay:
+    """What the summary says of a replayed trace (``--trace``)."""
+    return TraceReplay(str(trace.path), len(trace), speedup, trace.duration_ms / 1000.0 / speedup, trace.block_reuse())
 
 
 def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
@@ -284,6 +291,12 @@ def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
             f"{f' (client wait p50 {wait:.0f} ms)' if wait is not None else ''}; offered {offered}, achieved "
             f"{a.achieved_rate or 0:.3g}/s. Latencies include that wait (they run from the intended send time); "
             "raise -u to offer the whole rate to the server"
+        )
+    if a.trace is not None and a.arrivals < a.trace.entries:
+        out.append(
+            f"the trace was not replayed to its end: {a.arrivals} of its {a.trace.entries} entries were sent "
+            f"(the run ended first; the replay needs {a.trace.span_s:.0f} s at speedup {a.trace.speedup:g}: raise "
+            "--run-time, or use --trace-limit / --trace-speedup)"
         )
     if a.scheduler_behind:
         out.append(

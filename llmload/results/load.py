@@ -27,6 +27,7 @@ from llmload.results.model import (
     Stats,
     StepResult,
     TailShare,
+    TraceReplay,
     TurnResult,
 )
 
@@ -131,7 +132,15 @@ def _arrival(d: Mapping[str, Any] | None) -> ArrivalResult:
         schedule_lag=_latency(d.get("schedule_lag_ms")),
         scheduler_behind=bool(d.get("scheduler_behind")),
         burstiness=_num(d.get("burstiness")),
+        trace=_trace(d.get("trace")),
     )
+
+
+def _trace(d: Mapping[str, Any] | None) -> TraceReplay | None:
+    if not d:
+        return None
+    return TraceReplay(str(d.get("file") or ""), int(d.get("entries") or 0), float(d.get("speedup") or 1.0),
+                       float(d.get("span_s") or 0.0), float(d.get("block_reuse") or 0.0))  # fmt: skip
 
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "Stats",
     "StepResult",
     "TailShare",
+    "TraceReplay",
     "TurnResult",
 ]
 
@@ -235,6 +236,26 @@ class Stats:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceReplay:
+    """A trace replay (``--trace``): the file's entries (after ``--trace-limit``) and how fast they were sent.
+
+    ``span_s``: first to last arrival at the speedup (trace time / speedup); ``block_reuse``:
+    share of the listed ``hash_ids`` blocks that repeat an earlier entry's (the reuse a prefix
+    cache can find); ``offered_rate``: entries per second of the span (None for one entry).
+    """
+
+    file: str
+    entries: int
+    speedup: float
+    span_s: float
+    block_reuse: float
+
+    @property
+    def offered_rate(self) -> float | None:
+        return self.entries / self.span_s if self.span_s > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
 class ArrivalResult:
     """How requests arrived: ``mode`` ``closed`` (nothing else set), or an open-loop process.
 
@@ -242,7 +263,8 @@ class ArrivalResult:
     ``achieved_rate`` requests started per second of test time; ``arrivals`` released by the
     dispatchers, ``waited`` those that found every user busy (the ``-u`` cap held them back);
     ``schedule_lag`` the dispatchers' own lateness (ms); ``scheduler_behind`` its p99 above
-    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`.
+    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`. ``mode`` ``trace``: a
+    trace replay (``trace``; its offered rate is the trace's mean rate at the speedup).
     """
 
     mode: str = "closed"
@@ -253,6 +275,7 @@ class ArrivalResult:
     schedule_lag: Latency = field(default_factory=Latency)
     scheduler_behind: bool = False
     burstiness: float | None = None
+    trace: TraceReplay | None = None
 
     @property
     def open_loop(self) -> bool:

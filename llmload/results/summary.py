@@ -29,8 +29,9 @@ docs/summary-schema.md)::
                "missed": {"ttft_ms", "tpot_ms", "e2e_ms"}}   # attainment = good / (ok + errors)
              "received_output_tokens_per_s", "reconnects", "errors_by_kind", "client_wait_ms"? (open loop)}
 
-    ARRIVAL = {"mode": "closed"} | {"mode": "constant"|"poisson"|"gamma", "offered_rate", "achieved_rate",
-               "arrivals", "waited", "schedule_lag_ms": {...as a latency}, "scheduler_behind", "burstiness"?}
+    ARRIVAL = {"mode": "closed"} | {"mode": "constant"|"poisson"|"gamma"|"trace", "offered_rate", "achieved_rate",
+               "arrivals", "waited", "schedule_lag_ms": {...as a latency}, "scheduler_behind", "burstiness"?,
+               "trace"?: {"file", "entries", "speedup", "span_s", "block_reuse", "sent", "complete"}}
 
 In an open loop (``--arrival`` other than ``closed``) TTFT and E2E run from the intended send
 time and ``client_wait_ms`` is actual − intended send (``metrics/definitions.py``).
@@ -186,6 +187,10 @@ def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
     }
     if a.burstiness is not None:
         out["burstiness"] = a.burstiness
+    if a.trace is not None:
+        t = a.trace
+        out["trace"] = {"file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": _r(t.span_s),
+                        "block_reuse": _r(t.block_reuse, 4), "sent": a.arrivals, "complete": a.arrivals >= t.entries}  # fmt: skip
     return out
 
 

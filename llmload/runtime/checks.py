@@ -8,7 +8,8 @@ It raises :class:`~llmload.errors.ConfigError` with one line; the caller exits w
 ======================  ==========================================================================
 what                    check
 ======================  ==========================================================================
-the workload            the profile and its datasets load (first: a bad profile never connects)
+the workload            the profile and its datasets load, or ``--trace``'s file (first: a bad profile
+                        never connects)
 ``--host``              an http(s) URL with a host; a TCP connect; ``GET /v1/models`` does not
                         refuse the key and lists ``--model`` (a warning) — the network checks run
                         even with ``--model`` given, and ``--no-preflight`` skips them
@@ -41,7 +42,8 @@ from llmload.preflight import (
     check_range,
     check_reachable,
 )
-from llmload.workload import WorkloadSampler, load_profile
+from llmload.runtime.workload import run_workload
+from llmload.workload import WorkloadSampler
 
 __all__ = ["auth_headers", "check_load_shape", "preflight"]
 
@@ -70,7 +72,7 @@ def preflight(
     web_port: tuple[str, int] | None = None,
 ) -> list[str]:
     """Run the checks (module docstring); ConfigError on the first problem, else the warnings (one line each)."""
-    sampler = WorkloadSampler(load_profile(config.profile), seed=config.seed, user_index=0)  # reads datasets now
+    sampler = WorkloadSampler(run_workload(config).profile, seed=config.seed, user_index=0)  # reads datasets, the trace
     if config.arrival.open_loop and sampler.has_conversations:
         names = ", ".join(c.name for c in sampler.profile.classes if c.is_conversation)
         raise ConfigError(

@@ -37,10 +37,12 @@ from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
 from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
-from llmload.results.build import arrival_result, load_generator
+from llmload.results.build import arrival_result, load_generator, trace_replay
 from llmload.rundir import save_run
+from llmload.runtime.workload import run_workload
 from llmload.web import ChartInputs
-from llmload.workload import Profile, WorkloadSampler, load_profile
+from llmload.workload import Profile, WorkloadSampler
+from llmload.workload.traces import Trace
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -89,7 +91,9 @@ class Coordinator:
     def configure(self, config: RunConfig) -> None:
         """Adopt ``config`` (at start-up and at each test start)."""
         self.config = config
-        self.profile: Profile = load_profile(config.profile)
+        self.profile: Profile
+        self.trace: Trace | None  # --trace: the entries being replayed
+        self.profile, self.trace = run_workload(config)
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.slos = class_slos({c.name: c.slo for c in self.profile.classes}, config.slo)  # None: no SLOs
         self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
@@ -269,7 +273,13 @@ class Coordinator:
         """The arrival block before its achieved rate (build_result computes that from the requests)."""
         a = self.config.arrival
         burst = a.spec.burstiness if a.mode == "gamma" else None
-        return arrival_result(a.mode, a.rate, snap.arrivals, 0, 0.0, burst)
+        replay = trace_replay(self.trace, a.trace.speedup) if self.trace is not None and a.trace is not None else None
+        rate = replay.offered_rate if replay is not None else a.rate
+        return arrival_result(a.mode, rate, snap.arrivals, 0, 0.0, burst, trace=replay)
+
+    def schedule_finished(self) -> bool:
+        """A trace replay whose every entry was sent and answered (on every live process): the run can end."""
+        return self.trace is not None and self._summary_pending and self.aggregator.schedules_done()
 
     def write_summary(self) -> None:
         """Once per test: the console table, ``--summary-json``, the run directory (errors are one log line)."""

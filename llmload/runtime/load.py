@@ -16,6 +16,12 @@ arrival sequence this process sends, and the common start, come from ``schedule(
 worker takes the stride and wall-clock start its master forwarded with the spawn message
 (:meth:`llmload.runtime.options.Options.forward_schedule`). The dispatcher's statistics
 travel in every report under ``"a"``.
+
+**Trace replay** (``--trace``): the dispatcher releases the trace's times (``timestamp /
+speedup``) instead of a drawn process, and :meth:`ticket_sample` turns ticket ``i`` into
+entry ``i``'s request (:class:`~llmload.workload.traces.TracePrompts`). When this process's
+share is all released and every request it started has finished, its gauges say
+``schedule_done``: the coordinator ends the run when every process says so.
 """
 
 from __future__ import annotations
@@ -40,8 +46,11 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.metrics.slo import class_slos
+from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
-from llmload.workload import Profile, WorkloadSampler, load_profile
+from llmload.workload import Profile, WorkloadSampler
+from llmload.workload.traces import Trace, TracePrompts
+from llmload.workload.types import RequestSample
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -78,12 +87,16 @@ class LoadProcess:
         self._schedule = schedule
         steps.listeners.append(self._on_step)
         self.dispatcher: Dispatcher | None = None
+        self._trace: Trace | None = None
+        self._tickets_open = 0  # tickets taken by users whose request has not finished yet
 
     # -- configuration -------------------------------------------------------------------
     def configure(self, config: RunConfig) -> None:
         """Adopt ``config`` (at start-up and at each test start): profile, adapter, headers, deadlines."""
         self.config = config
-        self.profile: Profile = load_profile(config.profile)
+        self.profile: Profile
+        self.profile, self._trace = run_workload(config)
+        self._trace_prompts = TracePrompts(config.seed) if self._trace is not None else None
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
         self.recorder.set_slos(class_slos({c.name: c.slo for c in self.profile.classes}, config.slo), config.slo)
         self._adapter: Adapter = get_adapter_class(config.api)(config.adapter)
@@ -118,7 +131,15 @@ class LoadProcess:
 
     def take_ticket(self) -> Ticket:
         assert self.dispatcher is not None, "take_ticket() in a closed loop"
-        return self.dispatcher.take()
+        ticket = self.dispatcher.take()
+        self._tickets_open += 1
+        return ticket
+
+    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample:
+        """The request of ``ticket``: a trace entry's, else one of its class from the user's ``sampler``."""
+        if self._trace_prompts is None or self._trace is None:
+            return sampler.sample(ticket.class_index)
+        return self._trace_prompts.sample(self._trace.entries[ticket.index], sampler.rng, self.config.max_tokens_cap)
 
     def new_sampler(self) -> WorkloadSampler:
         """A sampler for the next user of this process.
@@ -149,6 +170,8 @@ class LoadProcess:
 
     def finish(self, rec: RequestRecord) -> None:
         """Publish a finished record: llmload's listeners, then Locust's request events (E2E, TTFT)."""
+        if rec.intended_ns and self._tickets_open:
+            self._tickets_open -= 1
         env = self._environment
         events = env.events
         events.llmload_request.fire(record=rec, environment=env)
@@ -207,12 +230,18 @@ class LoadProcess:
             in_flight_by_class=by_class,
             cpu_ratio=cpu,
             loop_lag_s=lag,
+            schedule_done=self._schedule_done(),
         )
         report: ReportWire = {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(),
                               "final": final}  # fmt: skip
         if self.dispatcher is not None:
             report["a"] = self.dispatcher.drain_stats().to_wire()
         return report
+
+    def _schedule_done(self) -> bool:
+        """A finite schedule (trace) is all released, taken, and every request of it has finished."""
+        d = self.dispatcher
+        return d is not None and d.exhausted and not d.pending and not self._tickets_open
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -250,8 +279,14 @@ class LoadProcess:
             return
         share = self._schedule()
         worker, workers, t0_wall = share or (0, 1, None)
-        plan = RatePlan(arrival.first_rate if share is not None else 0.0)  # no share: a dispatcher that never releases
-        dispatcher = Dispatcher(arrival.spec, self.config.seed, plan, self.profile.weights, worker, workers)
+        self._tickets_open = 0
+        trace, source, times = self._trace, arrival.trace, None
+        if trace is not None and source is not None:  # wall seconds at rate 1; no share: an empty schedule, at its end
+            times = [e.timestamp_ms / 1000.0 / source.speedup for e in trace.entries] if share is not None else []
+            plan = RatePlan(1.0)
+        else:
+            plan = RatePlan(arrival.first_rate if share is not None else 0.0)  # no share: a dispatcher that never releases
+        dispatcher = Dispatcher(arrival.spec, self.config.seed, plan, self.profile.weights, worker, workers, times=times)
         now_ns = time.perf_counter_ns()
         t0_ns = now_ns if t0_wall is None else now_ns + int((t0_wall - time.time()) * 1e9)
         dispatcher.start(t0_ns)

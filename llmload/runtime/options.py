@@ -72,6 +72,11 @@ class Options:
         return config
 
     @property
+    def headless(self) -> bool:
+        """Locust's ``--headless`` (no web UI: a test that ends quits the process)."""
+        return bool(getattr(self._env.parsed_options, "headless", False))
+
+    @property
     def web_login(self) -> bool:
         """Locust's ``--web-login``."""
         return bool(getattr(self._env.parsed_options, "web_login", False))

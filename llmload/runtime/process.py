@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 from locust import runners as locust_runners
-from locust.runners import STATE_STOPPED, MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, STATE_SPAWNING, STATE_STOPPED, MasterRunner, WorkerRunner
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig
@@ -211,7 +211,7 @@ class Runtime:
             self.coordinator.merge(LOCAL_ID, self.load.report(final))
 
     def _pump_loop(self) -> None:
-        """Standalone: fold own records in. Master: notice lost workers."""
+        """Standalone: fold own records in. Master: notice lost workers. Both: end a replayed trace."""
         assert self.coordinator is not None
         while True:
             if self.role == "master":
@@ -221,3 +221,24 @@ class Runtime:
             else:
                 gevent.sleep(LOCAL_REPORT_INTERVAL_S)
                 self._merge_local()
+            self._end_replay()
+
+    def _end_replay(self) -> None:
+        """A trace replay is over (every entry sent and answered): stop the test, as Locust does at ``--run-time``.
+
+        Headless, the process quits (and writes the summary); from the web UI, the test stops and
+        the UI stays up for the next one.
+        """
+        runner = self._env.runner
+        coordinator = self.coordinator
+        if runner is None or coordinator is None or runner.state not in (STATE_RUNNING, STATE_SPAWNING):
+            return
+        if not coordinator.schedule_finished():
+            return
+        trace = coordinator.trace
+        log.info("llmload: the trace is replayed (%d entries sent and answered): stopping the test",
+                 len(trace) if trace is not None else 0)  # fmt: skip
+        if self.options.headless:
+            runner.quit()
+        else:
+            runner.stop()

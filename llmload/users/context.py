@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
     from llmload.workload.sampler import WorkloadSampler
+    from llmload.workload.types import RequestSample
 
 __all__ = ["LoadContext", "attach", "context_of"]
 
@@ -48,6 +49,9 @@ class LoadContext(Protocol):
 
     def take_ticket(self) -> Ticket:
         """Open loop: the next arrival for a free user (blocks until one is due)."""
+
+    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample:
+        """Open loop: the request a ticket names (a trace entry's, or one of its class drawn from ``sampler``)."""
 
     def new_sampler(self) -> WorkloadSampler:
         """The request stream of the next user of this process (unique across workers)."""

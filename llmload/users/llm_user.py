@@ -126,14 +126,14 @@ class LLMUser(FastHttpUser):
 
         What to send and when lives here (the mix, conversation turns, or an open-loop ticket;
         error backoff is decided at this level too); :meth:`send` is one request. Open loop:
-        wait for the next arrival's ticket, send a request of its class, timed from its
-        intended send time. Closed loop: after a failed request the user backs off before its
+        wait for the next arrival's ticket, send the request it names (a request of its class,
+        or a trace entry's), timed from its intended send time. Closed loop: after a failed request the user backs off before its
         next one (an open-loop arrival is not delayed: its schedule decides when it is sent).
         """
         ctx = self._context
         if ctx.open_loop:
             ticket = self._wait_for_ticket(ctx)
-            self.send(self._sampler.sample(ticket.class_index), intended_ns=ticket.intended_ns)
+            self.send(ctx.ticket_sample(ticket, self._sampler), intended_ns=ticket.intended_ns, arrival_index=ticket.index)
             return
         sampler = self._sampler
         rec = self.send(sampler.next()) if not sampler.has_conversations else self._turn()
@@ -207,20 +207,23 @@ class LLMUser(FastHttpUser):
         return ticket
 
     def send(
-        self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, intended_ns: int = 0
+        self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, intended_ns: int = 0,
+        arrival_index: int = -1,
     ) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request).
 
         ``turn``: the request's turn in its conversation (0: not a conversation), recorded.
         ``keep_reply``: keep the answer text on ``record.reply_text`` (a next turn re-sends it).
         ``intended_ns`` (open loop): the ``perf_counter_ns()`` time the request should have
-        been sent; its TTFT and E2E run from there (``metrics/definitions.py``).
+        been sent; its TTFT and E2E run from there (``metrics/definitions.py``); ``arrival_index``
+        its arrival's index (recorded).
         """
         ctx = self._context
         adapter = ctx.adapter
         spec = adapter.build_request(sample)
         rec = RequestRecord(sample.class_name, sample.input_tokens, spec.max_tokens)
         rec.intended_ns = intended_ns
+        rec.arrival_index = arrival_index
         rec.step = ctx.steady_step
         rec.turn = turn
         watchdog = ctx.watchdog

@@ -83,6 +83,11 @@ class WorkloadSampler:
             cursor = DatasetCursor(dataset, self._rng)
         return ClassPlan(c.name, c.input_tokens, c.output_tokens, prefixes, cursor, c.turns, c.think_time_s, self._cap)
 
+    @property
+    def rng(self) -> random.Random:
+        """This user's RNG (a trace replay draws the unique part of its prompts from it)."""
+        return self._rng
+
     def next(self) -> RequestSample:
         """The next request of this user's stream (single-request classes only)."""
         return self.sample(self._mix.next())

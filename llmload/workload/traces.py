@@ -29,7 +29,10 @@ follow-up turns that extend an earlier request's full blocks with new ones.
 ``examples/traces/make_example.py`` writes the small example shipped in
 ``examples/traces/``.
 
-Sending a trace open-loop at its times is the dispatcher's job (:mod:`llmload.arrivals`).
+**Replay** (``--trace``): :func:`trace_profile` is the run's profile (one class, ``trace``,
+whose lengths are the trace's means: the requests' own lengths come from their entries),
+and the open-loop dispatcher (:mod:`llmload.arrivals`) sends entry ``i`` at its
+``timestamp / speedup``; :meth:`TracePrompts.sample` builds its request.
 """
 
 from __future__ import annotations
@@ -44,13 +47,27 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
+from llmload.workload.distributions import Fixed
+from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import seeded_words, synthetic_prompt
 from llmload.workload.types import RequestSample
 
-__all__ = ["BLOCK_TOKENS", "Trace", "TraceEntry", "TracePrompts", "generate_trace", "load_trace", "trace_lines"]
+__all__ = [
+    "BLOCK_TOKENS",
+    "TRACE_CLASS",
+    "Trace",
+    "TraceEntry",
+    "TracePrompts",
+    "generate_trace",
+    "load_trace",
+    "trace_lines",
+    "trace_profile",
+]
 
 #: Tokens per ``hash_ids`` block (Mooncake's block size).
 BLOCK_TOKENS = 512
+#: The request class of every replayed entry.
+TRACE_CLASS = "trace"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +155,17 @@ def load_trace(path: str | Path, limit: int | None = None) -> Trace:
     return Trace(path, tuple(entries))
 
 
+def trace_profile(trace: Trace) -> Profile:
+    """The profile of a replay: one class :data:`TRACE_CLASS` with the trace's mean lengths, named after the file."""
+    n = len(trace)
+    mean_in = sum(e.input_length for e in trace.entries) / n
+    mean_out = sum(e.output_length for e in trace.entries) / n
+    about = (f"replay of {trace.path.name}: {n} entries over {trace.duration_ms / 1000:.1f} s, "
+             f"{trace.block_reuse():.0%} of hash_ids blocks reused")  # fmt: skip
+    cls = RequestClass(TRACE_CLASS, 1.0, Fixed(max(1, round(mean_in))), Fixed(max(1, round(mean_out))), description=about)
+    return Profile(f"trace:{trace.path.stem}", about, (cls,), source=str(trace.path))
+
+
 def _entry(line: bytes, where: str) -> TraceEntry:
     try:
         obj = orjson.loads(line)
@@ -191,7 +219,7 @@ class TracePrompts:
 
     __slots__ = ("class_name", "seed")
 
-    def __init__(self, seed: int, class_name: str = "trace") -> None:
+    def __init__(self, seed: int, class_name: str = TRACE_CLASS) -> None:
         self.seed = seed
         self.class_name = class_name
 
@@ -209,9 +237,10 @@ class TracePrompts:
             parts.append(" " + synthetic_prompt(rng, left))
         return "".join(parts)[1:]
 
-    def sample(self, entry: TraceEntry, rng: random.Random) -> RequestSample:
-        """The request to send for ``entry`` (``max_tokens`` = its output length)."""
-        return RequestSample(self.class_name, self.prompt(entry, rng), entry.input_length, entry.output_length)
+    def sample(self, entry: TraceEntry, rng: random.Random, max_tokens_cap: int | None = None) -> RequestSample:
+        """The request to send for ``entry`` (``max_tokens`` = its output length, at most ``max_tokens_cap``)."""
+        out = entry.output_length if max_tokens_cap is None else min(entry.output_length, max_tokens_cap)
+        return RequestSample(self.class_name, self.prompt(entry, rng), entry.input_length, out)
 
 
 def _end_of_word(text: str, n: int) -> int:

@@ -138,3 +138,30 @@ def test_rate_zero_pauses_until_a_new_rate():
         d.stop()
     assert resumed.index == 2
     assert resumed.intended_ns == 10 * NS + NS  # 1.0 s after the start
+
+
+def test_a_given_schedule_is_released_at_its_times_split_by_stride_and_then_ends():
+    times = [0.0, 0.25, 0.25, 1.0, 2.5]  # a trace's seconds (ties allowed)
+    got = []
+    for worker in (0, 1):
+        clock = VirtualClock()
+        t0 = clock.now
+        d = Dispatcher(ArrivalSpec("trace"), seed=5, plan=RatePlan(1.0), weights=[1.0], worker=worker, workers=2,
+                       clock=clock, wait=clock.wait, times=times)  # fmt: skip
+        assert not d.exhausted
+        d.start(t0)
+        d._greenlet.join(timeout=1)  # a finite schedule: the loop returns by itself
+        assert d.exhausted
+        tickets = [d.take() for _ in range(d.pending)]
+        got += [(t.index, (t.intended_ns - t0) / NS) for t in tickets]
+        assert d.stats.arrivals == len(tickets)
+    assert sorted(got) == list(enumerate(times))
+
+
+def test_an_empty_schedule_is_at_its_end_at_once():
+    clock = VirtualClock()
+    d = Dispatcher(ArrivalSpec("trace"), seed=1, plan=RatePlan(1.0), weights=[1.0], clock=clock, wait=clock.wait,
+                   times=[])  # fmt: skip
+    d.start()
+    d._greenlet.join(timeout=1)
+    assert d.exhausted and d.pending == 0 and d.stats.arrivals == 0

@@ -76,3 +76,37 @@ def test_a_rate_ladder_holds_the_u_cap_at_every_step():
         LadderConfig.from_values({**values, "baseline_requests": 5})
     run = RunConfig.from_values({"arrival": "poisson", "rate_ladder": "1,2", "ladder": "1,5", "num_users": 4})
     assert run.ladder is not None and run.ladder.rates == (1.0, 2.0) and run.arrival.first_rate == 1.0
+
+
+def test_a_trace_is_its_own_open_loop_mode_with_speedup_and_limit():
+    a = cfg(trace="t.jsonl", trace_speedup="2.5", trace_limit="50")
+    assert a.open_loop and a.mode == "trace" and a.rate is None and a.rate_levels == ()
+    assert (a.trace.path, a.trace.speedup, a.trace.limit) == ("t.jsonl", 2.5, 50)
+    assert a.public_dict() == {"mode": "trace", "rate": None, "trace": {"file": "t.jsonl", "speedup": 2.5, "limit": 50}}
+    whole = cfg(trace="t.jsonl", trace_limit=0)  # 0 = the whole trace
+    assert whole.trace.limit is None and whole.trace.speedup == 1.0
+    run = RunConfig.from_values({"trace": "t.jsonl"})
+    assert run.arrival.mode == "trace" and run.public_dict()["arrival"]["trace"]["file"] == "t.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"trace": "t.jsonl", "arrival": "poisson", "rate": 3.0}, "--trace with --arrival poisson: a trace sets its own send times"),
+        ({"trace": "t.jsonl", "rate": 3.0}, "--trace with --rate: a trace sets its own send times"),
+        ({"trace": "t.jsonl", "burstiness": 0.5}, "--trace with --burstiness"),
+        ({"trace": "t.jsonl", "trace_speedup": 0}, "--trace-speedup 0: must be > 0"),
+        ({"trace": "t.jsonl", "trace_speedup": "fast"}, "--trace-speedup 'fast': must be a number"),
+        ({"trace": "t.jsonl", "trace_limit": -1}, "--trace-limit -1: must be >= 1"),
+        ({"trace_speedup": 2.0}, "--trace-speedup 2: needs --trace FILE.jsonl"),
+        ({"trace_limit": 10}, "--trace-limit 10: needs --trace FILE.jsonl"),
+    ],
+)
+def test_trace_mistakes_are_one_line(values, message):
+    with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        cfg(**values)
+
+
+def test_a_ladder_with_a_trace_is_refused():
+    with pytest.raises(ConfigError, match="^--ladder with --trace: a trace replay sends the trace's load"):
+        RunConfig.from_values({"trace": "t.jsonl", "ladder": "1,2"})

@@ -86,3 +86,71 @@ def test_workers_ship_reports_and_masters_merge_them():
     assert worker.load.steady_step == 0
     for r in (worker, master):
         r.on_quitting()
+
+
+def _trace_file(tmp_path, times_ms=(0, 5, 10)):
+    from llmload.workload.traces import TraceEntry, trace_lines
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(trace_lines([TraceEntry(float(t), 600, 3, (7,) if i else ()) for i, t in enumerate(times_ms)]))
+    return path
+
+
+def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered(tmp_path):
+    """Entry i's request comes with ticket i; the test stops (headless: quits) only after the last answer."""
+    import gevent
+
+    from llmload.workload.traces import TRACE_CLASS
+
+    path = _trace_file(tmp_path)
+    runner = FakeLocal(users=2)
+    env = environment(runner, "--headless", "--runs-dir", "", "--trace", str(path), "--trace-speedup", "2")
+    r = Runtime(env)
+    assert r.coordinator.profile.class_names == (TRACE_CLASS,) and r.coordinator.trace is not None
+    r.on_test_start()
+    sampler = r.load.new_sampler()
+    tickets = [r.load.take_ticket() for _ in range(3)]  # released 0, 2.5, 5 ms after the start
+    samples = [r.load.ticket_sample(t, sampler) for t in tickets]
+    assert [t.index for t in tickets] == [0, 1, 2] and [s.class_name for s in samples] == [TRACE_CLASS] * 3
+    assert [s.input_tokens for s in samples] == [600, 600, 600] and samples[1].prompt[:200] == samples[2].prompt[:200]
+    gevent.sleep(0.01)  # the dispatcher's loop returns after the last entry
+    from test_runtime_load import finished
+
+    for i, t in enumerate(tickets):
+        r._merge_local()
+        r._end_replay()
+        assert runner.quit_called == 0, f"stopped with {3 - i} requests unanswered"
+        rec = finished()
+        rec.class_name, rec.intended_ns, rec.arrival_index = TRACE_CLASS, t.intended_ns, t.index
+        r.load.finish(rec)
+        r.load.on_record(rec)
+    r._merge_local()
+    r._end_replay()
+    assert runner.quit_called == 1
+    r.on_test_stop()
+    arrival = r.coordinator.last_summary["arrival"]
+    assert arrival["mode"] == "trace" and arrival["arrivals"] == 3
+    assert arrival["trace"] == {"file": str(path), "entries": 3, "speedup": 2.0, "span_s": 0.005, "block_reuse": 0.5,
+                                "sent": 3, "complete": True}  # fmt: skip
+    assert arrival["offered_rate"] == 600.0  # 3 entries over the 5 ms span
+    r.on_quitting()
+
+
+def test_a_trace_replay_cut_short_says_how_much_was_sent(tmp_path):
+    path = _trace_file(tmp_path, (0, 60_000))  # the second entry a minute later
+    env = environment(FakeLocal(users=1), "--runs-dir", "", "--trace", str(path))
+    r = Runtime(env)
+    r.on_test_start()
+    r.load.take_ticket()
+    r.on_test_stop()
+    summary = r.coordinator.last_summary
+    assert summary["arrival"]["trace"]["sent"] == 1 and not summary["arrival"]["trace"]["complete"]
+    assert any("the trace was not replayed to its end: 1 of its 2 entries were sent" in w for w in summary["warnings"])
+    r.on_quitting()
+
+
+def test_a_bad_trace_is_one_line_before_any_load(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"timestamp": 0, "input_length": 5}\n')
+    with pytest.raises(ConfigError, match=r"^trace '.*bad.jsonl': line 1: missing 'output_length'"):
+        Runtime(environment(FakeLocal(), "--trace", str(bad)))

@@ -82,6 +82,9 @@ class Context:
     def take_ticket(self):
         return self.tickets.pop(0)
 
+    def ticket_sample(self, ticket, sampler: WorkloadSampler):
+        return sampler.sample(ticket.class_index)
+
     def new_sampler(self) -> WorkloadSampler:
         return WorkloadSampler(load_profile("default"), seed=1, user_index=0, max_tokens_cap=3)
 
