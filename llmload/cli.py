@@ -1,6 +1,6 @@
 """``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``,
 ``gpu-sidecar`` (GPU metrics for Prometheus), ``report`` (a run's HTML/Markdown/JSON report),
-``compare`` (two runs before/after).
+``compare`` (two runs before/after), ``trace`` (request traces for ``run --trace``).
 
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
@@ -27,6 +27,7 @@ commands:
           serve this host's GPU metrics for Prometheus (NVML); see `llmload gpu-sidecar --help`
   report  write report.html, report.md and report.json for a run directory; see `llmload report --help`
   compare compare two runs before/after, per ladder step; see `llmload compare --help`
+  trace   look at, generate or convert request traces for `llmload run --trace`; see `llmload trace --help`
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.gpu.__main__ import main as gpu_main
 
         return gpu_main(rest)
+    if command == "trace":
+        from llmload.workload.trace_tool import main as trace_main
+
+        return trace_main(rest)
     if command in ("report", "compare"):
         from llmload.report import commands
 

@@ -96,6 +96,7 @@ def render_summary(result: RunResult, out: TextIO) -> None:
         + (f"; received (any outcome) {o.received_output_tokens}" if o.received_output_tokens is not None else "")
         + "\n"
     )
+    _render_arrival(result, out)
     if o.reasoned:
         _render_reasoning(result, out)
     if o.buffered_token_jumps:
@@ -145,6 +146,28 @@ def _table(result: RunResult, columns: tuple[tuple[str, int, _Getter], ...], out
     out.write(header + "\n" + "-" * len(header) + "\n")
     for name, s in [*result.classes.items(), ("overall", result.overall)]:
         out.write(" ".join(_fmt(get(name, s), w) for _, w, get in columns) + "\n")
+
+
+def _render_arrival(result: RunResult, out: TextIO) -> None:
+    """Open loop: how requests were offered and how well the client kept the schedule (one line)."""
+    a = result.arrival
+    if not a.open_loop:
+        return
+    t = a.trace
+    if t is not None:
+        what = (f"trace replay {t.file.rsplit('/', 1)[-1]}: {a.arrivals} of {t.entries} entries sent at speedup "
+                f"{t.speedup:g} (span {t.span_s:.1f} s, {t.block_reuse:.0%} of hash_ids blocks reused)")  # fmt: skip
+    else:
+        offered = f"{a.offered_rate:g}/s" if a.offered_rate is not None else "the ladder's rates"
+        what = f"arrivals ({a.mode}, offered {offered}): {a.arrivals} sent"
+    lag = a.schedule_lag
+    out.write(
+        what
+        + (f", achieved {a.achieved_rate:.3g} req/s" if a.achieved_rate is not None else "")
+        + (f"; send lag p50 {lag.p50:.2f} ms, p99 {lag.p99:.2f} ms" if lag.p99 is not None else "")
+        + (f"; {a.waited} waited for a free user (-u)" if a.waited else "")
+        + "\n"
+    )
 
 
 def _render_reasoning(result: RunResult, out: TextIO) -> None:

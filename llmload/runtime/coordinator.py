@@ -194,10 +194,12 @@ class Coordinator:
                              slo_target=cfg.slo_attainment if self.slos is not None else None)  # fmt: skip
 
     def offered_rate(self, step: tuple[int, int, bool] | None = None) -> float | None:
-        """Open loop: the rate offered now (``--rate``, or the running rate-ladder step's); None in a closed loop."""
+        """Open loop: the rate offered now (``--rate``, the running rate-ladder step's, a trace's mean); None in a closed loop."""
         arrival, ladder = self.config.arrival, self.config.ladder
         if not arrival.open_loop:
             return None
+        if self.trace is not None and arrival.trace is not None:  # the trace's mean rate at its speedup
+            return trace_replay(self.trace, arrival.trace.speedup).offered_rate
         if ladder is not None and ladder.by_rate:
             step = step or self.steps.current()
             return ladder.rate_at(step[0]) if step is not None else None

@@ -26,8 +26,8 @@ are unique to the request (drawn from the caller's RNG, starting with a random t
 **Generator** (:func:`generate_trace`): a synthetic trace with the structure of a chat
 service: Poisson arrivals, a few system prompts shared by popularity (Zipf), and
 follow-up turns that extend an earlier request's full blocks with new ones.
-``examples/traces/make_example.py`` writes the small example shipped in
-``examples/traces/``.
+``llmload trace generate`` (:mod:`llmload.workload.trace_tool`) writes it; with its defaults,
+the small example shipped in ``examples/traces/``.
 
 **Replay** (``--trace``): :func:`trace_profile` is the run's profile (one class, ``trace``,
 whose lengths are the trace's means: the requests' own lengths come from their entries),

@@ -102,3 +102,21 @@ def test_the_window_is_trimmed_even_when_nobody_takes_snapshots():
         agg.merge_report("w1", report(1))
         clock.t += 1.0
     assert len(agg._window) <= WINDOW_S + 1  # memory stays flat in a headless soak
+
+
+def test_a_finite_schedule_is_done_when_every_live_process_says_so_with_nothing_in_flight():
+    clock = Clock()
+    agg = Aggregator(clock=clock)
+    assert not agg.schedules_done()  # nobody reported yet
+    agg.merge_report("w1", report(schedule_done=True))
+    agg.merge_report("w2", report(schedule_done=False, in_flight=1))
+    assert not agg.schedules_done()
+    agg.merge_report("w2", report(schedule_done=True, in_flight=1))  # its share is sent, one answer still due
+    assert not agg.schedules_done()
+    agg.merge_report("w2", report(schedule_done=True))
+    assert agg.schedules_done()
+    agg.start_run()  # the next test: each process must say it again
+    assert not agg.schedules_done()
+    agg.merge_report("w1", report(schedule_done=True))
+    agg.mark_lost("w2")  # a lost worker does not hold the end back
+    assert agg.schedules_done()

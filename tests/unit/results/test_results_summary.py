@@ -272,3 +272,38 @@ def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
     back = from_summary(json.loads(json.dumps(s)))
     again = to_summary(back)
     assert again["arrival"] == a and again["overall"]["client_wait_ms"] == cw
+
+
+def test_a_trace_replay_has_its_trace_block_a_console_line_and_reads_back():
+    import io
+
+    from llmload.metrics.arrival import ArrivalStats
+    from llmload.report.console import render_summary
+    from llmload.results.build import arrival_result
+    from llmload.results.model import TraceReplay
+
+    r = Recorder()
+    for _ in range(3):
+        x = rec("trace")
+        x.intended_ns = x.start_ns
+        r.add(x)
+    stats = ArrivalStats()
+    stats.arrivals = 3
+    for lag in (0.001, 0.002, 0.004):
+        stats.lag.record(lag)
+    replay = TraceReplay("/data/mooncake.jsonl", 4, 2.0, 1.5, 0.25)
+    result = build_result(r.snapshot(), duration_s=2.0, users_max=4, weights={"trace": 1},
+                          arrival=arrival_result("trace", replay.offered_rate, stats, 0, 0.0, trace=replay))  # fmt: skip
+    s = to_summary(result)
+    a = s["arrival"]
+    assert a["mode"] == "trace" and a["offered_rate"] == round(4 / 1.5, 3)
+    assert a["trace"] == {"file": "/data/mooncake.jsonl", "entries": 4, "speedup": 2.0, "span_s": 1.5,
+                          "block_reuse": 0.25, "sent": 3, "complete": False}  # fmt: skip
+    assert any("not replayed to its end: 3 of its 4 entries were sent" in w for w in s["warnings"])
+    back = from_summary(json.loads(json.dumps(s)))
+    assert back.arrival.trace == replay and to_summary(back)["arrival"] == a
+    out = io.StringIO()
+    render_summary(result, out)
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("trace replay"))
+    assert line.startswith("trace replay mooncake.jsonl: 3 of 4 entries sent at speedup 2 (span 1.5 s, 25% of hash_ids")
+    assert "send lag p50" in line and "p99" in line

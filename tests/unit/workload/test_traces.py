@@ -32,7 +32,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_the_shipped_example_is_what_the_generator_writes():
     trace = load_trace(EXAMPLE)
     assert len(trace) == 200
-    assert EXAMPLE.read_bytes() == trace_lines(generate_trace(200, 0))  # regenerate with make_example.py
+    assert EXAMPLE.read_bytes() == trace_lines(generate_trace(200, 0))  # regenerate: llmload trace generate -o examples/traces/mooncake-example.jsonl
     times = [e.timestamp_ms for e in trace.entries]
     assert times == sorted(times) and times[0] == 0
     assert 0.3 < trace.block_reuse() < 0.8
@@ -147,14 +147,18 @@ def test_generated_traces_are_deterministic_poisson_with_reuse():
         generate_trace(0)
 
 
-def test_the_example_script_writes_a_trace(tmp_path, capsys):
-    import importlib.util
+def test_a_replay_profile_has_one_class_with_the_traces_means_and_caps_apply(tmp_path):
+    from llmload.workload.traces import TRACE_CLASS, trace_profile
 
-    spec = importlib.util.spec_from_file_location("make_example", ROOT / "examples" / "traces" / "make_example.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    out = tmp_path / "x.jsonl"
-    assert module.main(["-o", str(out), "--entries", "30", "--seed", "2"]) == 0
-    assert load_trace(out).entries == tuple(generate_trace(30, 2))
-    assert "30 requests" in capsys.readouterr().out
-    assert module.main(["-o", str(out), "--rate", "0"]) == 2
+    path = write(tmp_path, '{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}\n'
+                           '{"timestamp": 2500, "input_length": 301, "output_length": 31, "hash_ids": [1]}\n')  # fmt: skip
+    trace = load_trace(path)
+    profile = trace_profile(trace)
+    assert profile.name == "trace:t" and profile.source == str(path) and profile.class_names == (TRACE_CLASS,)
+    (c,) = profile.classes
+    assert (c.input_tokens.mean, c.output_tokens.mean) == (200, 20)
+    assert "2 entries over 2.5 s, 50% of hash_ids blocks reused" in profile.describe()
+    prompts = TracePrompts(seed=4)
+    sample = prompts.sample(trace.entries[1], random.Random(1), max_tokens_cap=8)
+    assert (sample.class_name, sample.input_tokens, sample.max_tokens) == (TRACE_CLASS, 301, 8)
+    assert prompts.sample(trace.entries[1], random.Random(1)).max_tokens == 31

@@ -1,0 +1,35 @@
+"""``llmload trace info | generate | convert``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llmload.cli import main as cli_main
+from llmload.workload.traces import generate_trace, load_trace
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "traces" / "mooncake-example.jsonl"
+
+
+def test_generate_with_the_defaults_writes_the_shipped_example_and_describes_it(tmp_path, capsys):
+    out = tmp_path / "x.jsonl"
+    assert cli_main(["trace", "generate", "-o", str(out)]) == 0
+    assert out.read_bytes() == EXAMPLE.read_bytes()
+    said = capsys.readouterr().out
+    assert f"{out}: 200 requests over" in said and "hash_ids: on 200 of 200 entries" in said
+    assert cli_main(["trace", "generate", "-o", str(out), "--entries", "30", "--seed", "2"]) == 0
+    assert load_trace(out).entries == tuple(generate_trace(30, 2))
+
+
+def test_convert_then_info_and_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    src = tmp_path / "b.csv"
+    src.write_text("Timestamp,Model,Request tokens,Response tokens\n0.5,GPT-4,10,0\n1.0,GPT-4,100,20\n3.0,GPT-4,200,40\n")
+    out = tmp_path / "b.jsonl"
+    assert cli_main(["trace", "convert", "--from", "burstgpt", str(src), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "converted 2 requests (1 rows skipped" in said and "2 requests over 2.0 s (1 req/s" in said
+    assert [e.timestamp_ms for e in load_trace(out).entries] == [0.0, 2000.0]
+    assert cli_main(["trace", "info", str(tmp_path / "none.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("llmload trace: error: trace '") and "no such file" in err[0]
+    assert cli_main(["trace", "generate", "-o", str(out), "--rate", "0"]) == 2
+    assert cli_main(["trace", "convert", "--from", "burstgpt", str(src), "-o", str(out), "--limit", "0"]) == 2
