@@ -85,8 +85,11 @@ def _positive_duration(part: str, whole: str) -> float:
         raise ConfigError(f"--error-backoff {whole}: {part or 'an empty bound'} is not a duration > 0; "
                           "e.g. --error-backoff 100ms:5s, or off")  # fmt: skip
     return seconds
-def _arrival(v: Mapping[str, Any]) -> ArrivalConfig:
+def _arrival(v: Mapping[str, Any], worker: bool) -> ArrivalConfig:
     arrival = ArrivalConfig.from_values(v)
+    if arrival.trace is not None and v["profile"] and not worker:  # a worker's profile is the master's forward
+        raise ConfigError(f"--profile {v['profile']} with --trace: the trace replaces the profile (its entries say "
+                          "what to send); drop one")  # fmt: skip
     if arrival.trace is not None and v["ladder"]:
         raise ConfigError("--ladder with --trace: a trace replay sends the trace's load; run it at one -u "
                           "(the in-flight cap) and compare speedups (--trace-speedup) run by run")  # fmt: skip
@@ -204,5 +207,5 @@ class RunConfig:
             error_backoff=_error_backoff(v["error_backoff"]),
             preflight=not v["no_preflight"],
             timeseries_json=str(v["timeseries_json"] or ""),
-            arrival=_arrival(v),
+            arrival=_arrival(v, worker),
         )

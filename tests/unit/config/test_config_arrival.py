@@ -110,3 +110,9 @@ def test_trace_mistakes_are_one_line(values, message):
 def test_a_ladder_with_a_trace_is_refused():
     with pytest.raises(ConfigError, match="^--ladder with --trace: a trace replay sends the trace's load"):
         RunConfig.from_values({"trace": "t.jsonl", "ladder": "1,2"})
+
+
+def test_a_profile_with_a_trace_is_refused_except_on_a_worker():
+    with pytest.raises(ConfigError, match="^--profile quadrants with --trace: the trace replaces the profile"):
+        RunConfig.from_values({"trace": "t.jsonl", "profile": "quadrants"})
+    assert RunConfig.from_values({"trace": "t.jsonl", "profile": "quadrants"}, worker=True).arrival.mode == "trace"
