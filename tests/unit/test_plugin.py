@@ -41,7 +41,7 @@ def real_env(monkeypatch, *args: str, web_ui: bool = False, shape=None) -> Envir
     monkeypatch.setattr("sys.argv", ["locust"])  # the web UI reads extra options from argv
     parser = get_parser()
     add_arguments(parser)
-    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", *args])
+    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0", *args])
     env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)(),
                       shape_class=shape)  # fmt: skip
     env.create_local_runner()

@@ -49,7 +49,7 @@ def parse(args: list[str]):
     parser = get_parser()
     if not any(a.dest == "api" for a in parser._actions):
         add_arguments(parser)
-    return parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", *args])
+    return parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0", *args])
 
 
 def test_listener_serves_the_registry_and_stops():

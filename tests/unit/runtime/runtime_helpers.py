@@ -15,7 +15,7 @@ from llmload.config import add_arguments
 def parse(*args: str):
     parser = get_parser()
     add_arguments(parser)
-    return parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", *args])  # no target here
+    return parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0", *args])  # no target here
 
 
 class _Fake:

@@ -54,7 +54,7 @@ def web(monkeypatch):
         parser = get_parser()
         if not any(a.dest == "api" for a in parser._actions):
             add_arguments(parser)
-        opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight"])
+        opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0"])
         env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
         env.create_local_runner()
         env.create_web_ui("127.0.0.1", 0, web_base_path=web_base_path)
