@@ -112,6 +112,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--no-run-dir", False, "Do not save the run directory", action="store_true", web_ui=False),
     Flag("--records-jsonl", "", "Append every request's raw record (stamps, tokens, outcome) to this JSON Lines "
          "file; workers write <stem>.worker<N><suffix> beside it", web_ui=False),
+    # Locust's own statistics (its header, table, CSV, --html): one row per finished request by default.
+    Flag("--locust-ttft-rows", False, "Also fire a Locust request event of type TTFT per successful request, so "
+         "Locust's table, CSV and --html have TTFT rows beside the E2E ones. Its header RPS, failure ratio and "
+         "Aggregated row then count every request twice", action="store_true"),
     # Requests.
     Flag("--ttft-timeout", "60s", "Fail a request with no content this long after it was sent (e.g. 30s, 2m; "
          "0 = off). Default: %(default)s"),

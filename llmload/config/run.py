@@ -125,6 +125,7 @@ class RunConfig:
     preflight: bool = True  # the network checks before the load (--no-preflight: off)
     timeseries_json: str = ""  # --timeseries-json (an output path the pre-flight checks)
     arrival: ArrivalConfig = field(default_factory=ArrivalConfig)  # closed loop, or an open-loop process at a rate
+    locust_ttft_rows: bool = False  # --locust-ttft-rows: a second Locust request event (type TTFT) per success
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -208,4 +209,5 @@ class RunConfig:
             preflight=not v["no_preflight"],
             timeseries_json=str(v["timeseries_json"] or ""),
             arrival=_arrival(v, worker),
+            locust_ttft_rows=bool(v["locust_ttft_rows"]),
         )

@@ -14,6 +14,10 @@ runs standalone, the process itself) sends every ``report_to_master`` interval:
   exporter's counters and histograms, which must never go backwards (a worker leaving or
   a new test started from the web UI changes nothing already counted);
 * ``window`` — the deltas of the last :data:`WINDOW_S` seconds: live percentiles and rates.
+  A process's counts are complete up to its last report, so the window's test time ends
+  there (the mean of the live processes' last reports of this run), not now: at the start
+  of a run, counting to now would make every rate up to one report interval's share low
+  (~10 % at 5 s with 1 s reports).
 
 Per-worker gauges (users, requests in flight, CPU, event-loop lag) are kept as last
 reported. A worker that stops reporting for :data:`LOST_AFTER_S` seconds (or that Locust
@@ -228,9 +232,10 @@ class Aggregator:
         if window:
             for _, delta in self._window:
                 merged.merge(delta)
-        # Deltas that arrived in the last WINDOW_S seconds cover about that much test time
-        # (less at the start of a run).
-        span = min(WINDOW_S, now - self._run_started)
+        # Deltas that arrived in the last WINDOW_S seconds cover about that much test time: less
+        # at the start of a run, where it ends at the reports (module docstring); 0 before any.
+        reported = [w.last_report for w in self.workers.values() if not w.lost and w.last_report >= self._run_started]
+        span = min(WINDOW_S, sum(reported) / len(reported) - self._run_started) if reported else 0.0
         return Snapshot(
             run=self.run.copy() if run else MetricSet(),
             total=self.total.copy(),

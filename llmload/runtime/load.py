@@ -169,7 +169,16 @@ class LoadProcess:
         self.recorder.add_backoff(rec, seconds)
 
     def finish(self, rec: RequestRecord) -> None:
-        """Publish a finished record: llmload's listeners, then Locust's request events (E2E, TTFT)."""
+        """Publish a finished record: llmload's listeners, then ONE Locust request event (``--locust-ttft-rows``: two).
+
+        Locust's statistics count one entry per finished request, so its header RPS and
+        failure ratio are the request rate and error ratio: request type ``E2E``, name = the
+        class, response time = E2E in ms (from the intended send time in an open loop), a
+        failure carries ``kind: message``, the length is the request's output tokens (Locust
+        labels it bytes; README "Locust's own columns"). An interrupted request is not a
+        finished one: it fires nothing. ``--locust-ttft-rows`` adds a ``TTFT`` entry per
+        success that had a first token.
+        """
         if rec.intended_ns and self._tickets_open:
             self._tickets_open -= 1
         env = self._environment
@@ -186,7 +195,7 @@ class LoadProcess:
             exception=exc,
             context={"output_tokens": rec.output_tokens},
         )
-        if rec.chunk_ns and rec.outcome == "ok":
+        if self.config.locust_ttft_rows and rec.chunk_ns and rec.outcome == "ok":
             events.request.fire(
                 request_type="TTFT",
                 name=rec.class_name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -79,13 +80,17 @@ def test_locustfile_from_the_repository_works_with_plain_locust(sim, tmp_path):
     out = tmp_path / "s.json"
     p = subprocess.run(
         [sys.executable, "-m", "locust", "-f", str(ROOT / "locustfiles/completions_stream.py"), "--headless",
-         "-u", "2", "-r", "2", "-t", "3s", "--host", url, "--max-tokens-cap", "16", "--summary-json", str(out)],
+         "-u", "2", "-r", "2", "-t", "3s", "--host", url, "--max-tokens-cap", "16", "--summary-json", str(out),
+         "--json-file", str(tmp_path / "locust")],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr[-2000:]
-    import json
-
     s = json.loads(out.read_text())
     assert s["config"]["api"] == "openai-completions"
     assert s["overall"]["ok"] > 0
-    assert "E2E" in p.stdout + p.stderr and "TTFT" in p.stdout + p.stderr  # Locust's own table has both rows
+    # Locust's own statistics (written at exit): one E2E entry per finished request, no TTFT ones
+    # (--locust-ttft-rows adds them), so its request and failure counts are llmload's.
+    entries = json.loads((tmp_path / "locust.json").read_text())
+    assert {e["method"] for e in entries} == {"E2E"}, entries
+    assert sum(e["num_requests"] for e in entries) == s["overall"]["ok"] + s["overall"]["errors"], s["overall"]
+    assert sum(e["num_failures"] for e in entries) == s["overall"]["errors"]

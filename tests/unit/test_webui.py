@@ -46,7 +46,7 @@ def make_env(web_base_path=None, web_ui_first=True):
     parser = get_parser()
     if not any(a.dest == "api" for a in parser._actions):
         add_arguments(parser)
-    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight"])
+    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0"])
     env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
     env.create_local_runner()
     if web_ui_first:  # as locust.main does: the web UI exists when init fires
@@ -316,8 +316,8 @@ def test_the_start_form_offers_the_arrival_mode_and_rate_and_the_llm_tab_shows_o
         records = [finished("short") for _ in range(8)]
         for i, r in enumerate(records):
             r.intended_ns = r.start_ns - (i + 1) * 10_000_000  # waited 10..80 ms
+        clock.t += 5.0  # reported 5 s into the test: the window's rates are over those 5 s
         feed(env, runtime, records)
-        clock.t += 5.0
         data = client.get("/llmload/live").get_json()
         assert data["offered_rate"] == 4.0
         overall = rows_by_name(data["live"])["Overall"]

@@ -56,6 +56,24 @@ def test_window_keeps_only_recent_deltas():
     assert snap.run.overall().counters["requests"] == 5
 
 
+def test_the_windows_test_time_ends_at_the_last_reports_not_now():
+    """Counts are complete up to a process's last report: rates early in a run are not too low."""
+    clock = Clock()
+    agg = Aggregator(clock)
+    agg.merge_report("w1", report(9))  # a report of the previous test
+    agg.start_run()
+    assert agg.snapshot().window_s == 0.0  # nothing reported in this run yet: no rate (not 0 req/s)
+    clock.t += 2.0
+    agg.merge_report("w1", report(20))
+    clock.t += 0.9  # read just before the next report
+    snap = agg.snapshot()
+    assert snap.window_s == pytest.approx(2.0)  # 20 requests over 2 s, not over 2.9 s
+    agg.merge_report("w2", report(1))  # a second process reports at 2.9 s: the window ends at the mean
+    assert agg.snapshot().window_s == pytest.approx(2.45)
+    agg.mark_lost("w2")
+    assert agg.snapshot().window_s == pytest.approx(2.0)
+
+
 def test_gauges_sum_over_live_workers_and_lost_workers_keep_their_counts():
     clock = Clock()
     agg = Aggregator(clock)

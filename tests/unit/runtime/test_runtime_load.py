@@ -66,20 +66,56 @@ def test_user_indices_are_unique_across_workers():
     assert len({s.next().prompt for s in samplers}) == 4  # each user its own prompts from the one seed
 
 
-def test_finish_goes_to_llmloads_listeners_then_to_locusts_statistics():
-    env = environment(FakeLocal())
-    lp, _ = load(env)
+def _finish_all(lp, env, records):
     mine, locust = [], []
     env.events.llmload_request.add_listener(lambda record, environment, **_: mine.append((record, environment)))
     env.events.request.add_listener(lambda **kw: locust.append(kw))
-    ok, err, cut = finished(), finished("error", "http_503", n=0), finished("interrupted")
-    for r in (ok, err, cut):
+    for r in records:
         lp.finish(r)
+    return mine, locust
+
+
+def test_finish_goes_to_llmloads_listeners_then_to_locusts_statistics_once_per_request():
+    env = environment(FakeLocal())
+    lp, _ = load(env)
+    ok, err, cut = finished(), finished("error", "http_503", n=0), finished("interrupted")
+    mine, locust = _finish_all(lp, env, (ok, err, cut))
     assert [r for r, _ in mine] == [ok, err, cut] and all(e is env for _, e in mine)
-    assert [(k["request_type"], k["name"]) for k in locust] == [("E2E", "short"), ("TTFT", "short"), ("E2E", "short")]
+    # One Locust entry per finished request (the interrupted one is not finished): its RPS is the request rate.
+    assert [(k["request_type"], k["name"]) for k in locust] == [("E2E", "short"), ("E2E", "short")]
     assert locust[0]["response_time"] == 66.0 and locust[0]["response_length"] == 4 and locust[0]["exception"] is None
-    assert locust[1]["response_time"] == 50.0
-    assert isinstance(locust[2]["exception"], RequestFailed) and str(locust[2]["exception"]) == "http_503: boom"
+    assert isinstance(locust[1]["exception"], RequestFailed) and str(locust[1]["exception"]) == "http_503: boom"
+    assert locust[1]["response_length"] == 0
+
+
+def test_locust_ttft_rows_add_a_ttft_entry_per_success():
+    env = environment(FakeLocal(), "--locust-ttft-rows")
+    lp, _ = load(env)
+    assert lp.config.locust_ttft_rows is True
+    _, locust = _finish_all(lp, env, (finished(), finished("error", "http_503", n=0), finished("interrupted")))
+    assert [(k["request_type"], k["name"]) for k in locust] == [("E2E", "short"), ("TTFT", "short"), ("E2E", "short")]
+    assert locust[1]["response_time"] == 50.0 and locust[1]["response_length"] == 0 and locust[1]["exception"] is None
+
+
+def test_locusts_statistics_count_each_request_once():
+    """Locust's own RequestStats over the events: requests, failures and the failure ratio are llmload's."""
+    from locust.stats import RequestStats
+
+    env = environment(FakeLocal())
+    lp, _ = load(env)
+    stats = RequestStats()
+
+    def on_request(request_type, name, response_time, response_length, exception=None, **_):  # as Locust's runner does
+        stats.log_request(request_type, name, response_time, response_length)
+        if exception is not None:
+            stats.log_error(request_type, name, exception)
+
+    env.events.request.add_listener(on_request)
+    records = [finished() for _ in range(6)] + [finished("error", "http_500", n=0) for _ in range(2)]
+    records += [finished("interrupted")]
+    for r in records:
+        lp.finish(r)
+    assert stats.total.num_requests == 8 and stats.total.num_failures == 2 and stats.total.fail_ratio == 0.25
 
 
 def test_reports_carry_the_delta_the_steps_and_the_gauges(tmp_path):
