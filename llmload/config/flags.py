@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "local_master_default", "read"]
+__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "help_text", "local_master_default", "read"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +212,8 @@ def add_arguments(parser: Any, overrides: Mapping[str, Any] | None = None) -> No
     for name in _REPLACED:
         _drop_flag(parser, name)
     for f in FLAGS:
-        kw: dict[str, Any] = {"default": over.get(f.dest, f.default), "env_var": f.env_var, "help": f.help}
+        default = over.get(f.dest, f.default)
+        kw: dict[str, Any] = {"default": default, "env_var": f.env_var, "help": help_text(f.help, default)}
         if f.action:
             kw["action"] = f.action
         if f.kind is not None:
@@ -226,6 +227,12 @@ def add_arguments(parser: Any, overrides: Mapping[str, Any] | None = None) -> No
         if f.secret:
             kw["is_secret"] = True
         parser.add_argument(f.name, **kw)
+
+
+def help_text(text: str, default: Any) -> str:
+    """``text`` with ``%(default)s`` written in: Locust's start form shows a flag's help as it is, where
+    argparse's ``--help`` would fill it in (a ``%`` of the default is escaped for argparse)."""
+    return text.replace("%(default)s", str(default).replace("%", "%%"))
 
 
 #: Locust flags that only say they were removed; llmload's table implements them again.

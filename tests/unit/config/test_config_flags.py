@@ -45,6 +45,28 @@ def test_web_ui_form_shows_the_flags_marked_for_it_and_masks_the_secret():
     assert actions["api_key"].is_secret is True
 
 
+def test_the_start_forms_labels_show_defaults_not_a_placeholder(monkeypatch):
+    """Locust's form labels are the raw help: no ``%(default)s`` there, and ``--help`` still reads the same."""
+    from locust import events
+    from locust.argument_parser import ui_extra_args_dict
+
+    for f in FLAGS:
+        monkeypatch.delenv(f.env_var, raising=False)
+    monkeypatch.setattr("sys.argv", ["locust"])  # Locust reads the form's values from the command line
+    listener = lambda parser, **_: add_arguments(parser, {"ladder": "1,2"})  # noqa: E731 (what activate() registers)
+    events.init_command_line_parser.add_listener(listener)
+    try:
+        form = ui_extra_args_dict(["--host", "http://127.0.0.1:9"])
+    finally:
+        events.init_command_line_parser.remove_listener(listener)
+    assert {f.dest for f in FLAGS if f.web_ui} <= set(form)
+    assert not [k for k, o in form.items() if "%(" in (o["help_text"] or "")]
+    assert form["step_time"]["help_text"].endswith("Default: 5m") and form["step_time"]["default_value"] == "5m"
+    assert form["degradation"]["help_text"].endswith("Default: 0.5")
+    text = " ".join(parser(ladder="1,2").format_help().split())
+    assert "each ladder step holds its user count. Default: 5m" in text and "%(" not in text
+
+
 def test_environment_variables_set_flags(monkeypatch):
     monkeypatch.setenv("LLMLOAD_API", "openai-completions")
     monkeypatch.setenv("LLMLOAD_STEP_TIME", "2m")
