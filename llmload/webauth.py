@@ -8,6 +8,9 @@ form's ``/swarm``, the statistics, ``/metrics`` and ``/llmload/live`` — answer
 ``WWW-Authenticate: Basic`` unless the request carries the user and password (compared in
 constant time). The dedicated exporter port (``--exporter-port``) is a separate listener:
 keep it local with ``--exporter-host 127.0.0.1`` or turn it off with ``--exporter-port 0``.
+
+What the page shows of secrets is here too: :func:`hide_secret_defaults` keeps ``--api-key``
+out of the start form's HTML (:func:`llmload.webui.install_web_ui` calls it).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from llmload.errors import ConfigError
 
-__all__ = ["check_web_login", "install_web_auth", "parse_web_auth"]
+__all__ = ["check_web_login", "hide_secret_defaults", "install_web_auth", "parse_web_auth"]
 
 
 def parse_web_auth(text: str | None) -> tuple[str, str] | None:
@@ -60,3 +63,30 @@ def check_web_login(web_ui: Any, web_login: bool) -> None:
             "--web-login needs a login handler in the locustfile (a secret key and a user loader, see Locust's "
             "'Authentication' docs); for a password on the web UI use --web-auth USER:PASSWORD instead"
         )
+
+
+def _blank_secrets(template_args: dict[str, Any]) -> None:
+    for option in (template_args.get("extra_options") or {}).values():
+        if option.get("is_secret"):
+            option["default_value"] = ""
+
+
+def hide_secret_defaults(web_ui: Any) -> None:
+    """Keep secret flags (``--api-key``) out of the start page.
+
+    Locust fills its start form with every web-UI flag's *value* (parsed from the command
+    line and the environment), secrets included: the key would sit in the HTML of ``/``,
+    served to anyone who reaches the port. The page gets an empty field instead; a field
+    left empty keeps the key the process was started with (the runtime falls back to it),
+    a field filled in sets a new one for that run. Locust rebuilds the page's arguments on
+    every ``GET /``, so the rebuild is wrapped, and the arguments built at start-up are
+    blanked now.
+    """
+    _blank_secrets(web_ui.template_args)
+    rebuild = web_ui.update_template_args
+
+    def update_template_args() -> None:
+        rebuild()
+        _blank_secrets(web_ui.template_args)
+
+    web_ui.update_template_args = update_template_args

@@ -57,6 +57,8 @@ from flask import Response, request
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.web import ChartInputs, install_charts
+from llmload.web.state import install_state
+from llmload.webauth import hide_secret_defaults
 
 __all__ = [
     "LIVE_COLUMNS",
@@ -65,7 +67,6 @@ __all__ = [
     "RUN_COLUMNS",
     "RUN_TAB",
     "LiveSource",
-    "hide_secret_defaults",
     "install_web_ui",
     "live_data",
 ]
@@ -301,33 +302,6 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
 
 
 # -- wiring -------------------------------------------------------------------------------
-def _blank_secrets(template_args: dict[str, Any]) -> None:
-    for option in (template_args.get("extra_options") or {}).values():
-        if option.get("is_secret"):
-            option["default_value"] = ""
-
-
-def hide_secret_defaults(web_ui: Any) -> None:
-    """Keep secret flags (``--api-key``) out of the start page.
-
-    Locust fills its start form with every web-UI flag's *value* (parsed from the command
-    line and the environment), secrets included: the key would sit in the HTML of ``/``,
-    served to anyone who reaches the port. The page gets an empty field instead; a field
-    left empty keeps the key the process was started with (the runtime falls back to it),
-    a field filled in sets a new one for that run. Locust rebuilds the page's arguments on
-    every ``GET /``, so the rebuild is wrapped, and the arguments built at start-up are
-    blanked now.
-    """
-    _blank_secrets(web_ui.template_args)
-    rebuild = web_ui.update_template_args
-
-    def update_template_args() -> None:
-        rebuild()
-        _blank_secrets(web_ui.template_args)
-
-    web_ui.update_template_args = update_template_args
-
-
 def _merge_by_key(existing: list[dict[str, Any]] | None, ours: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     """Keep other extensions' entries, replace ours (installing twice changes nothing)."""
     mine = {e[key] for e in ours}
@@ -393,4 +367,5 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
 
     app.add_url_rule(f"{_base_path(app)}/{LIVE_PATH}", "llmload_live", llmload_live)
     install_charts(environment, source.chart_inputs())  # the LLM tab's live charts (llmload.web)
+    install_state(environment)  # the page's header through a stop (llmload.web.state)
     return True

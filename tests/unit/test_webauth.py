@@ -6,7 +6,7 @@ import pytest
 from flask import Flask
 
 from llmload.errors import ConfigError
-from llmload.webauth import check_web_login, install_web_auth, parse_web_auth
+from llmload.webauth import check_web_login, hide_secret_defaults, install_web_auth, parse_web_auth
 
 
 class _UI:
@@ -46,3 +46,30 @@ def test_web_login_without_a_handler_is_refused():
     with pytest.raises(ConfigError, match="--web-login needs a login handler"):
         check_web_login(ui, True)
     check_web_login(ui, False)
+
+
+class _FakeWebUI:
+    """Locust's WebUI as far as hide_secret_defaults uses it: template_args and their rebuild."""
+
+    def __init__(self) -> None:
+        self.template_args: dict = {}
+        self.update_template_args()
+
+    def update_template_args(self) -> None:
+        self.template_args = {
+            **self.template_args,
+            "extra_options": {
+                "api_key": {"default_value": "sk-secret", "is_secret": True},
+                "model": {"default_value": "tiny", "is_secret": False},
+            },
+        }
+
+
+def test_secret_flags_are_blanked_in_the_start_page_now_and_on_every_rebuild():
+    ui = _FakeWebUI()
+    hide_secret_defaults(ui)
+    assert ui.template_args["extra_options"]["api_key"]["default_value"] == ""
+    ui.update_template_args()  # what Locust does on every GET /
+    options = ui.template_args["extra_options"]
+    assert options["api_key"] == {"default_value": "", "is_secret": True}
+    assert options["model"]["default_value"] == "tiny"  # other fields keep their values

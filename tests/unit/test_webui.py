@@ -262,35 +262,6 @@ def test_other_extensions_entries_are_kept(web):
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]] == ["mine", LIVE_TAB, RUN_TAB]
 
 
-class _FakeWebUI:
-    """Locust's WebUI as far as hide_secret_defaults uses it: template_args and their rebuild."""
-
-    def __init__(self) -> None:
-        self.template_args: dict = {}
-        self.update_template_args()
-
-    def update_template_args(self) -> None:
-        self.template_args = {
-            **self.template_args,
-            "extra_options": {
-                "api_key": {"default_value": "sk-secret", "is_secret": True},
-                "model": {"default_value": "tiny", "is_secret": False},
-            },
-        }
-
-
-def test_secret_flags_are_blanked_in_the_start_page_now_and_on_every_rebuild():
-    from llmload.webui import hide_secret_defaults
-
-    ui = _FakeWebUI()
-    hide_secret_defaults(ui)
-    assert ui.template_args["extra_options"]["api_key"]["default_value"] == ""
-    ui.update_template_args()  # what Locust does on every GET /
-    options = ui.template_args["extra_options"]
-    assert options["api_key"] == {"default_value": "", "is_secret": True}
-    assert options["model"]["default_value"] == "tiny"  # other fields keep their values
-
-
 def test_the_start_form_offers_the_arrival_mode_and_rate_and_the_llm_tab_shows_offered_achieved_and_wait(web):
     from locust import events as locust_events
     from locust.argument_parser import ui_extra_args_dict
