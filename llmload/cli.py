@@ -5,7 +5,9 @@
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
 ``--worker``, the web UI, ``locust.conf``) works unchanged. With ``--ladder`` it uses the
-locustfile with the concurrency-ladder shape. Pass ``-f`` to use your own locustfile instead.
+locustfile with the concurrency-ladder shape; with the web UI (no ``--headless``) the one
+whose shape runs what the start form says, its users or its ladder. Pass ``-f`` to use your
+own locustfile instead.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ commands:
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 LADDER_LOCUSTFILE = Path(__file__).with_name("locustfile_ladder.py")
+WEB_LOCUSTFILE = Path(__file__).with_name("locustfile_web.py")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +74,8 @@ def run(args: list[str]) -> int:
     if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
         ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)
         ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
-        args = ["-f", str(LADDER_LOCUSTFILE if ladder else PACKAGED_LOCUSTFILE), *args]
+        args = ["-f", str(LADDER_LOCUSTFILE if ladder else WEB_LOCUSTFILE if _web_ui(args) else PACKAGED_LOCUSTFILE),
+                *args]  # fmt: skip
     sys.argv = ["llmload run", *args]
     from locust.main import main as locust_main
 
@@ -80,6 +84,17 @@ def run(args: list[str]) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     return 0
+
+
+def _web_ui(args: list[str]) -> bool:
+    """Whether Locust will serve its web UI: not ``--headless`` (nor ``$LOCUST_HEADLESS``), not a ``--worker``.
+
+    A ``locust.conf`` that says ``headless`` is not read here: such a run gets the web
+    locustfile, whose shape holds ``-u``/``-r``/``-t`` as the plain one would.
+    """
+    if any(a in ("--headless", "--worker") for a in args):
+        return False
+    return os.environ.get("LOCUST_HEADLESS", "").lower() not in ("1", "true", "yes")
 
 
 def _help() -> int:

@@ -109,6 +109,6 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         if isinstance(environment.shape_class, LadderShape):
             environment.shape_class.attach(runtime.coordinator.driver)
         install_web_ui(environment, runtime.coordinator)  # the LLM tabs; nothing without a web UI
-        install_form_check(environment, runtime.options)  # the start form through the pre-flight; errors shown in the page
+        install_form_check(environment, runtime.options, runtime.coordinator.prepare_ladder)  # errors shown in the page
     runtime.start()
     return runtime

@@ -266,6 +266,9 @@ class LiveSource(Protocol):
     def offered_rate(self) -> float | None:
         """An open loop's offered rate now (requests/s); None in a closed loop."""
 
+    def ladder_status(self) -> dict[str, Any] | None:
+        """The running ladder's step, time left and verdict so far (:mod:`llmload.ladder.status`); None without."""
+
 
 def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
     """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
@@ -284,6 +287,7 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
         "client_saturated_in_run": any(w.saturated_ever for w in snap.workers),
         "note": SATURATED_NOTE if saturated else None,
         "offered_rate": (offered := source.offered_rate()),
+        "ladder": source.ladder_status(),
         "workers": [
             {
                 "id": w.worker_id,

@@ -79,7 +79,8 @@ class LadderConfig:
                 raise ConfigError("--baseline-requests with --rate-ladder: the lowest rate's step is the baseline; "
                                   "drop --baseline-requests (or put a low rate first, e.g. --rate-ladder 0.5,1,2,4)")  # fmt: skip
             rates = parse_rates(rate_text)
-            cap = parse_number(values.get("num_users"), int, "-u") or 1
+            cap = parse_number(values.get("num_users"), int, "-u")
+            cap = 1 if cap is None else cap  # -u not given: 1 (Locust's default); -u 0 is refused below
             if cap < 1:
                 raise ConfigError(f"-u {cap}: a rate ladder needs -u >= 1 (the cap on requests in flight)")
             levels = (int(cap),) * len(rates)

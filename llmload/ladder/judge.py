@@ -1,12 +1,14 @@
-"""``--stop-on-breach``: the verdict applied while the ladder runs, to each step once it is closed.
+"""The verdict while the ladder runs, on each step once it is closed: the LLM tab's "so far", and ``--stop-on-breach``.
 
 :meth:`LiveJudge.check` is asked every tick of the ladder. A step is judged once its
 workers' last reports are in (:data:`REPORT_GRACE_S` after it ended): the judge builds the
 closed steps' results from the run's per-step histograms
 (:func:`~llmload.results.build.build_steps`, as the summary does), picks the baseline and
 applies the verdict's p50 and error-rate limits (:mod:`llmload.analysis.verdict`). The
-breach (:class:`~llmload.results.judgement.Breach`) is kept once found; None while there is
-no usable baseline or too few requests to judge.
+verdict so far (:attr:`LiveJudge.verdict`: safe step, breach) is kept from the last judged
+step, and the breach (:class:`~llmload.results.judgement.Breach`) once found; both None
+while there is no usable baseline or too few requests to judge. Unlike the summary's, this
+verdict is not guarded (:mod:`llmload.analysis.guards`): the summary's is the one to keep.
 """
 
 from __future__ import annotations
@@ -20,17 +22,18 @@ from llmload.analysis.verdict import judge_steps
 from llmload.ladder.tracker import StepWindow
 from llmload.metrics.recorder import MetricSet
 from llmload.results.build import build_steps
-from llmload.results.judgement import Breach
+from llmload.results.judgement import Breach, Verdict
 from llmload.results.model import BASELINE_STEP
 
-__all__ = ["REPORT_GRACE_S", "LiveJudge", "judge_windows"]
+__all__ = ["REPORT_GRACE_S", "LiveJudge", "judge_verdict", "judge_windows"]
 
 #: A closed step is judged this long after it ended, when the workers' reports are in.
 REPORT_GRACE_S = 4.0
 
 
-def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Breach | None:
-    """The breach among the steps of ``windows`` (the pre-run found in ``metrics`` when it is not among them)."""
+def judge_verdict(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Verdict | None:
+    """The verdict on the steps of ``windows`` (the pre-run found in ``metrics`` when it is not among them);
+    None without a usable baseline."""
     ws = list(windows)
     if BASELINE_STEP in metrics and all(w.index != BASELINE_STEP for w in ws):
         ws.insert(0, StepWindow(BASELINE_STEP, 1, 0.0))  # the pre-run: latencies only
@@ -38,8 +41,13 @@ def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet
     baseline, _, _ = choose_baseline(views)
     if baseline is None:
         return None
-    verdict = judge_steps(views, baseline, degradation)
-    return verdict.breach if verdict.status == "breach" else None
+    return judge_steps(views, baseline, degradation)
+
+
+def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Breach | None:
+    """The breach among the steps of ``windows`` (see :func:`judge_verdict`), or None."""
+    verdict = judge_verdict(windows, metrics, degradation)
+    return verdict.breach if verdict is not None and verdict.status == "breach" else None
 
 
 class LiveJudge:
@@ -55,7 +63,13 @@ class LiveJudge:
         self.degradation = degradation
         self._clock = clock
         self._judged = 0
+        self.verdict: Verdict | None = None  # on the steps judged so far
         self.breach: Breach | None = None
+
+    @property
+    def judged(self) -> int:
+        """Closed windows judged so far (the pre-run's included)."""
+        return self._judged
 
     def check(self, windows: Sequence[StepWindow]) -> Breach | None:
         """Judge the steps that closed at least :data:`REPORT_GRACE_S` ago and were not judged yet."""
@@ -66,5 +80,7 @@ class LiveJudge:
         if len(closed) > self._judged:
             self._judged = len(closed)
             ladder = [w for w in closed if w.index != BASELINE_STEP] or closed
-            self.breach = judge_windows(ladder, dict(self._step_metrics()), self.degradation)
+            self.verdict = judge_verdict(ladder, dict(self._step_metrics()), self.degradation)
+            if self.verdict is not None and self.verdict.status == "breach":
+                self.breach = self.verdict.breach
         return self.breach

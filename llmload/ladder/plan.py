@@ -17,11 +17,15 @@ windows.
 
 :class:`LadderDriver` is the shape's logic without Locust: each tick, from the time since
 the ladder started, it tells the :class:`~llmload.ladder.tracker.StepTracker` which step
-runs and returns Locust's ``(users, spawn rate)`` or None (the end).
+runs and returns Locust's ``(users, spawn rate)`` or None (the end). Without a ladder it
+holds Locust's own ``-u``/``-r`` (:class:`FixedLoad`, read anew each tick: the web UI
+form's values, also when a running test is edited), so one shape runs whatever the form
+says, as the command line would. A run time (``-t``, the form's) ends either.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -30,7 +34,7 @@ from llmload.ladder.judge import LiveJudge
 from llmload.ladder.tracker import StepTracker
 from llmload.results.model import BASELINE_STEP
 
-__all__ = ["LadderDriver", "StepAt", "step_at"]
+__all__ = ["FixedLoad", "LadderDriver", "StepAt", "step_at"]
 
 
 class StepAt(NamedTuple):
@@ -47,35 +51,65 @@ def step_at(plan: LadderConfig, t: float) -> StepAt | None:
     return StepAt(i, plan.levels[i], t - i * plan.step_s >= plan.warmup_s)
 
 
-class LadderDriver:
-    """Drives ``tracker`` through the configured plan; see the module docstring."""
+class FixedLoad(NamedTuple):
+    """Locust's ``-u``, ``-r`` and ``-t`` (seconds; None: no limit) as they are now."""
 
-    def __init__(self, tracker: StepTracker, baseline_ok: Callable[[], int]) -> None:
+    users: int
+    spawn_rate: float
+    run_time: float | None = None
+
+
+class LadderDriver:
+    """Drives ``tracker`` through the configured plan; see the module docstring.
+
+    ``fixed_load``: Locust's own load options now (None: none to hold), what runs without a plan.
+    ``clock``: wall time, for :attr:`step_ends_at`.
+    """
+
+    def __init__(
+        self,
+        tracker: StepTracker,
+        baseline_ok: Callable[[], int],
+        fixed_load: Callable[[], FixedLoad | None] = lambda: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._tracker = tracker
         self._baseline_ok = baseline_ok  # successful requests of the pre-run so far
+        self._fixed_load = fixed_load
+        self._clock = clock
         self.plan: LadderConfig | None = None
         self.judge: LiveJudge | None = None
         self._baseline_done_at: float | None = None
+        self.step_ends_at: float | None = None  # wall clock: when the running step ends (None: no step running)
 
     def configure(self, plan: LadderConfig | None, judge: LiveJudge | None) -> None:
-        """The plan and the stop-on-breach judge of the next test (the web UI form may change them)."""
+        """The plan and the judge of the next test (the web UI form may change them); its pre-run is still to come."""
         self.plan, self.judge = plan, judge
+        self._baseline_done_at = self.step_ends_at = None
 
     def tick(self, run_time: float) -> tuple[int, float] | None:
-        plan, tracker = self.plan, self._tracker
-        if plan is None:
+        plan, tracker, t = self.plan, self._tracker, run_time
+        fixed = self._fixed_load()
+        if fixed is not None and fixed.run_time and t >= fixed.run_time:  # -t ends a ladder too, as headless
+            tracker.close()
+            self.step_ends_at = None
             return None
-        t = run_time
+        if plan is None:
+            return (fixed.users, fixed.spawn_rate) if fixed is not None else None
         if plan.baseline_requests and self._baseline_done_at is None:
             if self._baseline_ok() >= plan.baseline_requests:
                 self._baseline_done_at = t
             else:
                 tracker.enter(BASELINE_STEP, 1, steady=True)
                 return 1, 1.0
-        at = step_at(plan, t - (self._baseline_done_at or 0.0))
-        breached = plan.stop_on_breach and self.judge is not None and self.judge.check(tracker.windows) is not None
-        if at is None or breached:
+        ladder_t = t - (self._baseline_done_at or 0.0)
+        at = step_at(plan, ladder_t)
+        # Judged every tick (a step once, when it has closed): the verdict so far for the LLM tab, and the stop.
+        breach = self.judge.check(tracker.windows) if self.judge is not None else None
+        if at is None or (plan.stop_on_breach and breach is not None):
             tracker.close()
+            self.step_ends_at = None
             return None
         tracker.enter(at.index, at.users, at.steady, plan.rate_at(at.index))
+        self.step_ends_at = self._clock() + (at.index + 1) * plan.step_s - ladder_t
         return at.users, plan.rate_for(at.users)

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import gevent
 import orjson
@@ -33,6 +33,8 @@ from llmload.config.values import public_url
 from llmload.exporter import ExportContext, Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
+from llmload.ladder.plan import FixedLoad
+from llmload.ladder.status import ladder_status
 from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
 from llmload.report.console import render_summary
@@ -70,13 +72,14 @@ class Coordinator:
         master: bool,
         clock: Callable[[], float] = time.monotonic,
         out: TextIO | None = None,
+        fixed_load: Callable[[], FixedLoad | None] = lambda: None,
     ) -> None:
         self._env = environment
         self.master = master
         self._out = out  # None: sys.stdout at the time of writing
         self.steps = steps
         self.aggregator = Aggregator(clock=clock)
-        self.driver = LadderDriver(steps, self._baseline_ok)
+        self.driver = LadderDriver(steps, self._baseline_ok, fixed_load)  # without a ladder: Locust's -u/-r/-t
         self.exporter: Exporter | None = None
         self.collection: Collection | None = None  # engine / GPU metrics of the current test
         self.users_max = 0
@@ -101,6 +104,11 @@ class Coordinator:
             # The last step's requests finish instead of being cut at the end (then they are
             # judged like every other step's); the request deadlines bound the wait.
             self._env.stop_timeout = config.request_timeout or LADDER_STOP_TIMEOUT_S
+
+    def prepare_ladder(self, config: RunConfig) -> None:
+        """The web UI form's ladder, checked, before its test starts: the shape's first tick (which comes before
+        ``test_start``, where :meth:`configure` reads it again) already runs it."""
+        self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
 
     def start_exporter(self) -> None:
         """Bind ``/metrics`` now (a busy port is a ConfigError before any load); served until quitting."""
@@ -184,7 +192,14 @@ class Coordinator:
             baseline=self.live_baseline,
             limit_factor=lambda: 1.0 + self.config.degradation,
             timeline=lambda: self.collection.timeline if self.collection is not None else None,
+            ladder=self.ladder_status,
         )
+
+    def ladder_status(self) -> dict[str, Any] | None:
+        """The running ladder's step, time left in it and the verdict so far (None without a ladder)."""
+        judge = self.driver.judge
+        return ladder_status(self.config.ladder, self.steps.windows, self.steps.current(), self.driver.step_ends_at,
+                             judge.verdict if judge else None, judge.judged if judge else 0, time.time())  # fmt: skip
 
     def export_context(self) -> ExportContext:
         cfg = self.config

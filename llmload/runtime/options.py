@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmload.config import FLAGS, RunConfig, read
 from llmload.errors import ConfigError
+from llmload.ladder.plan import FixedLoad
 from llmload.webauth import parse_web_auth
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class Options:
         current = vars(opts) if opts is not None else {}
         locust: dict[str, Any] = {"host": form.get("host") or self.host}
         if form.get("user_count", "") != "":
-            locust["users"] = _number("-u/--users", form["user_count"], int)
+            locust["users"] = values["num_users"] = _number("-u/--users", form["user_count"], int)  # a rate ladder's cap
         if form.get("spawn_rate", "") != "":
             locust["spawn_rate"] = _number("-r/--spawn-rate", form["spawn_rate"], float)
         for key, text in form.items():
@@ -113,6 +114,17 @@ class Options:
         if not values.get("api_key"):
             values["api_key"] = self._own_api_key
         return values, locust
+
+    def fixed_load(self) -> FixedLoad | None:
+        """Locust's ``-u``, ``-r`` and ``-t`` now (the web UI form writes them): what the shape holds without a
+        ladder (:mod:`llmload.ladder.plan`); None without a user count."""
+        opts = self._env.parsed_options
+        users = getattr(opts, "num_users", None)
+        if users is None:
+            return None
+        rate = getattr(opts, "spawn_rate", None)
+        run_time = getattr(opts, "run_time", None)
+        return FixedLoad(int(users), float(rate) if rate else 1.0, float(run_time) if run_time else None)
 
     def preflight_inputs(self) -> dict[str, Any]:
         """Locust's own values the pre-flight checks: -u, -r, --html, and --web-port when the web UI will listen."""

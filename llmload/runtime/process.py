@@ -78,7 +78,8 @@ class Runtime:
             self.load = LoadProcess(environment, self.steps, user_count=self._user_count, worker_index=self._worker_index,
                                     schedule=self._schedule)  # fmt: skip
         if self.role != "worker":
-            self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock)
+            self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock,
+                                           fixed_load=self.options.fixed_load)  # fmt: skip
         self._pump: gevent.Greenlet | None = None
         self.configure(startup=True)
 

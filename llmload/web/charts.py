@@ -76,6 +76,7 @@ class ChartInputs:
     baseline: Callable[[], dict[str, float] | None]  # live baseline, seconds: ttft_p50, ttft_p99, tpot_p50, tpot_p99
     limit_factor: Callable[[], float]  # 1 + --degradation
     timeline: Callable[[], Timeline | None]  # engine/GPU readings of the current test, None without collection
+    ladder: Callable[[], dict[str, Any] | None] = lambda: None  # the ladder's status line (llmload.ladder.status)
 
 
 class ChartSampler:
@@ -121,7 +122,8 @@ class ChartSampler:
     def payload(self, class_name: str, since: float | None, generation: int | None) -> dict[str, Any]:
         i = self.inputs
         return series_payload(self.buffer, class_name, classes=i.classes(), since=since, generation=generation,
-                              steps=i.steps(), baseline=i.baseline(), limit_factor=i.limit_factor(), state=self.state)  # fmt: skip
+                              steps=i.steps(), baseline=i.baseline(), limit_factor=i.limit_factor(), state=self.state,
+                              ladder=i.ladder())  # fmt: skip
 
 
 def _base_path(app: Any) -> str:

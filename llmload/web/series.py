@@ -196,6 +196,7 @@ def series_payload(
     baseline: dict[str, float] | None = None,
     limit_factor: float | None = None,
     state: str | None = None,
+    ladder: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What ``/llmload/series`` serves: the samples newer than ``since`` as columns, for one class.
 
@@ -204,7 +205,8 @@ def series_payload(
     windows (``index``, ``users``, ``started_at``, ``steady_from``, ``ended_at``, wall
     clock); ``baseline`` is the live baseline in seconds (``ttft_p50`` ...), served in ms
     with ``limit_factor`` (1 + ``--degradation``), the verdict's limit over it. ``classes``
-    (profile order) lead the list of classes a reader can choose from.
+    (profile order) lead the list of classes a reader can choose from; ``ladder`` is the running
+    ladder's status (:func:`llmload.ladder.status.ladder_status`: step, time left, verdict so far).
     """
     full = generation != buffer.generation
     samples = buffer.since(None if full else since)
@@ -232,4 +234,5 @@ def series_payload(
         "steps": [_step(w) for w in steps],
         "baseline": _baseline_ms(baseline),
         "limit_factor": limit_factor,
+        "ladder": ladder,
     }

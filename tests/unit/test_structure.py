@@ -153,7 +153,7 @@ def test_no_import_cycle_between_subpackages():
 
 #: docs/design.md's layers, top to bottom: a package imports its own layer or the layers below, never above.
 LAYERS = (
-    ("plugin", "webform", "cli", "__main__", "locustfile", "locustfile_ladder"),
+    ("plugin", "webform", "cli", "__main__", "locustfile", "locustfile_ladder", "locustfile_web"),
     ("runtime",),
     ("users", "webui", "web", "webauth", "exporter"),
     ("ladder", "collect", "gpu", "report", "rundir", "discovery", "preflight"),

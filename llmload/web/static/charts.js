@@ -156,6 +156,9 @@
       sel.replaceChildren(...d.classes.map((c) => new Option(c, c)));
       sel.value = state.cls;
     }
+    const ladder = $('ladder');  // a ladder's step, time left in it and the verdict so far (llmload/ladder/status.py)
+    ladder.hidden = !d.ladder;
+    ladder.textContent = d.ladder ? d.ladder.text : '';
     const n = state.t.length;
     $('status').textContent = n
       ? `${d.state || 'no test'} · ${n} points, one every ${d.interval_s} s, each over the last ${d.window_s} s (as in the table)`

@@ -8,6 +8,7 @@ from ladder_helpers import FakeClock, records
 from llmload.config import LadderConfig
 from llmload.errors import ConfigError
 from llmload.ladder import REPORT_GRACE_S, LadderDriver, LiveJudge, StepAt, StepTracker, step_at
+from llmload.ladder.plan import FixedLoad
 
 PLAN = LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=2.0)
 
@@ -72,3 +73,44 @@ def test_stop_on_breach_ends_the_ladder_once_a_closed_step_breaks_the_limits():
     without = LadderDriver(StepTracker(clock=clock), baseline_ok=lambda: 0)
     without.configure(LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=1.0), LiveJudge(lambda: metrics, 0.5, clock))
     assert without.tick(24.0) == (8, 8.0)  # without --stop-on-breach the ladder goes on
+
+
+def test_without_a_ladder_the_driver_holds_locusts_own_users_read_anew_each_tick():
+    load = [FixedLoad(3, 3.0)]
+    tracker = StepTracker(clock=FakeClock())
+    d = LadderDriver(tracker, baseline_ok=lambda: 0, fixed_load=lambda: load[0])
+    assert d.tick(0.0) == (3, 3.0) and tracker.current() is None  # no steps, no step windows
+    load[0] = FixedLoad(7, 2.0, run_time=60.0)  # the form edited the running test
+    assert d.tick(5.0) == (7, 2.0)
+    assert d.tick(60.0) is None  # its run time is up
+    load[0] = None
+    assert d.tick(1.0) is None  # nothing to hold: the test ends, as without a driver
+
+
+def test_a_run_time_ends_a_ladder_too_and_a_new_test_gets_its_pre_run_again():
+    clock = FakeClock(0.0)
+    tracker = StepTracker(clock=clock)
+    ok = [5]
+    d = LadderDriver(tracker, baseline_ok=lambda: ok[0], fixed_load=lambda: FixedLoad(1, 1.0, run_time=15.0), clock=clock)
+    d.configure(LadderConfig(levels=(2, 4), step_s=10.0, warmup_s=1.0, baseline_requests=5), None)
+    assert d.tick(0.0) == (2, 2.0) and d.step_ends_at == 10.0  # the pre-run already had its requests
+    clock.t = 12.0
+    assert d.tick(12.0) == (4, 4.0) and d.step_ends_at == 20.0
+    assert d.tick(15.0) is None and tracker.current() is None and d.step_ends_at is None
+    ok[0] = 0
+    d.configure(d.plan, None)  # the next test (from the web UI) starts with its own pre-run
+    assert d.tick(0.0) == (1, 1.0) and tracker.current() == (-1, 1, True)
+
+
+def test_the_judge_gives_its_verdict_so_far_without_stop_on_breach():
+    clock = FakeClock(0.0)
+    tracker = StepTracker(clock=clock)
+    metrics = {0: records(50.0), 1: records(400.0)}
+    judge = LiveJudge(lambda: metrics, 0.5, clock)
+    d = LadderDriver(tracker, baseline_ok=lambda: 0, clock=clock)
+    d.configure(LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=1.0), judge)
+    for t in (0.0, 10.0, 14.0, 20.0, 24.0):
+        clock.t = t
+        assert d.tick(t) is not None  # the ladder goes on
+    assert judge.judged == 2 and judge.verdict.status == "breach" and judge.breach.users == 4
+    assert judge.verdict.safe_users == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
+from llmload.ladder.plan import FixedLoad
 from llmload.runtime import Options
 
 
@@ -47,3 +48,13 @@ def test_the_host_is_the_environments_or_the_options():
     env.host = None
     env.parsed_options.host = "http://other:1"
     assert Options(env, worker=False).host == "http://other:1"
+
+
+def test_the_fixed_load_is_locusts_users_spawn_rate_and_run_time_as_they_are_now():
+    env = environment(FakeLocal(), "-u", "4", "-r", "2")
+    options = Options(env, worker=False)
+    assert options.fixed_load() == FixedLoad(4, 2.0, None)
+    env.parsed_options.num_users, env.parsed_options.spawn_rate, env.parsed_options.run_time = 9, 3.0, 120
+    assert options.fixed_load() == FixedLoad(9, 3.0, 120.0)  # what the web UI form wrote
+    env.parsed_options.num_users = None
+    assert options.fixed_load() is None
