@@ -196,8 +196,13 @@ class Coordinator:
         )
 
     def ladder_status(self) -> dict[str, Any] | None:
-        """The running ladder's step, time left in it and the verdict so far (None without a ladder)."""
+        """The running ladder's step, time left in it and the verdict so far (None without a ladder).
+
+        The judge is asked here too: after the ladder's end no shape ticks, and its last step's
+        verdict comes once the reports are in (each step is judged once, whoever asks)."""
         judge = self.driver.judge
+        if judge is not None:
+            judge.check(self.steps.windows)
         return ladder_status(self.config.ladder, self.steps.windows, self.steps.current(), self.driver.step_ends_at,
                              judge.verdict if judge else None, judge.judged if judge else 0, time.time())  # fmt: skip
 

@@ -102,6 +102,10 @@ def test_the_start_form_is_checked_and_the_error_shown(web, tmp_path):
         ({"host": "127.0.0.1:1"}, "--host 127.0.0.1:1: needs http:// or https://"),
         ({"host": f"http://127.0.0.1:{free_port()}"}, "cannot connect to 127.0.0.1"),
         ({"max_tokens_cap": "lots"}, "--max-tokens-cap 'lots': must be a whole number"),
+        ({"ladder": "5,1"}, "--ladder '5,1': user counts must increase from step to step"),
+        ({"slo": "ttft_ms=fast"}, "--slo 'ttft_ms=fast': ttft_ms='fast' must be a number of milliseconds"),
+        ({"extra_body": '{"top_p": '}, "--extra-body: not valid JSON"),
+        ({"profile": "no-such-profile.toml"}, "profile 'no-such-profile.toml': no such file"),
     ]
     for fields, message in cases:
         answer = _swarm(base, host=url, **fields) if "host" not in fields else _swarm(base, **fields)

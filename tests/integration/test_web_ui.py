@@ -134,11 +134,23 @@ def test_llm_tab_shows_live_numbers_in_a_real_browser(sim, tmp_path):
         driver.get(base + "/")
         wait = WebDriverWait(driver, 20)
 
-        # The start form: 6 users, all started at once, then Start.
+        # The start form: 6 users, all started at once.
         for name, value in (("userCount", "6"), ("spawnRate", "6")):
             field = wait.until(lambda d, n=name: d.find_element(By.NAME, n))
             field.send_keys(Keys.CONTROL, "a")
             field.send_keys(value)
+        # A bad ladder first: its one-line error shows above the form, and nothing starts.
+        assert "%(default)s" not in driver.page_source  # labels show each flag's default
+        driver.find_element(By.XPATH, "//*[normalize-space(.)='Custom parameters']").click()
+        ladder = wait.until(lambda d: d.find_element(By.NAME, "ladder"))
+        wait.until(lambda d: ladder.is_displayed())
+        ladder.send_keys("5,1")
+        driver.find_element(By.CSS_SELECTOR, "form button[type='submit']").click()
+        alert = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "form [role='alert']"))
+        assert "--ladder '5,1': user counts must increase from step to step" in alert.text, alert.text
+        assert get_json(base + "/llmload/live")["state"] == "ready"  # nothing started
+        ladder.send_keys(Keys.CONTROL, "a")
+        ladder.send_keys(Keys.DELETE)  # no ladder: the form's users run
         driver.find_element(By.CSS_SELECTOR, "form button[type='submit']").click()
 
         tab = wait.until(lambda d: d.find_element(By.XPATH, "//button[@role='tab'][normalize-space(.)='LLM']"))
