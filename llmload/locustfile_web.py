@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from locust import events
 
-from llmload.ladder.shape import LadderShape
+from llmload.ladder import shape  # the module, not the class: Locust takes every shape class it finds here
 from llmload.plugin import activate
 from llmload.users import LLMUser
 
@@ -21,5 +21,5 @@ class LLMStreamUser(LLMUser):
     """Sends the workload profile's mix (``--profile``) to the endpoint chosen by ``--api``."""
 
 
-class FormLoad(LadderShape):
+class FormLoad(shape.LadderShape):
     """The form's users, or its ladder when one is set; see llmload/ladder/plan.py."""

@@ -9,7 +9,8 @@ Only Locust's supported extension points are used (no fork of its React UI, no J
   2 s and returns the *same* response object on a cache hit; the hook runs on hits too and
   replaces only our entry, so our rows are fresh on every poll;
 * a Flask route ``<web base path>/llmload/live`` serves the rows as JSON for scripts (behind
-  ``--web-login`` when that is on), linked from the "Download Data" tab.
+  ``--web-login`` when that is on), linked from the "Download Data" tab, with a running
+  ladder's status (``ladder``: :mod:`llmload.ladder.status`, also the chart page's top line).
 
 The two tabs, one row per request class (profile order) plus an ``Overall`` row last:
 

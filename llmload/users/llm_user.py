@@ -21,8 +21,8 @@ process comes from its :class:`~llmload.users.context.LoadContext`.
   whose content type is not a stream fails as ``wrong_content_type``;
 * the record goes to every listener of ``llmload_request`` (the recorder is one);
 * Locust's ``request`` event fires once with the E2E time (request_type ``E2E``, name =
-  class; failures carry the error) and once with TTFT (request_type ``TTFT``) when a
-  first token came — never once per token. Interrupted requests fire nothing.
+  class; failures carry the error; ``--locust-ttft-rows`` adds one with TTFT) — never once
+  per token. Interrupted requests fire nothing (:meth:`LoadProcess.finish`).
 
 Errors never escape the task: a failed request is counted and the user carries on.
 
