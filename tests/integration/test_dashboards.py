@@ -15,7 +15,11 @@ variable (a class, the model, and each GPU exporter's host, so both halves of ev
 ``llmload_gpu_* or DCGM_FI_*`` query are exercised). Recording rules are checked both as
 expressions and as the series Prometheus recorded; alert expressions with their
 comparisons turned into ``bool`` ones (the healthy simulator fires no alert), and every
-rule must be healthy in ``/api/v1/rules``. About 45 s.
+rule must be healthy in ``/api/v1/rules``. About 25 s (two 6 s steps).
+
+Prometheus answers ``/-/ready`` before it scrapes (it applies its targets on a 5 s tick), so
+each test waits until ``up{job="llmload"}`` exists (0: the run has not started) before it
+starts llmload: the scrapes then cover the whole run.
 """
 
 from __future__ import annotations
@@ -40,12 +44,12 @@ from tests.unit.test_deploy_files import DASHBOARDS, PROMETHEUS_DIR, dashboard_q
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
-STEP_S, WARMUP_S, LINGER_S = 12, 2, 3
+STEP_S, WARMUP_S, LINGER_S = 6, 2, 3
 RATE_INTERVAL, INTERVAL = "10s", "2s"  # $__rate_interval, $__interval (Grafana's, for a 1 s scrape)
 LLMLOAD_GPU_HOST, DCGM_GPU_HOST = "fake-llmload-names", "fake-dcgm-names"
 # Queries that may rightly return nothing in a short, healthy run, and why.
 NO_DATA_EXPECTED = {
-    "llmload.json: annotation 'Prometheus alerts'": "no alert fires against the healthy simulator in 25 s",
+    "llmload.json: annotation 'Prometheus alerts'": "no alert fires against the healthy simulator in a 12 s run",
 }
 #: Panels of open-loop runs only (an offered rate, client waits): a concurrency ladder has none; their queries
 #: are checked against an open-loop run instead (test_the_open_loop_panels_return_data_for_an_open_loop_run).
@@ -114,6 +118,14 @@ class Prom:
         body = self.get("query", query=expr)
         assert body["status"] == "success", (expr, body)
         return body["data"]["result"]
+
+
+def start_scraping(port: int, proc: subprocess.Popen) -> Prom:
+    """Wait until the Prometheus on ``port`` is ready and its scrape loop runs (``up{job="llmload"}`` exists)."""
+    wait_until(lambda: http_get(f"http://127.0.0.1:{port}/-/ready") is not None, 30, "prometheus", proc)
+    prom = Prom(port)
+    wait_until(lambda: prom.instant('up{job="llmload"}'), 30, "prometheus scraping", proc)
+    return prom
 
 
 def substitute(expr: str, values: dict[str, str]) -> str:
@@ -205,8 +217,7 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
             stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
         ))  # fmt: skip
         log.close()
-        wait_until(lambda: http_get(f"http://127.0.0.1:{prom_port}/-/ready") is not None, 30, "prometheus", procs[-1])
-        prom = Prom(prom_port)
+        prom = start_scraping(prom_port, procs[-1])
 
         summary = tmp_path / "summary.json"
         cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", sim_url, "--ladder", "1,3",
@@ -310,10 +321,9 @@ def test_the_open_loop_panels_return_data_for_an_open_loop_run(sim, tmp_path):
             stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
         ))  # fmt: skip
         log.close()
-        wait_until(lambda: http_get(f"http://127.0.0.1:{prom_port}/-/ready") is not None, 30, "prometheus", procs[-1])
-        prom = Prom(prom_port)
+        prom = start_scraping(prom_port, procs[-1])
         cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", sim_url, "--arrival", "poisson",
-               "--rate", "20", "-u", "2", "-r", "100", "-t", "12s", "--max-tokens-cap", "16", "--only-summary",
+               "--rate", "20", "-u", "2", "-r", "100", "-t", "6s", "--max-tokens-cap", "16", "--only-summary",
                "--stop-timeout", "0", "--no-run-dir", "--exporter-port", str(exporter_port),
                "--exporter-host", "127.0.0.1", "--exporter-linger", f"{LINGER_S}s"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "LLMLOAD_NO_EXPORTER"}
