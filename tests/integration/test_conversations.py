@@ -22,7 +22,11 @@ from tests.integration.harness import run_cli
 
 pytestmark = pytest.mark.integration
 
-SIM = ("--preset", "healthy", "--prefill-tps", "4000", "--time-scale", "0.25")
+# The simulator at 1/8 of real time and 4 s runs: the requests of 8 s at --time-scale 0.25 (measured there:
+# 6-10 finished requests per turn, ≥ 3 asserted; 170 and 68 of the shared-prefix class, ≥ 20 asserted), and
+# TTFTs (~22 ms at turn 1) still far above the client's own few-ms noise.
+SIM = ("--preset", "healthy", "--prefill-tps", "4000", "--time-scale", "0.125")
+RUN_S = "4s"
 IN, OUT = 400, 40
 
 
@@ -36,7 +40,7 @@ def run(sim, tmp_path: Path, profile: str, cache: bool, *extra: str) -> dict:
     url = sim(*SIM, "--prefix-caching" if cache else "--no-prefix-caching")
     out = tmp_path / ("on" if cache else "off")
     out.mkdir()
-    args = ["--host", url, "--profile", profile, "--headless", "-u", "2", "-r", "2", "-t", "8s", "--seed", "3",
+    args = ["--host", url, "--profile", profile, "--headless", "-u", "2", "-r", "2", "-t", RUN_S, "--seed", "3",
             "--no-run-dir", *[a.replace("{url}", url) for a in extra]]  # fmt: skip
     code, output, summary = run_cli(args, out, timeout=90)
     assert code == 0 and summary is not None, output[-2000:]
@@ -76,7 +80,8 @@ def test_a_shared_prefix_hits_the_cache_on_and_is_diagnosed_cold_off(sim, tmp_pa
         '[[classes]]\nname = "rag"\nweight = 1\ninput_tokens = 100\noutput_tokens = 8\nprefix = {groups = 1, tokens = 1000}\n',
     )
     for cache in (True, False):
-        s = run(sim, tmp_path, profile, cache, "--engine-metrics", "{url}/metrics")
+        # polled every 0.5 s: the engine's prefix-cache counters move between polls of a 4 s run
+        s = run(sim, tmp_path, profile, cache, "--engine-metrics", "{url}/metrics", "--collect-interval", "0.5s")
         rag = s["classes"]["rag"]
         assert rag["ok"] >= 20 and rag["input_tokens"] == 1100 * rag["ok"]
         assert "by_turn" not in rag  # a single-request class
