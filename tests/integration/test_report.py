@@ -51,8 +51,9 @@ def run_dir(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("report")
     no_run_dir = os.environ.pop("LLMLOAD_NO_RUN_DIR", None)  # a suite may turn run directories off; this test needs one
     try:
-        with start_sim_process(["--preset", "batch-starved", "--time-scale", "0.25"]) as sim:
-            args = ["--headless", "--host", sim.url, "--ladder", "1,4,8", "--step-time", "6s", "--step-warmup", "2s"]
+        # The simulator at 1/8 of real time and 3 s steps: what 6 s steps at --time-scale 0.25 held.
+        with start_sim_process(["--preset", "batch-starved", "--time-scale", "0.125"]) as sim:
+            args = ["--headless", "--host", sim.url, "--ladder", "1,4,8", "--step-time", "3s", "--step-warmup", "1s"]
             args += ["--max-tokens-cap", "64", "--runs-dir", str(tmp / "runs")]
             args += ["--engine-metrics", sim.url, "--gpu-metrics", sim.url, "--collect-interval", "0.5s"]
             code, output, _ = run_cli(args, tmp)
