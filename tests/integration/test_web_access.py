@@ -147,7 +147,8 @@ def _listening(port: int) -> set[str]:
 def test_the_master_binds_locally_under_processes(sim, tmp_path, extra, expected):
     port = free_port()
     log = tmp_path / "llmload.log"
-    proc = _start(["--headless", "--processes", "1", "-u", "1", "-r", "1", "-t", "6s", "--host", sim(),
+    # -t 2s: the master binds at start-up and lives through its worker's start and the run, seconds to look
+    proc = _start(["--headless", "--processes", "1", "-u", "1", "-r", "1", "-t", "2s", "--host", sim(),
                    "--master-bind-port", str(port), "--master-port", str(port), "--exporter-port", "0", "--no-run-dir", "--only-summary", *extra],
                   log)  # fmt: skip
     try:
