@@ -101,7 +101,7 @@ def test_busy_web_port_is_exit_2(tmp_path, sim):
 def test_without_preflight_a_closed_port_backs_off_and_is_diagnosed(tmp_path, closed_port):
     host = f"http://127.0.0.1:{closed_port}"
     code, output, s = run_cli(
-        ["--headless", "--only-summary", "-u", "2", "-r", "2", "-t", "10s", "--host", host, "--model", "m",
+        ["--headless", "--only-summary", "-u", "2", "-r", "2", "-t", "5s", "--host", host, "--model", "m",
          "--no-preflight", "--stop-timeout", "1"],
         tmp_path,
     )  # fmt: skip
