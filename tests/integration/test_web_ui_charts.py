@@ -82,7 +82,6 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         WebDriverWait(driver, 2 * STEP_S + 30, poll_frequency=1).until(ended)
         time.sleep(2.5)  # the sampler's last sample, after the stop (every 2 s)
         data = get_json(base + "/llmload/series")
-        time.sleep(2.5)  # the frame's next poll (every 2 s) draws it
         t, col = data["t"], data["columns"]
         step0, step1 = data["steps"]
         assert (step0["users"], step1["users"]) == (1, 20)
@@ -106,6 +105,13 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         # The frame: every chart drawn, engine and GPU ones too (collection is on), "now" values from the data.
         assert frame.size["height"] > 600 and frame.is_displayed()
         driver.switch_to.frame(frame)
+        last = [v for v in col["ttft_p50_ms"] if v is not None][-1]
+
+        def draws_the_last_sample(d):  # at the frame's next poll (every 2 s)
+            now = d.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
+            return number(now.replace(",", "")) == pytest.approx(last, rel=0.02)
+
+        wait.until(draws_the_last_sample)
         shown = [
             s.get_attribute("id") for s in driver.find_elements(By.CSS_SELECTOR, "section.chart") if s.is_displayed()
         ]
@@ -114,7 +120,6 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         ]
         assert len(driver.find_elements(By.CSS_SELECTOR, "section.chart canvas")) >= len(shown)
         now = driver.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
-        last = [v for v in col["ttft_p50_ms"] if v is not None][-1]
         assert number(now.replace(",", "")) == pytest.approx(last, rel=0.02), (now, last)
         # nothing reasons here: no TTFO line (tests/unit/web: its values where requests reason)
         assert not driver.find_elements(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttfo_p50_ms']")
