@@ -44,7 +44,10 @@ def tiny_profile(tmp_path_factory):
 
 @pytest.mark.parametrize(("mode", "flags", "kind"), CASES, ids=[c[0] for c in CASES])
 def test_error_kind_is_counted(faulty, tiny_profile, mode, flags, kind):
-    s = run_inprocess(faulty, ["--model", mode, "--profile", tiny_profile, *flags], users=2, seconds=2.5)
+    # 1.2 s: the slowest kind (slow_total: the 0.6 s --request-timeout) fails each user's first request
+    # by ~0.7 s; every mode is the same on every request, and error backoff spaces the failing ones out
+    # (4-9 finished requests per failing mode, 55-270 per succeeding one).
+    s = run_inprocess(faulty, ["--model", mode, "--profile", tiny_profile, *flags], users=2, seconds=1.2)
     o = s["overall"]
     assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"]
     assert o["requests"] >= 2
