@@ -53,12 +53,12 @@ import math
 from collections import Counter
 from typing import Any, Protocol
 
-from flask import Response, request
+from flask import Response
 
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.web import ChartInputs, install_charts
-from llmload.web.state import install_state
+from llmload.web.state import edit_request_stats, install_state
 from llmload.webauth import hide_secret_defaults
 
 __all__ = [
@@ -345,26 +345,17 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
     )
 
     app = web_ui.app
-    failed = []  # log a failing hook once, not on every poll
 
     def data() -> dict[str, Any]:
         return live_data(environment, source)
 
-    @app.after_request
-    def _add_llm_stats(resp: Response) -> Response:
-        if request.endpoint != "locust.request_stats" or resp.status_code != 200 or not resp.is_json:
-            return resp
-        try:
-            body = json.loads(resp.get_data())
-            d = data()
-            ours = [{"key": LIVE_TAB, "data": d["live"]}, {"key": RUN_TAB, "data": d["run"]}]
-            body["extended_stats"] = _merge_by_key(body.get("extended_stats"), ours, "key")
-            resp.set_data(json.dumps(body, separators=(",", ":")))
-        except Exception:
-            if not failed:
-                failed.append(True)
-                log.exception("llmload: could not add the LLM tab's rows to /stats/requests")
-        return resp
+    def add_llm_stats(body: dict[str, Any]) -> bool:
+        d = data()
+        ours = [{"key": LIVE_TAB, "data": d["live"]}, {"key": RUN_TAB, "data": d["run"]}]
+        body["extended_stats"] = _merge_by_key(body.get("extended_stats"), ours, "key")
+        return True
+
+    edit_request_stats(app, add_llm_stats, "add the LLM tab's rows to")
 
     @web_ui.auth_required_if_enabled
     def llmload_live() -> Response:

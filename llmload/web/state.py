@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, request
 
-__all__ = ["STOP_IN_PROGRESS", "install_state", "shown_state"]
+__all__ = ["STOP_IN_PROGRESS", "edit_request_stats", "install_state", "shown_state"]
 
 log = logging.getLogger("llmload")
 
@@ -38,27 +39,43 @@ def shown_state(state: str | None) -> str | None:
     return STOP_IN_PROGRESS.get(state, state) if state is not None else None
 
 
+def edit_request_stats(app: Any, edit: Callable[[dict[str, Any]], bool], what: str) -> None:
+    """Rewrite every successful JSON answer of Locust's ``/stats/requests`` with ``edit(body)`` (Flask's ``after_request``).
+
+    ``edit`` changes the body in place and returns whether it did (False: the answer goes out
+    as it is). A failing edit leaves the answer as Locust made it and is logged once
+    (``what`` says which edit), not on every poll.
+    """
+    failed: list[bool] = []
+
+    @app.after_request
+    def _edit(resp: Response) -> Response:
+        if request.endpoint != "locust.request_stats" or resp.status_code != 200 or not resp.is_json:
+            return resp
+        try:
+            body = json.loads(resp.get_data())
+            if edit(body):
+                resp.set_data(json.dumps(body, separators=(",", ":")))
+        except Exception:
+            if not failed:
+                failed.append(True)
+                log.exception("llmload: could not %s /stats/requests", what)
+        return resp
+
+
 def install_state(environment: Any) -> bool:
     """Hook ``/stats/requests`` of ``environment.web_ui`` (False when there is none)."""
     web_ui = getattr(environment, "web_ui", None)
     if web_ui is None or getattr(web_ui, "_llmload_state", False):
         return web_ui is not None
     web_ui._llmload_state = True
-    failed: list[bool] = []  # log a failing hook once, not on every poll
 
-    @web_ui.app.after_request
-    def _state_now(resp: Response) -> Response:
+    def state_now(body: dict[str, Any]) -> bool:
         runner = environment.runner
-        if request.endpoint != "locust.request_stats" or resp.status_code != 200 or not resp.is_json or runner is None:
-            return resp
-        try:
-            body = json.loads(resp.get_data())
-            body["state"] = shown_state(runner.state)
-            resp.set_data(json.dumps(body, separators=(",", ":")))
-        except Exception:
-            if not failed:
-                failed.append(True)
-                log.exception("llmload: could not set the state of /stats/requests")
-        return resp
+        if runner is None:
+            return False
+        body["state"] = shown_state(runner.state)
+        return True
 
+    edit_request_stats(web_ui.app, state_now, "set the state of")
     return True

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import pytest
 from flask import jsonify
-from locust import events as global_events
-from locust.argument_parser import get_parser
-from locust.env import Environment
 from locust.runners import STATE_RUNNING
 
-from llmload.config import add_arguments
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Options
-from llmload.users import LLMUser
 from llmload.webform import install_form_check
+from tests.unit.web_env import local_web_env
 
 
 class Ramp(LadderShape):
@@ -32,17 +28,7 @@ def form(monkeypatch):
     envs = []
 
     def make(shape=None):
-        class U(LLMUser):
-            pass
-
-        parser = get_parser()
-        if not any(a.dest == "api" for a in parser._actions):
-            add_arguments(parser)
-        opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0"])
-        env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, shape_class=shape,
-                          events=type(global_events)())  # fmt: skip
-        env.create_local_runner()
-        env.create_web_ui("127.0.0.1", 0)
+        env = local_web_env(shape=shape)
         envs.append(env)
         swarmed, prepared = [], []
         app = env.web_ui.app

@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from locust import events as global_events
-from locust.argument_parser import get_parser
-from locust.env import Environment
 
 from llmload.config import add_arguments
 from llmload.metrics.aggregation import WINDOW_S, WorkerGauges
@@ -15,8 +12,8 @@ from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
-from llmload.users import LLMUser
 from llmload.webui import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
+from tests.unit.web_env import local_web_env
 
 MS = 1_000_000
 
@@ -40,17 +37,7 @@ def finished(cls, outcome="ok", kind=None, n=5, ttft_ms=50, itl_ms=5):
 
 
 def make_env(web_base_path=None, web_ui_first=True):
-    class U(LLMUser):
-        pass
-
-    parser = get_parser()
-    if not any(a.dest == "api" for a in parser._actions):
-        add_arguments(parser)
-    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0"])
-    env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
-    env.create_local_runner()
-    if web_ui_first:  # as locust.main does: the web UI exists when init fires
-        env.create_web_ui("127.0.0.1", 0, web_base_path=web_base_path)
+    env = local_web_env(web_base_path=web_base_path, web_ui=web_ui_first)  # as locust.main: the web UI exists at init
     clock = FakeClock()
     runtime = install(env, Runtime(env, clock=clock))
     return env, runtime, clock

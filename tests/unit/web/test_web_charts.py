@@ -6,19 +6,15 @@ import re
 from dataclasses import replace
 
 import pytest
-from locust import events as global_events
-from locust.argument_parser import get_parser
-from locust.env import Environment
 
-from llmload.config import add_arguments
 from llmload.metrics.aggregation import WorkerGauges
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
-from llmload.users import LLMUser
 from llmload.web.charts import LOADER, STATIC_DIR, ChartSampler
 from llmload.web.series import SCHEMA, SeriesBuffer
+from tests.unit.web_env import local_web_env
 
 MS = 1_000_000
 
@@ -48,16 +44,7 @@ def web(monkeypatch):
     made = []
 
     def make(web_base_path=None):
-        class U(LLMUser):
-            pass
-
-        parser = get_parser()
-        if not any(a.dest == "api" for a in parser._actions):
-            add_arguments(parser)
-        opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight", "--web-port", "0"])
-        env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=type(global_events)())
-        env.create_local_runner()
-        env.create_web_ui("127.0.0.1", 0, web_base_path=web_base_path)
+        env = local_web_env(web_base_path=web_base_path)
         clock = Clock()
         runtime = install(env, Runtime(env, clock=clock))
         sampler: ChartSampler = env.web_ui._llmload_charts
