@@ -120,6 +120,18 @@ class Prom:
         return body["data"]["result"]
 
 
+def start_prometheus(tmp_path, config: dict, port: int, procs: list[subprocess.Popen]) -> Prom:
+    """Run Prometheus with ``config`` on ``port`` (appended to ``procs``, stopped by the caller), scraping."""
+    (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))  # JSON is YAML
+    with open(tmp_path / "prometheus.log", "wb") as log:
+        procs.append(subprocess.Popen(
+            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
+        ))  # fmt: skip
+    return start_scraping(port, procs[-1])
+
+
 def start_scraping(port: int, proc: subprocess.Popen) -> Prom:
     """Wait until the Prometheus on ``port`` is ready and its scrape loop runs (``up{job="llmload"}`` exists)."""
     wait_until(lambda: http_get(f"http://127.0.0.1:{port}/-/ready") is not None, 30, "prometheus", proc)
@@ -209,15 +221,7 @@ def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
         config = prometheus_config(
             f"127.0.0.1:{exporter_port}", hostport(sim_url), [hostport(gpu_llmload), hostport(gpu_dcgm)]
         )
-        (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))  # JSON is YAML
-        log = open(tmp_path / "prometheus.log", "wb")  # noqa: SIM115
-        procs.append(subprocess.Popen(
-            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
-        ))  # fmt: skip
-        log.close()
-        prom = start_scraping(prom_port, procs[-1])
+        prom = start_prometheus(tmp_path, config, prom_port, procs)
 
         summary = tmp_path / "summary.json"
         cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", sim_url, "--ladder", "1,3",
@@ -313,15 +317,7 @@ def test_the_open_loop_panels_return_data_for_an_open_loop_run(sim, tmp_path):
     try:
         exporter_port, prom_port = free_port(), free_port()
         config = prometheus_config(f"127.0.0.1:{exporter_port}", sim_url.split("://", 1)[1], [])
-        (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))
-        log = open(tmp_path / "prometheus.log", "wb")  # noqa: SIM115
-        procs.append(subprocess.Popen(
-            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
-        ))  # fmt: skip
-        log.close()
-        prom = start_scraping(prom_port, procs[-1])
+        prom = start_prometheus(tmp_path, config, prom_port, procs)
         cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", sim_url, "--arrival", "poisson",
                "--rate", "20", "-u", "2", "-r", "100", "-t", "6s", "--max-tokens-cap", "16", "--only-summary",
                "--stop-timeout", "0", "--no-run-dir", "--exporter-port", str(exporter_port),
