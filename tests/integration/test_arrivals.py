@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from llmload.sim import start_sim_process
+from tests.gap_stats import cv, ks_exponential
 from tests.integration.harness import ROOT, run_cli, run_inprocess
 from tests.integration.test_prometheus import free_port
 
@@ -66,22 +67,11 @@ def _both_gaps(url: str, args: list[str], users: int, seconds: float,
     return _gaps(starts, warmup_s), _gaps(planned, warmup_s)
 
 
-def _cv(gaps: np.ndarray) -> float:
-    return float(gaps.std() / gaps.mean())
-
-
-def _ks_exponential(gaps: np.ndarray) -> float:
-    x = np.sort(gaps / gaps.mean())
-    n = len(x)
-    cdf = 1.0 - np.exp(-x)
-    return float(max((np.arange(1, n + 1) / n - cdf).max(), (cdf - np.arange(n) / n).max()))
-
-
 def test_constant_send_times_have_no_spread(sim):
     gaps = _send_gaps(sim(**FAST), ["--arrival", "constant", "--rate", "50"], users=8, seconds=5)
     assert len(gaps) > 150
     assert gaps.mean() == pytest.approx(0.02, rel=0.02)
-    assert _cv(gaps) < 0.1  # timer jitter only (~0.5 ms on 20 ms gaps)
+    assert cv(gaps) < 0.1  # timer jitter only (~0.5 ms on 20 ms gaps)
 
 
 def test_poisson_send_times_are_exponential(sim):
@@ -89,18 +79,18 @@ def test_poisson_send_times_are_exponential(sim):
     # came from a run of its own).
     gaps, planned = _both_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=16, seconds=6)
     assert len(gaps) > 500 and len(planned) > 500
-    assert _cv(gaps) == pytest.approx(1.0, abs=0.12)  # the actual sends, event-loop jitter included
+    assert cv(gaps) == pytest.approx(1.0, abs=0.12)  # the actual sends, event-loop jitter included
     # KS (1 % level) on the intended send times the records carry: at 150/s the loop's ~1 ms
     # jitter on the actual sends is a visible share of the 6.7 ms mean gap on a busy machine.
-    assert _cv(planned) == pytest.approx(1.0, abs=0.12)
-    assert _ks_exponential(planned) < 1.63 / math.sqrt(len(planned))
+    assert cv(planned) == pytest.approx(1.0, abs=0.12)
+    assert ks_exponential(planned) < 1.63 / math.sqrt(len(planned))
 
 
 def test_gamma_burstiness_quarter_has_cv_two(sim):
     gaps = _send_gaps(sim(**FAST), ["--arrival", "gamma", "--burstiness", "0.25", "--rate", "150"], users=32,
                       seconds=7)  # fmt: skip
     assert len(gaps) > 600
-    assert _cv(gaps) == pytest.approx(2.0, abs=0.35)
+    assert cv(gaps) == pytest.approx(2.0, abs=0.35)
 
 
 RATE_RUN = ["--headless", "--only-summary", "-u", "8", "-r", "100", "-t", "30s", "--arrival", "poisson",

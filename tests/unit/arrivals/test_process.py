@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from llmload.arrivals.process import ArrivalSpec, RatePlan, unit_arrivals, worker_share
+from tests.gap_stats import cv, ks_exponential
 
 
 def _gaps(mode: str, n: int, burstiness: float = 1.0, seed: int = 7) -> np.ndarray:
@@ -14,38 +15,26 @@ def _gaps(mode: str, n: int, burstiness: float = 1.0, seed: int = 7) -> np.ndarr
     return np.diff(times)
 
 
-def _cv(x: np.ndarray) -> float:
-    return float(x.std() / x.mean())
-
-
-def _ks_exponential(gaps: np.ndarray) -> float:
-    """Kolmogorov-Smirnov distance between the gaps (normalised to mean 1) and Exp(1)."""
-    x = np.sort(gaps / gaps.mean())
-    n = len(x)
-    cdf = 1.0 - np.exp(-x)
-    return float(max((np.arange(1, n + 1) / n - cdf).max(), (cdf - np.arange(n) / n).max()))
-
-
 def test_constant_gaps_are_exactly_one_and_start_at_zero():
     times = list(islice(unit_arrivals(ArrivalSpec("constant"), seed=1), 5))
     assert times == [0.0, 1.0, 2.0, 3.0, 4.0]
-    assert _cv(_gaps("constant", 10_000)) == 0.0
+    assert cv(_gaps("constant", 10_000)) == 0.0
 
 
 def test_poisson_gaps_are_exponential():
     gaps = _gaps("poisson", 20_000)
     assert gaps.mean() == pytest.approx(1.0, rel=0.03)
-    assert _cv(gaps) == pytest.approx(1.0, abs=0.03)
+    assert cv(gaps) == pytest.approx(1.0, abs=0.03)
     # KS at 1 % significance: critical distance 1.63 / sqrt(n).
-    assert _ks_exponential(gaps) < 1.63 / math.sqrt(len(gaps))
+    assert ks_exponential(gaps) < 1.63 / math.sqrt(len(gaps))
 
 
 def test_gamma_shape_sets_the_burstiness():
-    assert _cv(_gaps("gamma", 40_000, burstiness=0.25)) == pytest.approx(2.0, rel=0.05)
-    assert _cv(_gaps("gamma", 40_000, burstiness=4.0)) == pytest.approx(0.5, rel=0.05)
+    assert cv(_gaps("gamma", 40_000, burstiness=0.25)) == pytest.approx(2.0, rel=0.05)
+    assert cv(_gaps("gamma", 40_000, burstiness=4.0)) == pytest.approx(0.5, rel=0.05)
     assert _gaps("gamma", 40_000, burstiness=0.25).mean() == pytest.approx(1.0, rel=0.05)
     # Shape 1 is Poisson.
-    assert _ks_exponential(_gaps("gamma", 20_000, burstiness=1.0)) < 1.63 / math.sqrt(20_000)
+    assert ks_exponential(_gaps("gamma", 20_000, burstiness=1.0)) < 1.63 / math.sqrt(20_000)
 
 
 def test_the_sequence_depends_on_the_seed_only():
