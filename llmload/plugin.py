@@ -27,6 +27,8 @@ llmload_step (custom msg)    master → workers: the ladder's step changed (:mod
 test_stopping                the open-loop dispatcher stops releasing arrivals (before users stop)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
+(not a seam)                 :mod:`llmload.runtime.locust_workarounds`: Locust internals that distort a
+                             worker's timing (a parser built per option of each spawn message), mended
 web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``,
                              the start form checked before ``/swarm`` (:mod:`llmload.webform`)
 ===========================  ================================================================
@@ -52,6 +54,7 @@ from llmload.errors import ConfigError
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
+from llmload.runtime.locust_workarounds import install_locust_workarounds
 from llmload.users.context import attach
 from llmload.webauth import check_web_login, install_web_auth
 from llmload.webform import install_form_check
@@ -76,6 +79,7 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
 
     Exits with one error line on bad input.
     """
+    install_locust_workarounds()  # before a worker's first spawn message
     try:
         runtime = runtime or Runtime(environment)
         if runtime.coordinator is not None:

@@ -253,16 +253,33 @@ def _drop_flag(parser: Any, name: str) -> None:
 
 
 def local_master_default(parser: Any, argv: list[str], environ: Mapping[str, str]) -> bool:
-    """Under ``--processes`` every worker is local: the master's default bind address becomes 127.0.0.1.
+    """Under ``--processes`` every worker is local: the master's default bind address becomes 127.0.0.1,
+    and the workers' default ``--master-port`` becomes the ``--master-bind-port`` given.
 
-    Locust's default is ``*`` (every interface), and the API key travels to workers over it.
-    Only the default changes: ``--master-bind-host`` on the command line, in the environment or
-    in a config file still wins. Returns whether the default was changed.
+    Locust's default bind address is ``*`` (every interface), and the API key travels to workers
+    over it. Locust's forked workers connect to ``--master-port`` (5557 unless given), not to the
+    port the master binds, so ``--master-bind-port`` alone left them unconnected. Only defaults
+    change: ``--master-bind-host``/``--master-port`` on the command line, in the environment or
+    in a config file still win. Returns whether the defaults were changed.
     """
-    if not (any(a == "--processes" or a.startswith("--processes=") for a in argv) or environ.get("LOCUST_PROCESSES")):
+    if not (_argv_value(argv, "--processes") is not None or environ.get("LOCUST_PROCESSES")):
         return False
     parser.set_defaults(master_bind_host="127.0.0.1")
+    bind_port = _argv_value(argv, "--master-bind-port") or environ.get("LOCUST_MASTER_BIND_PORT")
+    if bind_port and bind_port.isdigit():
+        parser.set_defaults(master_port=int(bind_port))
     return True
+
+
+def _argv_value(argv: list[str], name: str) -> str | None:
+    """The value of ``name`` in ``argv`` (``NAME V`` or ``NAME=V``; the last one wins), else None."""
+    value = None
+    for i, a in enumerate(argv):
+        if a == name:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+        elif a.startswith(name + "="):
+            value = a[len(name) + 1 :]
+    return value
 
 
 def read(namespace: Any) -> dict[str, Any]:

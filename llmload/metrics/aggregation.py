@@ -74,7 +74,10 @@ class WorkerGauges:
 
     @property
     def saturated(self) -> bool:
-        return self.cpu_ratio >= CPU_SATURATED or self.loop_lag_s >= LAG_SATURATED_S
+        """Short of CPU or late to wake while it had load; an idle process (no user, nothing in flight) measures
+        nothing, e.g. a worker's report from before its test started, whose interval holds its start-up."""
+        busy = self.users > 0 or self.in_flight > 0
+        return busy and (self.cpu_ratio >= CPU_SATURATED or self.loop_lag_s >= LAG_SATURATED_S)
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

@@ -190,8 +190,8 @@ def test_json_route_serves_the_same_rows_and_the_saturation_flag(web):
     client = env.web_ui.app.test_client()
     env.events.test_start.fire(environment=env)
     clock.t += 3.0
-    feed(env, runtime, [], cpu_ratio=0.97)  # saturated twice in a row: a verdict for the run
-    feed(env, runtime, [finished("medium")], cpu_ratio=0.97, in_flight=1, in_flight_by_class={"medium": 1})
+    feed(env, runtime, [], cpu_ratio=0.97, users=1)  # saturated twice in a row: a verdict for the run
+    feed(env, runtime, [finished("medium")], cpu_ratio=0.97, users=1, in_flight=1, in_flight_by_class={"medium": 1})
     live = client.get("/llmload/live")
     assert live.status_code == 200 and live.mimetype == "application/json"
     data = json.loads(live.get_data())

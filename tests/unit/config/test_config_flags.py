@@ -134,3 +134,21 @@ def test_master_binds_locally_only_under_processes_unless_chosen(argv, env, give
     add_arguments(p)
     local_master_default(p, argv, env)
     assert p.parse_args(given).master_bind_host == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "given", "expected"),
+    [
+        (["--processes", "2", "--master-bind-port", "15601"], {}, [], 15601),
+        (["--processes=2", "--master-bind-port=15602"], {}, [], 15602),
+        (["--processes", "2"], {"LOCUST_MASTER_BIND_PORT": "15603"}, [], 15603),
+        (["--processes", "2", "--master-bind-port", "15601"], {}, ["--master-port", "15700"], 15700),
+        (["--processes", "2"], {}, [], 5557),
+        (["--master-bind-port", "15601"], {}, [], 5557),  # a master for workers elsewhere: theirs to choose
+    ],
+)
+def test_forked_workers_connect_to_the_port_the_master_binds(argv, env, given, expected):
+    p = _locust_parser()
+    add_arguments(p)
+    local_master_default(p, argv, env)
+    assert p.parse_args(given).master_port == expected

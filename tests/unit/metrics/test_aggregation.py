@@ -101,16 +101,29 @@ def test_final_report_zeroes_in_flight():
 @pytest.mark.parametrize(("cpu", "lag", "saturated"), [(0.5, 0.001, False), (0.9, 0.0, True), (0.2, 0.08, True)])
 def test_client_saturation(cpu, lag, saturated):
     agg = Aggregator(Clock())
-    agg.merge_report("w1", report(1, cpu_ratio=0.1))
-    agg.merge_report("w2", report(1, cpu_ratio=cpu, loop_lag_s=lag))
+    agg.merge_report("w1", report(1, users=1, cpu_ratio=0.1))
+    agg.merge_report("w2", report(1, users=1, cpu_ratio=cpu, loop_lag_s=lag))
     snap = agg.snapshot()
     assert snap.client_saturated is saturated  # live: this report
     assert not any(w.saturated_ever for w in snap.workers)  # one report is a spike, not a verdict
-    agg.merge_report("w2", report(1, cpu_ratio=cpu, loop_lag_s=lag))
+    agg.merge_report("w2", report(1, users=1, cpu_ratio=cpu, loop_lag_s=lag))
     assert any(w.saturated_ever for w in agg.snapshot().workers) is saturated
-    agg.merge_report("w2", report(1, cpu_ratio=0.1))
-    agg.merge_report("w2", report(1, cpu_ratio=0.9))
+    agg.merge_report("w2", report(1, users=1, cpu_ratio=0.1))
+    agg.merge_report("w2", report(1, users=1, cpu_ratio=0.9))
     assert any(w.saturated_ever for w in agg.snapshot().workers) is saturated  # it stays flagged for the run
+
+
+def test_an_idle_process_is_never_saturated():
+    """A worker's report from before its test (start-up CPU, users 0) then one busy report: no verdict."""
+    agg = Aggregator(Clock())
+    agg.start_run()
+    agg.merge_report("w1", {"g": WorkerGauges(cpu_ratio=0.97).to_wire()})  # idle: start-up work
+    assert not agg.snapshot().client_saturated
+    agg.merge_report("w1", report(1, users=32, loop_lag_s=0.09))
+    snap = agg.snapshot()
+    assert snap.client_saturated and not any(w.saturated_ever for w in snap.workers)
+    assert WorkerGauges(in_flight=1, cpu_ratio=0.9).saturated  # in flight after its users stopped: still busy
+    assert not WorkerGauges(loop_lag_s=1.0).saturated
 
 
 def test_the_window_is_trimmed_even_when_nobody_takes_snapshots():

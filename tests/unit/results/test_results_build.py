@@ -61,7 +61,7 @@ def test_a_step_from_its_histograms_with_its_p50_intervals():
 def test_load_generator_state_of_a_master_and_of_a_standalone_process():
     clock = [0.0]
     agg = Aggregator(clock=lambda: clock[0])
-    hot = WorkerGauges(cpu_ratio=0.97).to_wire()
+    hot = WorkerGauges(users=4, cpu_ratio=0.97).to_wire()
     agg.merge_report("w1", {"g": hot})
     agg.merge_report("w1", {"g": hot})  # saturated twice in a row: flagged for the run
     agg.merge_report("w2", {"g": WorkerGauges().to_wire()})

@@ -1,0 +1,49 @@
+"""Workarounds for Locust internals that distort what a worker measures.
+
+Each one is small, keeps Locust's behaviour, and is installed once per process by
+:func:`llmload.plugin.install` (idempotent). Each says which Locust version it was measured on;
+remove it when Locust no longer needs it.
+
+**A worker blocks its event loop for each spawn message** (Locust 2.47.0,
+``WorkerRunner.handle_message``, the ``spawn`` branch): the custom options to copy from the
+master are picked by ``k not in argument_parser.default_args_dict()`` for each option ``k`` of
+the message, and ``default_args_dict()`` builds a whole argument parser on every call. With
+llmload's 106 options that blocked a worker 143-148 ms per spawn message on this project's
+machine (``benchmarks/spawn_block.py``), during which no stream chunk is read: in-flight
+requests' timestamps move, the open-loop dispatcher sends late, and the loop-lag probe flags
+the worker as saturated. A ramp sends one spawn message per second, a ladder one per step.
+``default_args_dict()`` depends only on Locust's own arguments (no custom flags, no config
+files), so its first result is kept and a copy handed out (:func:`cache_default_args`):
+0.7-1.9 ms per message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from locust import argument_parser
+
+__all__ = ["cache_default_args", "install_locust_workarounds"]
+
+
+def cache_default_args(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """``build``, called once; every call returns a copy of its result (a caller may change its dict)."""
+    cached: dict[str, Any] | None = None
+
+    def default_args_dict() -> dict[str, Any]:
+        nonlocal cached
+        if cached is None:
+            cached = build()
+        return dict(cached)
+
+    default_args_dict.llmload_cached = True  # type: ignore[attr-defined]
+    default_args_dict.__wrapped__ = build  # type: ignore[attr-defined]
+    return default_args_dict
+
+
+def install_locust_workarounds() -> None:
+    """Install every workaround of this module in this process (once)."""
+    current = getattr(argument_parser, "default_args_dict", None)
+    if current is not None and not getattr(current, "llmload_cached", False):
+        argument_parser.default_args_dict = cache_default_args(current)
