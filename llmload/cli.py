@@ -76,6 +76,14 @@ def run(args: list[str]) -> int:
         ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
         args = ["-f", str(LADDER_LOCUSTFILE if ladder else WEB_LOCUSTFILE if _web_ui(args) else PACKAGED_LOCUSTFILE),
                 *args]  # fmt: skip
+    from llmload.errors import ConfigError
+    from llmload.runtime.checks import check_master_port
+
+    try:
+        check_master_port(args)
+    except ConfigError as e:
+        sys.stderr.write(f"llmload: error: {e}\n")
+        return 2
     sys.argv = ["llmload run", *args]
     from locust.main import main as locust_main
 

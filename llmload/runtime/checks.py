@@ -17,21 +17,27 @@ the workload            the profile and its datasets load, or ``--trace``'s file
 output paths            ``--summary-json``, ``--records-jsonl``, ``--timeseries-json``, Locust's
                         ``--html``: the folder exists and is writable; ``--runs-dir``: it or its parent
 ports                   ``--web-port`` (web UI) free at start-up; the exporter's port is bound right
-                        after (a busy one is the same one-line error)
+                        after (a busy one is the same one-line error); a master's ``--master-bind-port``
+                        before Locust starts (:func:`check_master_port`)
 durations               read by :class:`~llmload.config.RunConfig` whether or not their feature is on
 ======================  ==========================================================================
 
-The master's port (``--master-bind-port``) is bound by Locust before ``init``: a busy one
-fails there, in Locust's words.
+The master's port (``--master-bind-port``) is bound by Locust before ``init``, and under
+``--processes`` after forking the workers (which then wait minutes for a master that never
+came): :func:`check_master_port` runs before Locust starts (``llmload run``), on Locust's own
+parser, so flags, ``LOCUST_*`` variables and ``locust.conf`` are read as Locust reads them.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llmload.adapters import api_headers_for, get_adapter_class
-from llmload.config import RunConfig
+from llmload.config import RunConfig, add_arguments
+from llmload.config.flags import local_master_default
 from llmload.errors import ConfigError
 from llmload.preflight import (
     check_host,
@@ -45,7 +51,7 @@ from llmload.preflight import (
 from llmload.runtime.workload import run_workload
 from llmload.workload import WorkloadSampler
 
-__all__ = ["auth_headers", "check_load_shape", "preflight"]
+__all__ = ["auth_headers", "check_load_shape", "check_master_port", "preflight"]
 
 log = logging.getLogger("llmload")
 
@@ -97,3 +103,23 @@ def preflight(
                 if warning:
                     warnings.append(warning)
     return warnings
+
+
+def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
+    """A master (``--master`` or ``--processes``, not ``--worker``): nothing listens on its bind address yet.
+
+    ``argv`` are ``llmload run``'s arguments. Flags Locust does not know (a custom locustfile's)
+    are left to Locust; so are bad values (Locust's parser says them itself).
+    """
+    from locust.argument_parser import get_parser
+
+    parser = get_parser()
+    add_arguments(parser)
+    local_master_default(parser, list(argv), environ)
+    try:
+        opts, _ = parser.parse_known_args(list(argv))
+    except SystemExit:
+        return  # Locust's own parse reports it
+    if getattr(opts, "worker", False) or not (getattr(opts, "master", False) or getattr(opts, "processes", None)):
+        return
+    check_port_free("--master-bind-port", str(opts.master_bind_host), int(opts.master_bind_port))

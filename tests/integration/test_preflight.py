@@ -2,7 +2,7 @@
 
 Each bad input is one that a new user met (issue 16): a closed port with ``--model`` given,
 ``--host`` without a scheme, output paths into missing folders, a negative ``-u``, a busy
-``--web-port``, ``--step-time abc`` without ``--ladder``. With ``--no-preflight`` the run
+``--web-port`` or ``--master-bind-port``, ``--step-time abc`` without ``--ladder``. With ``--no-preflight`` the run
 goes ahead against a closed port: the users back off (a few attempts, not a hot loop) and
 the diagnosis names the unreachable target.
 """
@@ -96,6 +96,22 @@ def test_busy_web_port_is_exit_2(tmp_path, sim):
                                    "--exporter-port", "0"], tmp_path, timeout=60)  # fmt: skip
     assert code == 2
     assert f"--web-port {port}: cannot listen on 127.0.0.1:{port}" in _one_error(output)
+
+
+def test_busy_master_port_under_processes_is_exit_2_before_any_worker(tmp_path, sim):
+    """Locust binds the master's port after forking its workers: on a busy port the master died in
+    a traceback and the two workers were left waiting minutes for it (seen by hand)."""
+    url = sim()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code, output, summary = run_cli(["--headless", "--processes", "2", "--master-bind-port", str(port),
+                                         "--host", url, "-u", "2", "-t", "5s", "--exporter-port", "0"],
+                                        tmp_path, timeout=30)  # fmt: skip
+    assert code == 2 and summary is None
+    assert f"--master-bind-port {port}: cannot listen on 127.0.0.1:{port}" in _one_error(output)
+    assert "Starting Locust" not in output  # nothing forked
 
 
 def test_without_preflight_a_closed_port_backs_off_and_is_diagnosed(tmp_path, closed_port):

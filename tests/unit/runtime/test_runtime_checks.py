@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from llmload.errors import ConfigError
+from llmload.runtime.checks import check_master_port
+
+
+@pytest.fixture
+def busy_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        yield s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "where"),
+    [
+        (["--processes", "2", "--master-bind-port", "{port}"], {}, "127.0.0.1"),  # --processes binds locally
+        (["--master", "--master-bind-port={port}"], {}, "*"),
+        (["--processes", "2"], {"LOCUST_MASTER_BIND_PORT": "{port}"}, "127.0.0.1"),
+        (["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", "{port}", "--my-own-flag", "x"], {},
+         "127.0.0.1"),  # a custom locustfile's flag is Locust's business  # fmt: skip
+    ],
+)
+def test_a_master_on_a_busy_port_is_one_line_before_locust_starts(busy_port, argv, env, where, monkeypatch):
+    env = {k: v.format(port=busy_port) for k, v in env.items()}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)  # Locust's parser reads LOCUST_* from the process environment
+    with pytest.raises(ConfigError) as e:
+        check_master_port([x.format(port=busy_port) for x in argv], env)
+    assert str(e.value).startswith(f"--master-bind-port {busy_port}: cannot listen on {where}:{busy_port}")
+    assert "choose another --master-bind-port" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--master-bind-port", "{port}"],  # standalone: no master socket
+        ["--worker", "--master-port", "{port}"],
+        ["--processes", "2", "--worker", "--master-bind-port", "{port}"],  # a parent of workers only
+        ["--processes", "2", "--master-bind-port", "{port}", "-u", "not-a-number"],  # Locust's parser says it
+    ],
+)
+def test_no_master_socket_or_a_bad_value_is_left_alone(busy_port, argv):
+    check_master_port([x.format(port=busy_port) for x in argv], {})
+
+
+def test_a_free_port_passes():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    check_master_port(["--processes", "2", "--master-bind-port", str(port)], {})
