@@ -124,6 +124,12 @@ class Coordinator:
     # -- reports -------------------------------------------------------------------------
     def merge(self, source_id: str, report: ReportWire) -> None:
         self.aggregator.merge_report(source_id, report)
+        if self._summary_pending:
+            # The test's most users at once, from what the load processes report: Locust fires
+            # spawning_complete only when a ramp completes, never for one the test outlives
+            # (-u 100 -r 1 -t 60s), which left the summary at "up to 0 users".
+            running = sum(w.gauges.users for w in self.aggregator.workers.values() if not w.lost)
+            self.users_max = max(self.users_max, running)
 
     def check_workers(self, present: set[str]) -> None:
         """Master: workers Locust no longer lists, or silent for too long, are marked lost (their reports stay)."""

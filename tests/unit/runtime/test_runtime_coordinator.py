@@ -95,6 +95,30 @@ def test_a_standalone_run_writes_its_summary_at_the_stop(tmp_path):
     assert out.getvalue().count("llmload summary") == 1
 
 
+def test_users_max_comes_from_the_reports_when_the_ramp_never_completes(tmp_path):
+    # -u 8 -r 1 -t 4s: Locust never fires spawning_complete; the reports say how many users ran.
+    env = environment(FakeLocal(users=4))
+    c, _, out = make(env, summary_json=str(tmp_path / "s.json"), runs_dir="")
+    c.merge("local", report(n=1, users=7))  # a report from before this test does not count
+    c.on_test_start()
+    for users in (1, 2, 4, 3):
+        c.merge("local", report(n=1, users=users))
+    c.on_test_stop(lambda: c.merge("local", {**report(n=1), "final": True}))
+    assert c.last_summary["users_max"] == 4 and "up to 4 users" in out.getvalue()
+
+
+def test_users_max_of_a_master_adds_up_its_live_workers():
+    env = environment(FakeMaster())
+    c, _, _ = make(env, master=True, runs_dir="")
+    c.on_test_start()
+    c.merge("w1", report(n=1, users=3))
+    c.merge("w2", report(n=1, users=2))
+    c.merge("w1", report(n=1, users=1))
+    c.on_spawned(4)  # a completed ramp's count counts as well
+    assert c.users_max == 5
+    c.on_quitting()
+
+
 def test_a_master_waits_for_its_workers_last_reports(monkeypatch, tmp_path):
     monkeypatch.setattr(coordinator_module, "FINAL_REPORT_WAIT_S", 0.0)
     env = environment(FakeMaster())
