@@ -22,6 +22,11 @@ def discover_model(host: str, headers: dict[str, str] | None = None, timeout: fl
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             body = json.loads(resp.read() or b"{}")
     except urllib.error.HTTPError as e:
+        if e.code in (401, 403):  # --model would not help: every request would be refused the same way
+            raise ConfigError(
+                f"{url} answered HTTP {e.code}: the server refuses the API key (or its absence); pass --api-key KEY "
+                "(default: $OPENAI_API_KEY, $ANTHROPIC_API_KEY for --api anthropic-messages)"
+            ) from None
         raise ConfigError(f"--model not given and {url} answered HTTP {e.code}; pass --model NAME") from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
