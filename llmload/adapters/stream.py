@@ -10,6 +10,13 @@ plain text or a JSON object. Accepted JSON shapes, first match wins:
 * ``{"text": ...}``, ``{"delta": ...}``, ``{"content": ...}``, ``{"response": ...}``
   (Ollama's native NDJSON, whose final object gives ``done_reason``, ``eval_count`` and
   ``prompt_eval_count``); ``delta`` may also be an object holding ``content`` or ``text``;
+* llama.cpp's native ``/completion`` (``--endpoint-path /completion``; it reads
+  ``n_predict``, not ``max_new_tokens``: pass it in ``--extra-body``): ``{"content": ...}``
+  per event, and a final ``"stop": true`` event whose ``stop_type`` is the finish reason
+  (``limit`` -> ``length``, ``eos``/``word`` -> ``stop``), ``tokens_predicted`` and
+  ``tokens_evaluated`` the token counts, ``timings`` the server timing (its ``cache_n`` the
+  cached prompt tokens). Its events merge tokens whose UTF-8 is incomplete, so counting
+  events falls short of the tokens;
 * ``{"error": ...}`` (or ``event: error``) raises a server error;
 * an OpenAI-style ``usage`` object and a top-level ``finish_reason`` are recorded too.
 
@@ -28,6 +35,7 @@ from orjson import loads
 from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
 from llmload.adapters.chunks import count_chars, malformed, server_error, server_error_from_data
 from llmload.adapters.openai_common import record_usage
+from llmload.adapters.server_timing import record_server_timing
 
 if TYPE_CHECKING:
     from llmload.workload.types import RequestSample
@@ -131,3 +139,23 @@ def _record_end(state: StreamState, obj: dict[str, Any]) -> None:
     usage = obj.get("usage")
     if usage:
         record_usage(state, usage)
+    if obj.get("stop") is True:  # llama.cpp /completion's final event (every event has "stop")
+        _record_llamacpp_end(state, obj)
+
+
+_LLAMACPP_STOP = {"limit": "length", "eos": "stop", "word": "stop"}
+
+
+def _record_llamacpp_end(state: StreamState, obj: dict[str, Any]) -> None:
+    stop_type = obj.get("stop_type") or "eos"
+    if stop_type != "none":  # "none": it did not finish (the completeness check judges the stream)
+        state.finish_reason = _LLAMACPP_STOP.get(stop_type, stop_type)
+    if type(obj.get("tokens_predicted")) is int:
+        state.usage_completion_tokens = obj["tokens_predicted"]
+    if type(obj.get("tokens_evaluated")) is int:
+        state.usage_prompt_tokens = obj["tokens_evaluated"]
+    timings = obj.get("timings")
+    if type(timings) is dict:
+        record_server_timing(state, obj)
+        if type(timings.get("cache_n")) is int:
+            state.usage_cached_tokens = timings["cache_n"]

@@ -115,6 +115,20 @@ def test_ollama_final_object(adapter, state) -> None:
     assert (state.finish_reason, state.usage_prompt_tokens, state.usage_completion_tokens) == ("stop", 26, 290)
 
 
+def test_llamacpp_native_final_event(adapter, state) -> None:
+    # Every /completion event has "stop"; the last one ("stop": true) finishes the stream and counts its tokens.
+    assert adapter.feed(state, b'{"index": 0, "content": "ab", "stop": false, "tokens_predicted": 2}') == 1
+    assert state.finish_reason is None and state.usage_completion_tokens is None
+    final = {"content": "", "stop": True, "stop_type": "eos", "tokens_predicted": 5, "tokens_evaluated": 9,
+             "timings": {"cache_n": 4, "prompt_n": 5, "prompt_ms": 2.5, "predicted_ms": 7.0}}  # fmt: skip
+    assert adapter.feed(state, orjson.dumps(final)) == 0
+    assert (state.finish_reason, state.usage_prompt_tokens, state.usage_completion_tokens) == ("stop", 9, 5)
+    assert (state.usage_cached_tokens, state.server_timing, state.server_prefill_ms) == (4, "llamacpp", 2.5)
+    cancelled = StreamState()
+    adapter.feed(cancelled, b'{"content": "", "stop": true, "stop_type": "none", "tokens_predicted": 1}')
+    assert cancelled.finish_reason is None  # not finished: the completeness check judges it
+
+
 def test_errors(adapter, state) -> None:
     with pytest.raises(ServerErrorEvent, match=r"^Input validation error \(validation\)$"):
         adapter.feed(state, b'{"error": "Input validation error", "error_type": "validation"}')
