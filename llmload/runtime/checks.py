@@ -30,6 +30,8 @@ parser, so flags, ``LOCUST_*`` variables and ``locust.conf`` are read as Locust 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -117,9 +119,10 @@ def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.envir
     add_arguments(parser)
     local_master_default(parser, list(argv), environ)
     try:
-        opts, _ = parser.parse_known_args(list(argv))
+        with contextlib.redirect_stderr(io.StringIO()):  # a bad value: Locust's own parse says it, once
+            opts, _ = parser.parse_known_args(list(argv))
     except SystemExit:
-        return  # Locust's own parse reports it
+        return
     if getattr(opts, "worker", False) or not (getattr(opts, "master", False) or getattr(opts, "processes", None)):
         return
     check_port_free("--master-bind-port", str(opts.master_bind_host), int(opts.master_bind_port))
