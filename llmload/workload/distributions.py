@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 from llmload.errors import ProfileError
 
 __all__ = [
+    "MAX_TOKENS",
     "Choice",
     "Distribution",
     "Duration",
@@ -61,9 +62,21 @@ class Distribution(Protocol):
     def to_dict(self) -> int | dict[str, Any]: ...
 
 
+#: Most tokens one count may be: above any served model's context window. A larger count is a
+#: typo, and a synthetic prompt that long would exhaust the load generator's memory (1e9 tokens:
+#: gigabytes within seconds, the event loop blocked so that the run never ends).
+MAX_TOKENS = 10_000_000
+
+
 def _clamp(x: float, lo: int, hi: int | None) -> int:
-    n = max(lo, int(round(x)))
-    return n if hi is None else min(n, hi)
+    n = max(lo, int(round(min(x, MAX_TOKENS))))
+    return min(n, MAX_TOKENS if hi is None else hi)
+
+
+def _too_many(v: int | float, where: str) -> ProfileError:
+    return ProfileError(
+        f"{where}: {v:g} is more than any model's context ({MAX_TOKENS:,} tokens at most); check for a typo"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +217,8 @@ def parse_distribution(value: Any, where: str) -> Distribution:
     if _is_int(value):
         if value < 1:
             raise ProfileError(f"{where}: must be ≥ 1, got {value}; a request needs at least one token")
+        if value > MAX_TOKENS:
+            raise _too_many(value, where)
         return Fixed(value)
     if not isinstance(value, dict):
         raise ProfileError(f"{where}: expected {_FORMS}, got {type(value).__name__} {value!r}")
@@ -219,6 +234,8 @@ def parse_distribution(value: Any, where: str) -> Distribution:
     if kind == "choice":
         return _choice(value, where)
     mean, sd = _positive(value, "mean", where), _positive(value, "stddev", where)
+    if mean > MAX_TOKENS:
+        raise _too_many(mean, f"{where}.mean")
     lo = _int(value, "min", where) if "min" in value else 1
     hi = _int(value, "max", where) if "max" in value else None
     if hi is not None and hi < lo:
@@ -233,6 +250,8 @@ def _choice(value: dict[str, Any], where: str) -> Choice:
     for i, v in enumerate(values):
         if not _is_int(v) or v < 1:
             raise ProfileError(f"{where}.values[{i}]: expected an int ≥ 1, got {v!r}")
+        if v > MAX_TOKENS:
+            raise _too_many(v, f"{where}.values[{i}]")
     weights = value.get("weights")
     if weights is None:
         return Choice(tuple(values))
@@ -260,6 +279,8 @@ def _int(d: dict[str, Any], key: str, where: str) -> int:
     v = d[key]
     if not _is_int(v) or v < 1:
         raise ProfileError(f"{where}: {key} must be an int ≥ 1, got {v!r}")
+    if v > MAX_TOKENS:
+        raise _too_many(v, f"{where}.{key}")
     return v
 
 

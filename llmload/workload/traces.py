@@ -47,7 +47,7 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
-from llmload.workload.distributions import Fixed
+from llmload.workload.distributions import MAX_TOKENS, Fixed
 from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import seeded_words, synthetic_prompt
 from llmload.workload.types import RequestSample
@@ -188,6 +188,8 @@ def _entry(line: bytes, where: str) -> TraceEntry:
         v = obj[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ProfileError(f"{where}: {key} must be an int ≥ 1 (tokens), got {v!r}")
+        if v > MAX_TOKENS:
+            raise ProfileError(f"{where}: {key} {v} is more than any model's context ({MAX_TOKENS:,} tokens at most)")
         lengths.append(v)
     ids = obj.get("hash_ids", [])
     if not isinstance(ids, list):

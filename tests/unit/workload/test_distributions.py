@@ -7,6 +7,7 @@ import pytest
 
 from llmload.errors import ProfileError
 from llmload.workload.distributions import (
+    MAX_TOKENS,
     Choice,
     Duration,
     Fixed,
@@ -65,6 +66,13 @@ def test_lognormal_mean_and_stddev_are_of_the_values():
     assert statistics.mean(xs) == pytest.approx(300, rel=0.02)
     assert statistics.pstdev(xs) == pytest.approx(200, rel=0.05)
     assert statistics.median(xs) < 300  # right-skewed
+
+
+def test_unbounded_draws_never_exceed_the_token_cap():
+    """A wide log-normal without max: its far tail is clamped to MAX_TOKENS, never a prompt of 1e9 words."""
+    d = parse_distribution({"dist": "lognormal", "mean": 1_000_000, "stddev": 1e9}, WHERE)
+    assert max(draws(d, n=5_000)) == MAX_TOKENS
+    assert parse_distribution(MAX_TOKENS, WHERE) == Fixed(MAX_TOKENS)  # the cap itself is allowed
 
 
 def test_lognormal_clamp():
@@ -134,6 +142,12 @@ def test_samples_are_ints_deterministic_and_to_dict_round_trips(value):
         ({"dist": "choice", "values": [3, 4], "weights": [1]}, f"{WHERE}.weights: expected a list of 2 numbers"),
         ({"dist": "choice", "values": [3, 4], "weights": [1, -1]}, f"{WHERE}.weights[1]: expected a number ≥ 0"),
         ({"dist": "choice", "values": [3, 4], "weights": [0, 0]}, f"{WHERE}.weights: at least one weight must be > 0"),
+        # a count beyond any model's context is a typo that would exhaust memory building the prompt
+        (1_000_000_000, f"{WHERE}: 1e+09 is more than any model's context (10,000,000 tokens at most)"),
+        ({"dist": "uniform", "min": 1, "max": 10**12}, f"{WHERE}.max: 1e+12 is more than any model's context"),
+        ({"dist": "lognormal", "mean": 5e8, "stddev": 5}, f"{WHERE}.mean: 5e+08 is more than any model's context"),
+        ({"dist": "normal", "mean": 5, "stddev": 1, "max": 10**9}, f"{WHERE}.max: 1e+09 is more than"),
+        ({"dist": "choice", "values": [3, 10**10]}, f"{WHERE}.values[1]: 1e+10 is more than"),
     ],
 )
 def test_errors_name_file_and_field(value, message):

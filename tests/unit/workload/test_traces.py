@@ -72,6 +72,10 @@ def test_reads_floats_ignores_other_keys_and_stops_at_the_limit(tmp_path):
         ('{"timestamp": 0, "input_length": 5, "output_length": 2.5}\n', "line 1: output_length must be an int ≥ 1"),
         ('{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": 3}\n', "line 1: hash_ids must be a list"),
         (
+            '{"timestamp": 0, "input_length": 1000000000, "output_length": 1}\n',
+            "line 1: input_length 1000000000 is more than any model's context (10,000,000 tokens at most)",
+        ),
+        (
             '{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [1, -2]}\n',
             "line 1: hash_ids[1] must be an int ≥ 0, got -2",
         ),
