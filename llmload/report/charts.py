@@ -121,11 +121,11 @@ def _phase_chart(steps: list[dict[str, Any]]) -> Chart | None:
     ]
     return Chart(
         title="p99 TTFT by phase",
-        x_label="concurrent users (ladder step)",
+        x_label=_x_label(steps),
         y_label=f"p99 TTFT ({unit})",
         lines=[Line(label, [], color) for _, label, color in _PHASE_PARTS],  # legend swatches
         bars=bars,
-        x_ticks=[(i, str(s.get("users"))) for i, s in enumerate(steps)],
+        x_ticks=_ticks(steps),
         x_range=(-0.5, len(steps) - 0.5),
     )
 

@@ -111,9 +111,16 @@ _SETTINGS = (
     ("model", lambda c: c.get("model")),
     ("workload profile", lambda c: c.get("profile")),
     ("max tokens cap", lambda c: c.get("max_tokens_cap")),
-    ("ladder", lambda c: (c.get("ladder") or {}).get("levels")),
+    ("ladder", lambda c: _ladder(c.get("ladder"))),
     ("step time", lambda c: (c.get("ladder") or {}).get("step_s")),
 )
+
+
+def _ladder(ladder: Mapping[str, Any] | None) -> Any:
+    """A concurrency ladder's user counts; a rate ladder's rates and cap (its levels are the cap repeated)."""
+    if ladder and ladder.get("rates"):
+        return fmt.ladder_levels(dict(ladder), sep=",")
+    return (ladder or {}).get("levels")
 
 
 def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:

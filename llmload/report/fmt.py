@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DASH", "breach_sentence", "breach_value", "metric_name", "ms", "num", "pct", "rate", "signed", "signed_pct",
-           "step_label", "users", "value"]
+__all__ = ["DASH", "breach_sentence", "breach_value", "ladder_levels", "metric_name", "ms", "num", "pct", "rate", "signed",
+           "signed_pct", "step_label", "step_named", "users", "value"]
 
 DASH = "-"
 
@@ -105,6 +105,23 @@ def step_label(step: dict[str, Any]) -> str:
     if step.get("rate_offered") is not None:
         return rate(step["rate_offered"])
     return users(step.get("users"))
+
+
+def step_named(steps: list[dict[str, Any]], index: int | None, n_users: int | None) -> str:
+    """The report step of ``index`` as people name it (``4 req/s`` in a rate ladder), else ``n_users``."""
+    step = next((s for s in steps if index is not None and s.get("index") == index), None)
+    return step_label(step) if step is not None else users(n_users)
+
+
+def ladder_levels(ladder: dict[str, Any] | None, sep: str = ", ") -> str | None:
+    """A run config's ladder as people name it: ``1, 4, 8 users``, or ``1, 2, 4 req/s at 16 users`` for a
+    rate ladder (whose ``levels`` are only its in-flight cap, repeated); None without a ladder."""
+    if not ladder or not ladder.get("levels"):
+        return None
+    levels = ladder["levels"]
+    if ladder.get("rates"):
+        return f"{sep.join(f'{r:g}' for r in ladder['rates'])} req/s at {users(levels[0])}"
+    return f"{sep.join(str(n) for n in levels)} users"
 
 
 def breach_value(breach: dict[str, Any], key: str = "value") -> str:

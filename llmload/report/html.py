@@ -56,23 +56,28 @@ def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
     return _NO_VERDICT.get(v.get("status") or "", str(v.get("status"))), why, "none"
 
 
-def _cards(v: dict[str, Any] | None, base: dict[str, Any]) -> list[str]:
+def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str, Any]]) -> list[str]:
     cards = []
     if v:
         band = (v.get("confidence") or {}).get("band_users") or []
         band_text = f"band {band[0]}–{band[1]} users" if len(band) == 2 and None not in band else ""
         breach, p99 = v.get("breach") or {}, v.get("p99") or {}
+        if "safe_rate" in v:  # a rate ladder: every step ran at the same -u cap, so its users say nothing
+            safe = _card("Safe rate", fmt.rate(v.get("safe_rate")), f"offered, at the -u cap of {fmt.users(v.get('top_users'))}")
+        else:
+            safe = _card("Safe concurrency", fmt.users(v.get("safe_users")), band_text)
         cards += [
-            _card("Safe concurrency", fmt.users(v.get("safe_users")), band_text),
+            safe,
             _card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency"),
             _card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none",
-                  f"at {fmt.users(breach.get('users'))}" if breach else ""),
+                  f"at {fmt.rate(breach['rate']) if breach.get('rate') is not None else fmt.users(breach.get('users'))}"
+                  if breach else ""),
         ]  # fmt: skip
         if p99:
             first = f"first over: {fmt.metric_name(p99['breach'].get('metric'))}" if p99.get("breach") else "no p99 breach"
-            cards.append(_card("Safe on p99", fmt.users(p99.get("safe_users")), first))
+            cards.append(_card("Safe on p99", fmt.step_named(steps, p99.get("safe_step"), p99.get("safe_users")), first))
     if base:
-        src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.users(base.get('users'))}"
+        src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.step_named(steps, base.get('step'), base.get('users'))}"
         limit = f"limit +{(v or {}).get('degradation', 0.5) * 100:g} %"
         cards.append(_card("Baseline TTFT p50", fmt.ms((base.get("ttft_ms") or {}).get("p50")), src))
         cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), limit))
@@ -97,7 +102,7 @@ def _verdict(r: dict[str, Any]) -> str:
             notes.append(f"Recommended limit: {v['recommended_note']}.")
     return (
         f'<section class="verdict {cls}"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p>'
-        f'<div class="cards">{"".join(_cards(v, r.get("baseline") or {}))}</div>'
+        f'<div class="cards">{"".join(_cards(v, r.get("baseline") or {}, r.get("steps") or []))}</div>'
         + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
         + "</section>"
     )
@@ -160,7 +165,7 @@ def _steps(r: dict[str, Any]) -> str:
     for s in steps:
         tag = f'<span class="tag {s["status"]}">{s["status"]}</span>' if s.get("status") not in (None, "ok") else ""
         err_bad = limits.get("error_rate") is not None and (s.get("error_rate") or 0) >= limits["error_rate"]
-        cells = [f"<td>{_e(fmt.users(s.get('users')))}{tag}</td>", _lat_cells(s, limits)]
+        cells = [f"<td>{_e(fmt.step_label(s))}{tag}</td>", _lat_cells(s, limits)]
         cells.append(f"<td>{_e(fmt.num(s.get('tok_s')))}</td><td>{_e(fmt.num(s.get('req_s')))}</td><td>{s.get('requests', 0)}</td>")
         cells.append(f'<td{" class=bad" if err_bad else ""}>{_e(fmt.pct(s.get("error_rate")))}</td>')
         if slo:
@@ -277,9 +282,8 @@ def _details(r: dict[str, Any]) -> str:
         "api / model": f"{run.get('api')} / {run.get('model')}",
         "workload": f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile"),
         "ladder": (
-            f"{', '.join(str(x) for x in ladder.get('levels') or [])} users; {fmt.num(ladder.get('step_s'))} s per step, "
-            f"{fmt.num(ladder.get('warmup_s'))} s warm-up"
-            if ladder
+            f"{fmt.ladder_levels(ladder)}; {fmt.num(ladder.get('step_s'))} s per step, {fmt.num(ladder.get('warmup_s'))} s warm-up"
+            if fmt.ladder_levels(ladder)
             else None
         ),
         "degradation limit": f"+{run['degradation'] * 100:g} % of the baseline" if run.get("degradation") is not None else None,

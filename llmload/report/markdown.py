@@ -64,13 +64,13 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     if (v or {}).get("slo"):
         out.append(f"- SLOs: {fmt.slo_sentence(v['slo'])}.")
     band = ((v or {}).get("confidence") or {}).get("band_users") or []
-    if len(band) == 2 and None not in band:
+    if len(band) == 2 and None not in band and "safe_rate" not in v:  # a rate ladder's steps share one -u
         lo, hi = band
         note = (v.get("confidence") or {}).get("note")
         out.append(f"- Confidence band: {lo}–{hi} users" + (f" ({note})." if note else "."))
     if base:
         out.append(
-            f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.users(base.get('users'))}): "
+            f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.step_named(steps, base.get('step'), base.get('users'))}): "
             f"TTFT p50 {fmt.ms((base.get('ttft_ms') or {}).get('p50'))}, TPOT p50 {fmt.ms((base.get('tpot_ms') or {}).get('p50'))}; "
             f"limits +{(v or {}).get('degradation', 0.5) * 100:g} %."
         )
@@ -196,7 +196,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
         ("target", run.get("host")),
         ("api / model", f"{run.get('api')} / {run.get('model')}"),
         ("workload", f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile")),
-        ("ladder", ", ".join(str(x) for x in (run.get("ladder") or {}).get("levels") or []) or None),
+        ("ladder", fmt.ladder_levels(run.get("ladder"))),
         ("seed", run.get("seed")),
     ]
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]

@@ -232,6 +232,7 @@ def rate_ladder_summary() -> dict[str, Any]:
     s = ladder_summary()
     for st, rate in zip(s["steps"], (1.0, 2.0, 4.0, 8.0), strict=False):
         st.update(users=16, rate_offered=rate, rate_achieved=rate * 0.99)
+    s["config"]["ladder"].update(levels=[16] * 4, rates=[1.0, 2.0, 4.0, 8.0])  # as the run writes it: levels = the cap
     s["verdict"].update(safe_rate=2.0, top_users=16)
     s["verdict"]["breach"].update(users=16, rate=4.0)
     s["arrival"] = {"mode": "poisson", "offered_rate": None, "achieved_rate": 3.1, "arrivals": 200, "waited": 0,

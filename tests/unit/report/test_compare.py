@@ -114,3 +114,11 @@ def test_rate_ladders_match_steps_by_offered_rate():
     buf = io.StringIO()
     write_console(c, buf)
     assert "safe rate: 2 req/s -> 4 req/s" in buf.getvalue()
+
+
+def test_rate_ladders_with_other_rates_are_noted_by_their_rates():
+    """A rate ladder's levels are its -u cap repeated: other rates at the same cap were not noted at all."""
+    a, b = samples.rate_ladder_summary(), samples.rate_ladder_summary()
+    b["config"]["ladder"]["rates"] = [2.0, 4.0, 8.0, 16.0]
+    c = compare_runs(run(a, "before"), run(b, "after"))
+    assert c["notes"] == ["ladder differs: 1,2,4,8 req/s at 16 users (A) vs 2,4,8,16 req/s at 16 users (B)"]

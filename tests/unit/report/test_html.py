@@ -294,3 +294,14 @@ def test_a_rate_ladder_report_heads_with_its_safe_rate_and_charts_rates():
     assert "Safe rate: 2 req/s" in html and "TTFT p50 broke the limit at 4 req/s" in html
     assert "offered rate, req/s (rate ladder step)" in html
     assert_self_contained(html)
+
+
+def test_a_rate_ladder_report_names_its_steps_and_ladder_by_rate_not_by_the_cap():
+    """Every step of a rate ladder runs at the same -u cap: "16 users" on each row said nothing."""
+    html = html_of(samples.rate_ladder_summary(), samples.timeseries())
+    steps = html[html.index("<h2>Ladder steps</h2>"):]
+    steps = steps[: steps.index("</table>")]
+    assert "<td>1 req/s" in steps and "<td>8 req/s" in steps and "16 users" not in steps
+    assert "<dd>1, 2, 4, 8 req/s at 16 users; 10.0 s per step, 2.00 s warm-up</dd>" in html
+    assert "Safe rate</" in html and "Safe concurrency</" not in html and "band 16–16 users" not in html
+    assert "step of 1 req/s" in html and "step of 16 users" not in html

@@ -85,6 +85,14 @@ def test_the_slo_verdict_is_one_line_of_the_phenomenon():
     write_markdown(build_report(Run.from_summary(Path("."), "r", to_summary(slo_result()))), out)
     assert ("- SLOs: target 99.0 %: attainment >= target up to 1 user; first failed: ttft_ms at 4 users "
             "(fast: ttft_ms <= 1200; slow: ttft_ms <= 1200).") in out.getvalue()  # fmt: skip
+def test_a_rate_ladder_is_named_by_its_rates_in_the_run_facts():
+    md = md_of(samples.rate_ladder_summary())
+    assert "- ladder: 1, 2, 4, 8 req/s at 16 users\n" in md and "- ladder: 16, 16" not in md
+    assert "- Baseline (1 req/s): " in md and "Confidence band" not in md  # user counts, not rates
+    plain = md_of(samples.ladder_summary())
+    assert "- ladder: 1, 4, 8, 16 users\n" in plain and "- Baseline (1 user): " in plain and "Confidence band: 4–8 users" in plain
+
+
 def test_a_rate_ladder_names_its_safe_rate_and_its_steps_by_rate():
     phen = section(md_of(samples.rate_ladder_summary()), "1. Phenomenon")
     assert "**Safe rate: 2 req/s**" in phen
