@@ -4,7 +4,7 @@
 
     {"schema": "llmload.compare/1",
      "a": {"name", "started_at", "safe_users", "recommended_limit", "binding"},  "b": {...},
-     "notes": [str],                      # settings that differ (model, profile, cap, ladder, step time)
+     "notes": [str],                      # settings that differ (model, profile, cap, arrivals, ladder, step time)
      "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
                "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
 
@@ -18,6 +18,7 @@ text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
@@ -111,9 +112,27 @@ _SETTINGS = (
     ("model", lambda c: c.get("model")),
     ("workload profile", lambda c: c.get("profile")),
     ("max tokens cap", lambda c: c.get("max_tokens_cap")),
+    ("arrival", lambda c: _arrivals(c.get("arrival"))),
     ("ladder", lambda c: _ladder(c.get("ladder"))),
     ("step time", lambda c: (c.get("ladder") or {}).get("step_s")),
 )
+
+
+def _arrivals(arrival: Mapping[str, Any] | None) -> str:
+    """How requests arrived: closed loop, an open-loop process and rate, or a trace replay (file, speedup, limit).
+
+    Open-loop latencies run from the intended send time, and a trace replaces the profile: a
+    closed run beside either does not compare like for like.
+    """
+    a = arrival or {}
+    mode = a.get("mode") or "closed"
+    if mode == "trace":
+        t = a.get("trace") or {}
+        limit = f", first {t['limit']}" if t.get("limit") else ""
+        return f"trace {Path(str(t.get('file'))).name} at speedup {t.get('speedup', 1):g}{limit}"
+    if mode != "closed" and a.get("rate") is not None:
+        return f"{mode} {a['rate']:g} req/s" + (f" burstiness {a['burstiness']:g}" if a.get("burstiness") else "")
+    return mode
 
 
 def _ladder(ladder: Mapping[str, Any] | None) -> Any:

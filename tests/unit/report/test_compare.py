@@ -116,6 +116,21 @@ def test_rate_ladders_match_steps_by_offered_rate():
     assert "safe rate: 2 req/s -> 4 req/s" in buf.getvalue()
 
 
+def test_closed_open_loop_and_trace_runs_are_noted_as_other_arrivals():
+    """A trace replay (whose config.profile stays "default") or an open loop beside a closed run: no note before."""
+    closed, open_loop, trace = samples.plain_summary(), samples.plain_summary(), samples.plain_summary()
+    open_loop["config"]["arrival"] = {"mode": "poisson", "rate": 10.0}
+    trace["config"]["arrival"] = {"mode": "trace", "rate": None,
+                                  "trace": {"file": "/data/mooncake.jsonl", "speedup": 2.0, "limit": 40}}  # fmt: skip
+    assert compare_runs(run(closed, "a"), run(open_loop, "b"))["notes"] == [
+        "arrival differs: closed (A) vs poisson 10 req/s (B)"]  # fmt: skip
+    assert compare_runs(run(closed, "a"), run(trace, "b"))["notes"] == [
+        "arrival differs: closed (A) vs trace mooncake.jsonl at speedup 2, first 40 (B)"]  # fmt: skip
+    again = copy.deepcopy(closed)
+    again["config"]["arrival"] = {"mode": "closed"}  # written either way
+    assert compare_runs(run(closed, "a"), run(again, "b"))["notes"] == []
+
+
 def test_rate_ladders_with_other_rates_are_noted_by_their_rates():
     """A rate ladder's levels are its -u cap repeated: other rates at the same cap were not noted at all."""
     a, b = samples.rate_ladder_summary(), samples.rate_ladder_summary()
