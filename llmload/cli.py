@@ -12,6 +12,7 @@ own locustfile instead.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -120,8 +121,6 @@ def _help() -> int:
 
 def demo(args: list[str]) -> int:
     """Simulator (engine model, preset healthy) + 60 s headless load with the default mix + summary."""
-    import argparse
-
     from llmload.sim import PRESETS, SimConfig, start_sim_process
 
     p = argparse.ArgumentParser(prog="llmload demo", description=demo.__doc__)
@@ -134,8 +133,10 @@ def demo(args: list[str]) -> int:
     )
     p.add_argument("--summary-json", default="runs/demo-summary.json", help="where to write the summary JSON")
     ns = p.parse_args(args)
-    if ns.summary_json and (parent := os.path.dirname(ns.summary_json)):
-        os.makedirs(parent, exist_ok=True)
+    problem = _demo_problem(ns)
+    if problem:  # before the simulator starts: one line, not Locust's error about a flag the user never typed
+        sys.stderr.write(f"llmload demo: error: {problem}\n")
+        return 2
     config = SimConfig(port=ns.port, preset=ns.preset)
     sys.stdout.write(f"llmload demo: starting the embedded simulator, then {ns.users} users for {ns.run_time}\n")
     sys.stdout.flush()
@@ -152,6 +153,32 @@ def demo(args: list[str]) -> int:
     if code == 0 and ns.summary_json:
         sys.stdout.write(f"llmload demo: summary written to {ns.summary_json}\n")
     return code
+
+
+def _demo_problem(ns: argparse.Namespace) -> str | None:
+    """What is wrong with ``llmload demo``'s options (None: nothing); creates the summary's folder."""
+    from locust.util.timespan import parse_timespan
+
+    from llmload.errors import ProfileError
+    from llmload.workload.profiles import load_profile
+
+    try:
+        if parse_timespan(ns.run_time) <= 0:
+            raise ValueError
+    except ValueError:
+        return f"--run-time {ns.run_time!r}: must be a duration > 0 such as 30s, 5m or 1h30m"
+    if ns.users < 1:
+        return f"--users {ns.users}: must be >= 1 (concurrent users)"
+    try:
+        load_profile(ns.profile)
+    except ProfileError as e:
+        return f"--profile: {e}"
+    if ns.summary_json and (parent := os.path.dirname(ns.summary_json)):
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as e:
+            return f"--summary-json {ns.summary_json}: cannot create its folder ({e.strerror or e}); choose another path"
+    return None
 
 
 if __name__ == "__main__":

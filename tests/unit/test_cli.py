@@ -1,0 +1,34 @@
+"""The ``llmload`` command line: ``llmload demo`` checks its options before it starts anything."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmload import cli
+
+
+@pytest.fixture
+def no_simulator(monkeypatch):
+    """Fail the test if the demo got as far as starting the simulator."""
+    import llmload.sim
+
+    def start(*_a, **_k):
+        raise AssertionError("the simulator was started")
+
+    monkeypatch.setattr(llmload.sim, "start_sim_process", start)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--run-time", "abc"], "--run-time 'abc': must be a duration > 0 such as 30s, 5m or 1h30m"),
+        (["--run-time", "0s"], "--run-time '0s': must be a duration > 0"),
+        (["--users", "-3"], "--users -3: must be >= 1"),  # was Locust's "-r/--spawn-rate: must be > 0"
+        (["--profile", "nosuch"], "--profile: unknown profile 'nosuch'"),
+        (["--summary-json", "/proc/llmload-nope/s.json"], "--summary-json /proc/llmload-nope/s.json: cannot create its folder"),
+    ],
+)
+def test_demo_refuses_bad_options_in_one_line_before_the_simulator_starts(no_simulator, capsys, args, message):
+    assert cli.main(["demo", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"llmload demo: error: {message}") and err.count("\n") == 1 and "Traceback" not in err
