@@ -223,12 +223,13 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         result = from_summary(summary)
     except SummaryError as e:
         raise RunDirError(f"{summary_path}: {e}") from None
-    series = None
-    ref = (summary.get("timeseries") or {}).get("path")
-    series_path = base / ref if ref else base / "timeseries.json"
-    if series_path.is_file():
-        series = _read_json(series_path)
+    ts = summary.get("timeseries")
+    ref = ts.get("path") if isinstance(ts, dict) else None  # a hand-edited summary may hold anything here
+    series_path = base / ref if isinstance(ref, str) and ref else base / "timeseries.json"
+    series = _read_json(series_path) if series_path.is_file() else None
     config_path = base / "config.json"
     config = _read_json(config_path) if p.is_dir() and config_path.is_file() else None
+    series = series if isinstance(series, dict) else None  # optional files of another shape: as if absent
+    config = config if isinstance(config, dict) else None
     name = base.resolve().name if p.is_dir() or p.stem == "summary" else p.stem
     return Run(path=base, name=name, result=result, timeseries=series, config=config)

@@ -101,6 +101,20 @@ def test_load_run_from_directory_or_summary_file(tmp_path):
     assert load_run(other).name == "before" and load_run(other).timeseries is None
 
 
+def test_load_run_takes_optional_files_of_another_shape_as_absent(tmp_path):
+    """A hand-edited "timeseries" key, or a timeseries.json / config.json that is no object: was an AttributeError."""
+    path = write_run_dir(tmp_path, from_summary(samples.ladder_summary()), timeseries=samples.timeseries())
+    summary = json.loads((path / "summary.json").read_text())
+    for value in ("timeseries.json", 5, {"path": 7}):
+        summary["timeseries"] = value
+        (path / "summary.json").write_text(json.dumps(summary))
+        assert load_run(path).timeseries is not None  # found at its usual name
+    (path / "timeseries.json").write_text("[]")
+    (path / "config.json").write_text('"x"')
+    run = load_run(path)
+    assert run.timeseries is None and run.config is None
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [(None, "no such run directory"), ("{", "not valid JSON"), ("[1]", "not an llmload summary"), ("dir", "no summary.json here")],
