@@ -128,7 +128,13 @@ def compare_main(argv: list[str]) -> int:
     a, b = _load(ns.run_a, "llmload compare"), _load(ns.run_b, "llmload compare")
     if a is None or b is None:
         return 2
-    result = compare.compare_runs(a, b)
+    for run, path in ((a, ns.run_a), (b, ns.run_b)):
+        try:
+            compare.compare_runs(run, run)
+        except (AttributeError, KeyError, TypeError, ValueError) as e:  # a value of the wrong type the loader let through
+            sys.stderr.write(f"llmload compare: error: {path}: not a readable llmload summary ({type(e).__name__}: {e})\n")
+            return 2
+    result = compare.compare_runs(analysed(a), analysed(b))  # an old summary without a verdict: analysed now
     writer: Any = compare.write_json if ns.json else compare.write_markdown if ns.markdown else compare.write_console
     if not ns.out:
         writer(result, sys.stdout)

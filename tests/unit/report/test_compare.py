@@ -93,6 +93,28 @@ def test_compare_command(tmp_path, capsys):
     assert "missing: no such run directory" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("config", [{"ladder": 5}, {"arrival": 5}])
+def test_compare_of_a_summary_with_a_value_of_the_wrong_type_is_one_line(tmp_path, capsys, config):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": "llmload.summary/2", "overall": {}, "config": config}))
+    good = write_run_dir(tmp_path, from_summary(samples.ladder_summary()))
+    assert compare_main([str(good), str(bad)]) == 2  # was an AttributeError traceback
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"llmload compare: error: {bad}: not a readable llmload summary (AttributeError: 'int' object has no attribute 'get')"]
+
+
+def test_compare_analyses_a_summary_written_before_the_analysis(tmp_path, capsys):
+    """As llmload report does: a ladder summary without a verdict still gets its safe concurrency compared."""
+    old = samples.ladder_summary()
+    for key in ("verdict", "baseline", "findings"):
+        old.pop(key)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    assert compare_main([str(path), str(path), "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["a"]["safe_users"] is not None and c["a"]["safe_users"] == c["b"]["safe_users"]
+
+
 def test_differences_in_settings_are_noted():
     a, b = samples.ladder_summary(), after()
     assert compare_runs(run(a, "a"), run(b, "b"))["notes"] == []
