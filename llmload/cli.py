@@ -63,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("report", "compare"):
         from llmload.report import commands
 
-        return commands.report_main(rest) if command == "report" else commands.compare_main(rest)
+        try:
+            return commands.report_main(rest) if command == "report" else commands.compare_main(rest)
+        except BrokenPipeError:  # `llmload compare A B | head`: the reader left; no traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout at exit
+            return 1
     sys.stderr.write(f"llmload: error: unknown command {command!r}\n{USAGE}")
     return 2
 

@@ -32,3 +32,20 @@ def test_demo_refuses_bad_options_in_one_line_before_the_simulator_starts(no_sim
     assert cli.main(["demo", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"llmload demo: error: {message}") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_reader_that_leaves_early_is_no_traceback(tmp_path):
+    """`llmload compare A B | head -2`: the pipe closes before the table is written (BrokenPipeError)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.unit.report import samples
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(samples.ladder_summary()))
+    proc = subprocess.Popen([sys.executable, "-m", "llmload", "compare", str(path), str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc.stdout.close()  # before the child (still importing) writes a line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1 and "Traceback" not in err and "BrokenPipeError" not in err, err
