@@ -139,7 +139,7 @@ def write_run_dir(
     host: str | None = None,
 ) -> Path:
     """Write a new run directory of ``result`` under ``root`` (layout in the module docstring); raises OSError."""
-    path = create_run_dir(root, _started(result.started_at), result.config.get("profile"))
+    path = create_run_dir(root, _started(result.started_at), _workload(result))
     summary = scrub(to_summary(result))
     if timeseries is not None:
         summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}
@@ -162,6 +162,15 @@ def write_run_dir(
     _dump(path / "verdict.json", {"baseline": summary.get("baseline"), "verdict": summary.get("verdict")})
     _dump(path / "findings.json", summary.get("findings") or [])
     return path
+
+
+def _workload(result: RunResult) -> str | None:
+    """What the directory is named after: ``--profile``, or a trace replay's ``trace:<file stem>`` (its
+    ``--profile`` is the unused default)."""
+    arrival = result.config.get("arrival")
+    if isinstance(arrival, dict) and arrival.get("mode") == "trace" and result.profile.get("name"):
+        return str(result.profile["name"])
+    return result.config.get("profile")
 
 
 def _public_host(host: str | None) -> str | None:

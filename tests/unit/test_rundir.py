@@ -21,6 +21,15 @@ def test_name_is_utc_timestamp_and_profile():
     assert run_dir_name(T, "../") == "20270115T080000Z"
 
 
+def test_a_trace_replay_is_named_after_its_trace_not_the_unused_profile_flag(tmp_path):
+    s = samples.plain_summary()
+    s["config"].update(profile="default", arrival={"mode": "trace", "rate": None, "trace": {"file": "/d/mooncake.jsonl"}})
+    s["profile"] = {"name": "trace:mooncake", "classes": [{"name": "trace", "weight": 1}]}
+    assert write_run_dir(tmp_path, from_summary(s)).name.endswith("Z-trace-mooncake")  # was "...Z-default"
+    assert write_run_dir(tmp_path, from_summary(samples.plain_summary())).name.endswith(
+        "-" + samples.plain_summary()["config"]["profile"])  # fmt: skip
+
+
 def test_two_runs_in_the_same_second_get_two_directories(tmp_path):
     paths = [create_run_dir(tmp_path / "runs", T, "default") for _ in range(3)]
     assert [p.name for p in paths] == ["20270115T080000Z-default", "20270115T080000Z-default-2", "20270115T080000Z-default-3"]
