@@ -6,6 +6,7 @@ import json
 import urllib.error
 import urllib.request
 
+from llmload.config.values import basic_auth
 from llmload.errors import ConfigError
 
 __all__ = ["discover_model"]
@@ -14,10 +15,12 @@ __all__ = ["discover_model"]
 def discover_model(host: str, headers: dict[str, str] | None = None, timeout: float = 10.0) -> str:
     """The first model id listed by ``{host}/v1/models``; ConfigError with a fix if none.
 
-    ``headers`` are the API's own (credentials: ``Adapter.api_headers``), sent as they are.
+    ``headers`` are the API's own (credentials: ``Adapter.api_headers``), sent as they are;
+    a user:password in ``host`` goes as basic auth and never into a message.
     """
-    url = host.rstrip("/") + "/v1/models"
-    req = urllib.request.Request(url, headers={"Accept": "application/json", **(headers or {})})
+    base, auth = basic_auth(host)  # the URL's user:password: sent as the load sends them, never shown
+    url = base.rstrip("/") + "/v1/models"
+    req = urllib.request.Request(url, headers={"Accept": "application/json", **(headers or {}), **auth})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             body = json.loads(resp.read() or b"{}")

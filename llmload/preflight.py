@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import urllib.error
 import urllib.request
@@ -28,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from llmload.config.values import basic_auth
 from llmload.errors import ConfigError
 
 __all__ = [
@@ -43,6 +45,11 @@ __all__ = [
 _SKIP = "(--no-preflight skips this check)"
 
 
+def _shown(host: str) -> str:
+    """``host`` as an error line may show it: without a user:password (even in a URL too broken to parse)."""
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://|)[^/@]*@", r"\1", host)
+
+
 def check_host(host: str | None) -> tuple[str, int]:
     """``(hostname, port)`` of ``--host``; ConfigError when it is missing or not an http(s) URL."""
     if not host:
@@ -50,13 +57,13 @@ def check_host(host: str | None) -> tuple[str, int]:
     parts = urlsplit(host)
     if parts.scheme not in ("http", "https"):
         hint = host if "://" not in host else host.split("://", 1)[1]
-        raise ConfigError(f"--host {host}: needs http:// or https://, e.g. --host http://{hint}")
+        raise ConfigError(f"--host {_shown(host)}: needs http:// or https://, e.g. --host http://{_shown(hint)}")
     if not parts.hostname:
-        raise ConfigError(f"--host {host}: no host name in the URL, e.g. --host http://127.0.0.1:8000")
+        raise ConfigError(f"--host {_shown(host)}: no host name in the URL, e.g. --host http://127.0.0.1:8000")
     try:
         port = parts.port
     except ValueError:
-        raise ConfigError(f"--host {host}: the port is not a number in 1..65535") from None
+        raise ConfigError(f"--host {_shown(host)}: the port is not a number in 1..65535") from None
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
@@ -70,14 +77,15 @@ def check_reachable(host: str, timeout: float = 5.0) -> None:
         if isinstance(e, socket.timeout):
             reason = f"no answer within {timeout:g}s"
         raise ConfigError(
-            f"--host {host}: cannot connect to {name}:{port} ({reason}); is the server running there? {_SKIP}"
+            f"--host {_shown(host)}: cannot connect to {name}:{port} ({reason}); is the server running there? {_SKIP}"
         ) from None
 
 
 def check_models(host: str, model: str, headers: Mapping[str, str], timeout: float = 5.0) -> str | None:
     """``GET {host}/v1/models``: ConfigError if the key is refused; a warning text if ``model`` is not listed."""
-    url = host.rstrip("/") + "/v1/models"
-    req = urllib.request.Request(url, headers={"Accept": "application/json", **headers})
+    base, auth = basic_auth(host)  # the URL's user:password: sent as the load sends them, never shown
+    url = base.rstrip("/") + "/v1/models"
+    req = urllib.request.Request(url, headers={"Accept": "application/json", **headers, **auth})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             body = json.loads(resp.read() or b"{}")

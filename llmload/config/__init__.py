@@ -19,7 +19,7 @@ from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import FLAGS, Flag, add_arguments, read
 from llmload.config.ladder import LadderConfig
 from llmload.config.run import RunConfig
-from llmload.config.values import parse_duration, public_url
+from llmload.config.values import basic_auth, parse_duration, public_url
 
 __all__ = [
     "FLAGS",
@@ -30,6 +30,7 @@ __all__ = [
     "RunConfig",
     "add_arguments",
     "parse_duration",
+    "basic_auth",
     "public_url",
     "read",
 ]

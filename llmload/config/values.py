@@ -9,10 +9,11 @@ The web UI form hands numbers over as text, ``""`` meaning "not set".
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 
@@ -25,6 +26,7 @@ __all__ = [
     "parse_number",
     "parse_selector",
     "parse_urls",
+    "basic_auth",
     "public_url",
 ]
 
@@ -105,6 +107,19 @@ def parse_levels(text: str, flag: str = "--ladder") -> tuple[int, ...]:
     if any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
         raise ConfigError(f"{flag} {text!r}: user counts must increase from step to step")
     return levels
+
+
+def basic_auth(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without user:password, and the ``Authorization: Basic`` header they stand for ({} without).
+
+    urllib does not send a URL's credentials (it took ``user:pw@host`` for a host name);
+    Locust's FastHttpSession sends them this way, in place of any other Authorization header.
+    """
+    parts = urlsplit(url)
+    if not (parts.username and parts.password):
+        return public_url(url), {}
+    pair = f"{unquote(parts.username)}:{unquote(parts.password)}".encode("latin1")
+    return public_url(url), {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def public_url(url: str) -> str:

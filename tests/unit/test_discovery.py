@@ -19,6 +19,7 @@ def models_url():
             pass
 
         def do_GET(self):
+            self.server.seen.append(self.headers.get("Authorization"))
             body = json.dumps({"data": [{"id": "tiny"}]}).encode()
             self.send_response(self.server.status)
             self.send_header("Content-Length", str(len(body)))
@@ -26,7 +27,7 @@ def models_url():
             self.wfile.write(body)
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.status = 200
+    srv.status, srv.seen = 200, []
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield srv, f"http://127.0.0.1:{srv.server_port}"
     srv.shutdown()
@@ -55,3 +56,15 @@ def test_other_statuses_still_ask_for_a_model(models_url):
     srv.status = 404
     with pytest.raises(ConfigError, match="answered HTTP 404; pass --model NAME"):
         discover_model(url, {})
+
+
+def test_a_user_password_in_the_host_is_basic_auth_and_never_in_the_message(models_url):
+    """Was: 'http://u:s3cret@127.0.0.1:P/v1/models could not be read (Name or service not known)'."""
+    srv, url = models_url
+    host = url.replace("http://", "http://u:s3cret@")
+    assert discover_model(host, {"Authorization": "Bearer k"}) == "tiny"
+    assert srv.seen == ["Basic dTpzM2NyZXQ="]  # as Locust sends the load: basic auth wins
+    srv.status = 404
+    with pytest.raises(ConfigError) as e:
+        discover_model(host)
+    assert str(e.value) == f"--model not given and {url}/v1/models answered HTTP 404; pass --model NAME"

@@ -96,6 +96,22 @@ def test_models_listing(models_server):
         check_models(host, "tiny", {"Authorization": "Bearer wrong"})
 
 
+def test_a_user_password_in_the_host_is_sent_as_basic_auth_and_never_shown(models_server):
+    """As Locust's FastHttpSession sends it (in place of the key's header); urllib took 'u:pw@127.0.0.1' for a host."""
+    port = models_server.server_port
+    models_server.status = 401
+    with pytest.raises(ConfigError) as e:
+        check_models(f"http://u:s3cret@127.0.0.1:{port}", "tiny", {"Authorization": "Bearer k"})
+    assert models_server.seen == ["Basic dTpzM2NyZXQ="]  # base64("u:s3cret"): was never asked at all
+    assert f"http://127.0.0.1:{port}/v1/models answered HTTP 401" in _one_line(e) and "s3cret" not in str(e.value)
+    closed = _closed_port()
+    for host, call in ((f"http://u:s3cret@127.0.0.1:{closed}", check_reachable), ("http://u:s3cret@h:99999", check_host),
+                       ("u:s3cret@127.0.0.1:8000", check_host)):  # fmt: skip
+        with pytest.raises(ConfigError) as e:
+            call(host)
+        assert "s3cret" not in _one_line(e) and "--host " in str(e.value)
+
+
 def test_output_files_and_folders(tmp_path):
     check_output_file("--summary-json", tmp_path / "s.json")
     check_output_file("--summary-json", None)
