@@ -10,7 +10,8 @@ A profile value is either a fixed int or a table naming a distribution::
 
 ``mean`` and ``stddev`` of ``lognormal`` are those of the resulting token counts (as in
 AIPerf), not of their logarithm. Every sample is an int, rounded to nearest, then clamped
-to ``[min, max]``; ``min`` defaults to 1 and can never be below 1. Each draw uses the
+to ``[min, max]``; ``min`` defaults to 1 and can never be below 1, and no count exceeds
+:data:`MAX_TOKENS` (10 M: a larger one in a profile is refused as a typo). Each draw uses the
 caller's :class:`random.Random`, never the global one. ``mean`` is the nominal mean, before
 rounding and clamping, meant for planning.
 
