@@ -13,6 +13,7 @@ on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "info":
             return _info(args.path)
         if args.command == "generate":
+            _check_generate(args)
             try:
                 entries = generate_trace(args.entries, args.seed, rate_per_s=args.rate,
                                          system_prompts=args.system_prompts, followup_share=args.followup_share)  # fmt: skip
@@ -68,6 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     except ProfileError as e:
         sys.stderr.write(f"llmload trace: error: {e}\n")
         return 2
+
+
+def _check_generate(args: argparse.Namespace) -> None:
+    """``generate``'s flags, each named in its own error (not the generator's parameter names)."""
+    if args.entries < 1:
+        raise ProfileError(f"--entries {args.entries}: must be >= 1 (requests in the trace)")
+    if not (math.isfinite(args.rate) and args.rate > 0):
+        raise ProfileError(f"--rate {args.rate:g}: must be a number > 0 (mean arrivals per second)")
+    if args.system_prompts < 1:
+        raise ProfileError(f"--system-prompts {args.system_prompts}: must be >= 1")
+    if not 0 <= args.followup_share <= 1:
+        raise ProfileError(f"--followup-share {args.followup_share:g}: must be a share in [0, 1]")
 
 
 def _write(path: Path, data: bytes) -> None:

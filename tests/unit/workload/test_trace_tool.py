@@ -33,3 +33,17 @@ def test_convert_then_info_and_errors_are_one_line_with_exit_2(tmp_path, capsys)
     assert len(err) == 1 and err[0].startswith("llmload trace: error: trace '") and "no such file" in err[0]
     assert cli_main(["trace", "generate", "-o", str(out), "--rate", "0"]) == 2
     assert cli_main(["trace", "convert", "--from", "burstgpt", str(src), "-o", str(out), "--limit", "0"]) == 2
+
+
+def test_generate_names_the_flag_that_is_wrong(tmp_path, capsys):
+    """Was the generator's own words ("generate_trace: need entries ≥ 1, rate_per_s > 0, ...") or, for nan,
+    "cannot convert float NaN to integer"."""
+    out = str(tmp_path / "g.jsonl")
+    for flag, value, message in (("--entries", "0", "--entries 0: must be >= 1"),
+                                 ("--rate", "nan", "--rate nan: must be a number > 0"),
+                                 ("--rate", "-2", "--rate -2: must be a number > 0"),
+                                 ("--system-prompts", "0", "--system-prompts 0: must be >= 1"),
+                                 ("--followup-share", "1.5", "--followup-share 1.5: must be a share in [0, 1]")):  # fmt: skip
+        assert cli_main(["trace", "generate", "-o", out, flag, value]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"llmload trace: error: {message}") and err.count("\n") == 1, err
