@@ -3,7 +3,7 @@
 :func:`compare_runs` returns the comparison as data (``llmload.compare/1``)::
 
     {"schema": "llmload.compare/1",
-     "a": {"name", "started_at", "safe_users", "recommended_limit", "binding"},  "b": {...},
+     "a": {"name", "started_at", "safe_users", "safe_rate", "recommended_limit", "binding", "status"},  "b": {...},
      "notes": [str],                      # settings that differ (model, profile, cap, arrivals, ladder, step time)
      "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
                "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
@@ -56,6 +56,7 @@ def _side(run: Run) -> dict[str, Any]:
         "safe_rate": v.safe_rate if v else None,
         "recommended_limit": v.recommended_limit if v else None,
         "binding": v.breach.metric if v and v.breach else None,
+        "status": v.status if v else None,
     }
 
 
@@ -179,15 +180,20 @@ def _cells(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def _safe(side: dict[str, Any], value: str) -> str:
+    """A safe concurrency or rate, marked when its verdict was inconclusive (too few requests to stand on)."""
+    return f"{value} (inconclusive)" if side.get("status") == "inconclusive" and value != fmt.DASH else value
+
+
 def _headline(c: dict[str, Any]) -> list[str]:
     a, b = c["a"], c["b"]
     out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
     if a.get("safe_rate") is not None or b.get("safe_rate") is not None:
-        out.append(f"safe rate: {fmt.rate(a.get('safe_rate'))} -> {fmt.rate(b.get('safe_rate'))}; "
+        out.append(f"safe rate: {_safe(a, fmt.rate(a.get('safe_rate')))} -> {_safe(b, fmt.rate(b.get('safe_rate')))}; "
                    f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}")  # fmt: skip
     elif a["safe_users"] is not None or b["safe_users"] is not None:
         out.append(
-            f"safe concurrency: {fmt.num(a['safe_users'])} -> {fmt.num(b['safe_users'])} users; "
+            f"safe concurrency: {_safe(a, fmt.num(a['safe_users']))} -> {_safe(b, fmt.num(b['safe_users']))} users; "
             f"recommended limit {fmt.num(a['recommended_limit'])} -> {fmt.num(b['recommended_limit'])}; "
             f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}"
         )

@@ -115,6 +115,17 @@ def test_compare_analyses_a_summary_written_before_the_analysis(tmp_path, capsys
     assert c["a"]["safe_users"] is not None and c["a"]["safe_users"] == c["b"]["safe_users"]
 
 
+def test_an_inconclusive_verdict_is_marked_in_the_headline():
+    """Its safe concurrency is what it would have said on too few requests: not a before/after figure to trust."""
+    b = after()
+    b["verdict"].update(status="inconclusive", inconclusive={"judged_status": "breach", "reasons": ["few"]})
+    c = compare_runs(run(samples.ladder_summary(), "before"), run(b, "after"))
+    assert c["a"]["status"] == "breach" and c["b"]["status"] == "inconclusive"
+    buf = io.StringIO()
+    write_console(c, buf)
+    assert "safe concurrency: 4 -> 8 (inconclusive) users;" in buf.getvalue()
+
+
 def test_differences_in_settings_are_noted():
     a, b = samples.ladder_summary(), after()
     assert compare_runs(run(a, "a"), run(b, "b"))["notes"] == []
