@@ -24,6 +24,8 @@ spawning_complete            tracks the largest user count
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
+llmload_stop_report (msg)    worker → master: the worker's report at its test stop, before Locust's
+                             ``client_stopped``: the master summarises at its ``test_stop`` with it
 test_stopping                the open-loop dispatcher stops releasing arrivals (before users stop)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
@@ -55,6 +57,7 @@ from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
 from llmload.runtime.locust_workarounds import install_locust_workarounds
+from llmload.runtime.process import STOP_REPORT
 from llmload.users.context import attach
 from llmload.webauth import check_web_login, install_web_auth
 from llmload.webform import install_form_check
@@ -109,6 +112,8 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))
     if runtime.role == "worker":
         environment.runner.register_message(STEP_MESSAGE, lambda msg, **_: runtime.on_step_message(msg))
+    if runtime.role == "master":
+        environment.runner.register_message(STOP_REPORT, lambda msg, **_: runtime.on_stop_report(msg.node_id, msg.data))
     if runtime.coordinator is not None:
         if isinstance(environment.shape_class, LadderShape):
             environment.shape_class.attach(runtime.coordinator.driver)

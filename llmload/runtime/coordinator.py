@@ -9,9 +9,15 @@ which the exporter, the web UI and the summary read; it drives the ladder
 (:func:`~llmload.results.build.build_result`), analyses them (:func:`~llmload.analysis.analyze`)
 and writes them: the console table, ``--summary-json``, the run directory.
 
-``test_stop`` fires on a master before the workers' last reports arrive: it writes the
-summary :data:`FINAL_REPORT_WAIT_S` later, or at ``quitting`` (headless: after
-``runner.quit()`` has waited for the final reports), whichever comes first.
+On a master each worker sends its report at its own test stop (the runtime's stop report,
+before Locust's ``client_stopped``), so when the master's ``test_stop`` fires after a stop
+(the web UI's, a ladder's end) every live worker's last report is in: the summary is written
+then, and the run ends when the last worker stopped (Locust's master polls its workers once a
+second before it fires ``test_stop``, which added up to a second to the duration). When a
+worker's stop report is missing (``quit``: the master's ``test_stop`` fires before the workers
+stop; an old or lost worker) it writes the summary :data:`FINAL_REPORT_WAIT_S` later, or at
+``quitting`` (headless: after ``runner.quit()`` has waited for the final reports), whichever
+comes first; a test started before that (the web UI) writes it first.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ class Coordinator:
         *,
         master: bool,
         clock: Callable[[], float] = time.monotonic,
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
         out: TextIO | None = None,
         fixed_load: Callable[[], FixedLoad | None] = lambda: None,
     ) -> None:
@@ -79,6 +86,7 @@ class Coordinator:
         self._out = out  # None: sys.stdout at the time of writing
         self.steps = steps
         self.aggregator = Aggregator(clock=clock)
+        self._clock_ns = clock_ns  # the run's start and end (its duration)
         self.driver = LadderDriver(steps, self._baseline_ok, fixed_load)  # without a ladder: Locust's -u/-r/-t
         self.exporter: Exporter | None = None
         self.collection: Collection | None = None  # engine / GPU metrics of the current test
@@ -87,6 +95,7 @@ class Coordinator:
         self._started_wall = 0.0
         self._summary_pending = False
         self._summary_greenlet: gevent.Greenlet | None = None
+        self._stopped: dict[str, int] = {}  # master: perf_counter_ns of each worker's stop report in this test
         self.last_result: RunResult | None = None
         self.last_summary: dict | None = None
 
@@ -131,6 +140,18 @@ class Coordinator:
             running = sum(w.gauges.users for w in self.aggregator.workers.values() if not w.lost)
             self.users_max = max(self.users_max, running)
 
+    def on_worker_stopped(self, worker_id: str, report: ReportWire) -> None:
+        """Master: a worker's report at its test stop (everything it measured in this test)."""
+        self.merge(worker_id, report)
+        self._stopped[worker_id] = self._clock_ns()
+
+    def _workers_stopped_ns(self) -> int | None:
+        """When the last live worker stopped, once every live worker's stop report is in (else None)."""
+        live = [wid for wid, w in self.aggregator.workers.items() if not w.lost]
+        if not live or any(wid not in self._stopped for wid in live):
+            return None
+        return max(self._stopped[wid] for wid in live)
+
     def check_workers(self, present: set[str]) -> None:
         """Master: workers Locust no longer lists, or silent for too long, are marked lost (their reports stay)."""
         agg = self.aggregator
@@ -162,7 +183,7 @@ class Coordinator:
         """Test time of the current run: from test start to its stop, or to now."""
         if not self._t0_ns:
             return 0.0
-        return ((self._t1_ns or time.perf_counter_ns()) - self._t0_ns) / 1e9
+        return ((self._t1_ns or self._clock_ns()) - self._t0_ns) / 1e9
 
     def _baseline_ok(self) -> int:
         m = self.aggregator.steps.get(BASELINE_STEP)
@@ -236,8 +257,9 @@ class Coordinator:
         self.aggregator.start_run()
         self.steps.reset()
         self.users_max = 0
-        self._t0_ns, self._t1_ns = time.perf_counter_ns(), 0
+        self._t0_ns, self._t1_ns = self._clock_ns(), 0
         self._started_wall = time.time()
+        self._stopped = {}
         if self.collection is not None:
             self.collection.stop(final=False)
         self.collection = start_collection(self.config.collect, self._started_wall)
@@ -250,21 +272,28 @@ class Coordinator:
         """``merge_final`` folds a standalone process's last report in (a master waits for its workers')."""
         if not self._summary_pending:
             return
-        self._t1_ns = time.perf_counter_ns()
+        stopped = self._workers_stopped_ns() if self.master else None
+        self._t1_ns = stopped or self._clock_ns()
         if self.collection is not None:
             self.collection.stop()  # the last reading closes the run's window
         self.steps.close()
-        if self.master:  # the workers' last reports are still on their way
+        if self.master and stopped is None:  # the workers' last reports are still on their way
             self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
         else:
-            merge_final()
+            if not self.master:
+                merge_final()
             self.write_summary()
 
-    def on_quitting(self) -> None:
+    def finish_previous(self) -> None:
+        """A stopped test whose summary still waits for the workers' reports: write it now (at quitting,
+        and when the next test starts, before its configuration and counts replace this one's)."""
         if self._summary_pending and self._t1_ns:
             if self._summary_greenlet is not None:
                 self._summary_greenlet.kill(block=False)
             self.write_summary()
+
+    def on_quitting(self) -> None:
+        self.finish_previous()
         if self.collection is not None:
             self.collection.stop(final=False)
 
@@ -277,7 +306,7 @@ class Coordinator:
     def result(self) -> RunResult:
         """The run's typed results so far, analysed."""
         snap = self.snapshot()
-        end = self._t1_ns or time.perf_counter_ns()
+        end = self._t1_ns or self._clock_ns()
         collection = self.collection
         result = build_result(
             snap.run,

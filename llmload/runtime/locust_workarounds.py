@@ -15,6 +15,17 @@ the worker as saturated. A ramp sends one spawn message per second, a ladder one
 ``default_args_dict()`` depends only on Locust's own arguments (no custom flags, no config
 files), so its first result is kept and a copy handed out (:func:`cache_default_args`):
 0.7-1.9 ms per message.
+
+**A stopped worker is not ready again for ``stop_timeout`` seconds** (Locust 2.47.0,
+``WorkerRunner.handle_message``, the ``stop`` branch): after ``stop()`` has already waited for
+its users (up to ``stop_timeout``) the worker sleeps ``stop_timeout`` *again* before it sends
+``client_ready``, and the master has dropped it from its clients meanwhile. A ladder sets the
+stop timeout to the request timeout (default 10 min), so after a ladder stopped from the web UI
+the master had no worker for ten minutes: the next test from the form "started" with none
+(Locust: "You can't start a distributed test before at least one worker processes has
+connected") and llmload marked every worker lost. :func:`ready_after_stop`, called on a worker's
+``test_stop`` (after its users have stopped), sets the worker's stop timeout to 0, so Locust's
+sleep ends at once; the next spawn message brings the master's stop timeout back.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from typing import Any
 
 from locust import argument_parser
 
-__all__ = ["cache_default_args", "install_locust_workarounds"]
+__all__ = ["cache_default_args", "install_locust_workarounds", "ready_after_stop"]
 
 
 def cache_default_args(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
@@ -47,3 +58,8 @@ def install_locust_workarounds() -> None:
     current = getattr(argument_parser, "default_args_dict", None)
     if current is not None and not getattr(current, "llmload_cached", False):
         argument_parser.default_args_dict = cache_default_args(current)
+
+
+def ready_after_stop(environment: Any) -> None:
+    """A worker whose test has stopped (its users are gone): no second ``stop_timeout`` before ``client_ready``."""
+    environment.stop_timeout = 0.0

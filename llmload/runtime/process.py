@@ -39,12 +39,13 @@ from llmload.preflight import check_output_file
 from llmload.runtime.checks import preflight
 from llmload.runtime.coordinator import LOCAL_ID, Coordinator
 from llmload.runtime.load import LoadProcess
+from llmload.runtime.locust_workarounds import ready_after_stop
 from llmload.runtime.options import Options
 
 if TYPE_CHECKING:
     from locust.env import Environment
 
-__all__ = ["LOCAL_REPORT_INTERVAL_S", "SCHEDULE_LEAD_S", "Runtime", "role_of"]
+__all__ = ["LOCAL_REPORT_INTERVAL_S", "SCHEDULE_LEAD_S", "STOP_REPORT", "Runtime", "role_of"]
 
 log = logging.getLogger("llmload")
 #: How often a standalone process folds its own records into its aggregator.
@@ -52,6 +53,10 @@ LOCAL_REPORT_INTERVAL_S = 1.0
 #: Open loop with workers: the schedule starts this long after the master's test start, so that
 #: the spawn message (which carries it) reaches every worker before the first arrival is due.
 SCHEDULE_LEAD_S = 0.25
+#: Worker -> master custom message: the worker's report at its test stop (``{"llmload": report}``).
+#: Sent from ``test_stop``, before Locust's ``client_stopped``, so the master has it when its own
+#: ``test_stop`` fires (which waits for every worker's ``client_stopped``).
+STOP_REPORT = "llmload_stop_report"
 
 
 def role_of(runner: object) -> str:
@@ -148,6 +153,8 @@ class Runtime:
             self.load.start()
 
     def on_test_start(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.finish_previous()  # before this test's configuration replaces the last one's
         try:
             self.configure()
         except ConfigError as e:
@@ -176,6 +183,8 @@ class Runtime:
     def on_test_stop(self) -> None:
         if self.load is not None:
             self.load.on_test_stop()
+        if self.role == "worker":
+            self._send_stop_report()
         if self.coordinator is not None:
             self.coordinator.on_test_stop(lambda: self._merge_local(final=True))
 
@@ -201,6 +210,23 @@ class Runtime:
         payload = data.get("llmload")
         if payload and self.coordinator is not None:
             self.coordinator.merge(client_id, payload)
+
+    def _send_stop_report(self) -> None:
+        """Worker: everything it measured in this test, to the master now (not at the next 3 s report)."""
+        runner = self._env.runner
+        if self.load is None or runner is None:
+            return
+        try:
+            runner.send_message(STOP_REPORT, {"llmload": self.load.report(final=True)})
+        except Exception as e:  # a master that is gone: the periodic report (if any) still carries it
+            log.warning("llmload: cannot send this worker's stop report to the master: %s", e)
+        ready_after_stop(self._env)
+
+    def on_stop_report(self, client_id: str, data: dict[str, Any]) -> None:
+        """Master: a worker's report at its test stop."""
+        payload = (data or {}).get("llmload")
+        if payload and self.coordinator is not None:
+            self.coordinator.on_worker_stopped(client_id, payload)
 
     def on_step_message(self, msg: Any) -> None:
         """Worker: the master changed step."""

@@ -12,7 +12,8 @@ from locust.env import Environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "runtime"))
 
-from runtime_helpers import FakeWorker, environment  # noqa: E402
+from runtime_helpers import FakeMaster, FakeWorker, environment  # noqa: E402
+from test_runtime_coordinator import report  # noqa: E402
 
 from llmload.config import add_arguments  # noqa: E402
 from llmload.ladder.shape import LadderShape  # noqa: E402
@@ -117,4 +118,15 @@ def test_a_worker_takes_the_masters_step_messages():
     handler = runner.handlers["llmload_step"]
     handler(type("Msg", (), {"data": {"i": 4, "steady": True}})())
     assert runtime.load.steady_step == 4
+    runtime.on_quitting()
+
+
+def test_a_master_takes_its_workers_stop_reports():
+    runner = FakeMaster()
+    env = environment(runner, "--runs-dir", "")
+    runtime = install(env)
+    assert "llmload_step" not in runner.handlers
+    handler = runner.handlers["llmload_stop_report"]
+    handler(type("Msg", (), {"node_id": "w1", "data": {"llmload": report(n=2)}})())
+    assert runtime.coordinator.snapshot().run.overall().counters["ok"] == 2
     runtime.on_quitting()

@@ -160,3 +160,47 @@ def test_step_changes_go_to_the_workers_only_from_a_master():
         c, _, _ = make(environment(runner), master=is_master)
         c.broadcast_step({"i": 1, "steady": True})
     assert master.sent == [("llmload_step", {"i": 1, "steady": True})] and local.sent == []
+
+
+class ClockNs:
+    def __init__(self) -> None:
+        self.ns = 10**12
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+def make_master(**flags):
+    env = environment(FakeMaster())
+    clock_ns, out = ClockNs(), io.StringIO()
+    c = Coordinator(env, StepTracker(), master=True, clock=Clock(), clock_ns=clock_ns, out=out)
+    c.configure(RunConfig.from_values({**read(env.parsed_options), "runs_dir": "", **flags}))
+    return c, clock_ns, out
+
+
+def test_a_master_with_every_workers_stop_report_summarises_at_its_stop_and_ends_the_run_at_the_last():
+    """Locust's master fires test_stop after polling its workers once a second: not part of the run."""
+    c, clock_ns, _ = make_master()
+    c.on_test_start()
+    c.merge("w1", report(n=2))
+    c.merge("w2", report(n=2))
+    clock_ns.ns += 5 * 10**9
+    c.on_worker_stopped("w1", report(n=1))
+    clock_ns.ns += 2 * 10**8
+    c.on_worker_stopped("w2", report(n=1))
+    clock_ns.ns += 10**9  # the master's poll of its workers' user counts
+    c.on_test_stop(lambda: None)
+    s = c.last_summary
+    assert s is not None and s["overall"]["ok"] == 6 and s["duration_s"] == 5.2  # written now, no 4 s wait
+
+
+def test_a_master_missing_a_workers_stop_report_waits_for_it():
+    c, _, _ = make_master()
+    c.on_test_start()
+    c.merge("w1", report(n=2))
+    c.merge("w2", report(n=2))
+    c.on_worker_stopped("w1", report(n=1))
+    c.on_test_stop(lambda: None)
+    assert c.last_summary is None  # w2's last report is on its way
+    c.on_quitting()
+    assert c.last_summary["overall"]["ok"] == 5

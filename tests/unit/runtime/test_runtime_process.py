@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import gevent
 import pytest
 from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
@@ -154,3 +157,53 @@ def test_a_bad_trace_is_one_line_before_any_load(tmp_path):
     bad.write_text('{"timestamp": 0, "input_length": 5}\n')
     with pytest.raises(ConfigError, match=r"^trace '.*bad.jsonl': line 1: missing 'output_length'"):
         Runtime(environment(FakeLocal(), "--trace", str(bad)))
+
+
+def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_ready_at_once():
+    """Locust's worker sends client_stopped after test_stop and then sleeps stop_timeout (600 s after a
+    ladder) before client_ready: the master would have no worker for the next test."""
+    from test_runtime_load import finished
+
+    runner = FakeWorker(users=2)
+    env = environment(runner)
+    worker = Runtime(env)
+    env.stop_timeout = 600.0  # a ladder's, from the spawn message
+    worker.on_test_start()
+    worker.load.on_record(finished())
+    worker.on_test_stop()
+    assert env.stop_timeout == 0.0
+    ((kind, data),) = runner.sent
+    assert kind == process_module.STOP_REPORT and data["llmload"]["final"] is True
+    master = Runtime(environment(FakeMaster()))
+    master.on_test_start()
+    master.on_stop_report("w1", data)
+    assert master.coordinator.snapshot().run.overall().counters["ok"] == 1
+    for r in (worker, master):
+        r.on_quitting()
+
+
+def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_apart(monkeypatch, tmp_path):
+    """The web UI: stop, then start again within FINAL_REPORT_WAIT_S; each test's summary holds its own counts
+    (the waiting write used to summarise the new test a few seconds in, and the stopped one never)."""
+    from test_runtime_coordinator import report
+
+    from llmload.runtime import coordinator as coordinator_module
+
+    monkeypatch.setattr(coordinator_module, "FINAL_REPORT_WAIT_S", 0.0)
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    env = environment(FakeMaster(), "--runs-dir", "", "--summary-json", str(first))
+    master = Runtime(env)
+    master.on_test_start()
+    master.on_spawned(4)
+    master.on_worker_report("w1", {"llmload": report(n=3)})
+    master.on_test_stop()  # no stop report from w1 (e.g. an older worker): the summary waits
+    env.parsed_options.summary_json = str(second)  # the form of the next test
+    master.on_test_start()
+    master.on_spawned(1)
+    gevent.sleep(0.01)  # the first test's waiting write is due (FINAL_REPORT_WAIT_S is 0 here)
+    master.on_worker_report("w1", {"llmload": report(n=2)})
+    master.on_stop_report("w1", {"llmload": report(n=0)})
+    master.on_test_stop()
+    a, b = json.loads(first.read_text()), json.loads(second.read_text())
+    assert (a["overall"]["ok"], a["users_max"]) == (3, 4) and (b["overall"]["ok"], b["users_max"]) == (2, 1)
+    master.on_quitting()
