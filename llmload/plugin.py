@@ -26,6 +26,7 @@ worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
 llmload_stop_report (msg)    worker → master: the worker's report at its test stop, before Locust's
                              ``client_stopped``: the master summarises at its ``test_stop`` with it
+llmload_done_report (msg)    worker → master: its share of a replayed trace is sent and answered
 test_stopping                the open-loop dispatcher stops releasing arrivals (before users stop)
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
@@ -57,7 +58,7 @@ from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
 from llmload.runtime.locust_workarounds import install_locust_workarounds
-from llmload.runtime.process import STOP_REPORT
+from llmload.runtime.process import DONE_REPORT, STOP_REPORT
 from llmload.users.context import attach
 from llmload.webauth import check_web_login, install_web_auth
 from llmload.webform import install_form_check
@@ -114,6 +115,7 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         environment.runner.register_message(STEP_MESSAGE, lambda msg, **_: runtime.on_step_message(msg))
     if runtime.role == "master":
         environment.runner.register_message(STOP_REPORT, lambda msg, **_: runtime.on_stop_report(msg.node_id, msg.data))
+        environment.runner.register_message(DONE_REPORT, lambda msg, **_: runtime.on_done_report(msg.node_id, msg.data))
     if runtime.coordinator is not None:
         if isinstance(environment.shape_class, LadderShape):
             environment.shape_class.attach(runtime.coordinator.driver)

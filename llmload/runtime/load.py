@@ -73,6 +73,7 @@ class LoadProcess:
         worker_index: Callable[[], int | None] = lambda: None,
         monitor: ProcessMonitor | None = None,
         schedule: Callable[[], tuple[int, int, float | None] | None] = lambda: (0, 1, None),
+        schedule_done: Callable[[], None] = lambda: None,
     ) -> None:
         self._environment = environment
         self._steps = steps
@@ -85,6 +86,7 @@ class LoadProcess:
         self._watchdog: Watchdog | None = None
         # (this process's stride, strides, common start on the wall clock or None = now), or None: no share.
         self._schedule = schedule
+        self._schedule_done_hook = schedule_done  # a trace's share is sent and answered: report it now
         steps.listeners.append(self._on_step)
         self.dispatcher: Dispatcher | None = None
         self._trace: Trace | None = None
@@ -181,6 +183,8 @@ class LoadProcess:
         """
         if rec.intended_ns and self._tickets_open:
             self._tickets_open -= 1
+            if not self._tickets_open and self._trace is not None and self._schedule_done():
+                self._schedule_done_hook()  # the run can end now, not at the next report
         env = self._environment
         events = env.events
         events.llmload_request.fire(record=rec, environment=env)

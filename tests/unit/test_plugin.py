@@ -121,12 +121,12 @@ def test_a_worker_takes_the_masters_step_messages():
     runtime.on_quitting()
 
 
-def test_a_master_takes_its_workers_stop_reports():
+def test_a_master_takes_its_workers_stop_and_done_reports():
     runner = FakeMaster()
     env = environment(runner, "--runs-dir", "")
     runtime = install(env)
     assert "llmload_step" not in runner.handlers
-    handler = runner.handlers["llmload_stop_report"]
-    handler(type("Msg", (), {"node_id": "w1", "data": {"llmload": report(n=2)}})())
-    assert runtime.coordinator.snapshot().run.overall().counters["ok"] == 2
+    for kind in ("llmload_stop_report", "llmload_done_report"):
+        runner.handlers[kind](type("Msg", (), {"node_id": "w1", "data": {"llmload": report(n=2)}})())
+    assert runtime.coordinator.snapshot().run.overall().counters["ok"] == 4
     runtime.on_quitting()

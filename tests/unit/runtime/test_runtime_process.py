@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from types import SimpleNamespace
 
 import gevent
 import pytest
@@ -207,3 +209,35 @@ def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_ap
     a, b = json.loads(first.read_text()), json.loads(second.read_text())
     assert (a["overall"]["ok"], a["users_max"]) == (3, 4) and (b["overall"]["ok"], b["users_max"]) == (2, 1)
     master.on_quitting()
+
+
+def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_replay(tmp_path):
+    """Not at the worker's next 3 s report and the master's next 3 s check: a 3.2 s replay read 8.0 s."""
+    from test_runtime_load import finished
+
+    path = _trace_file(tmp_path)
+    runner = FakeWorker(users=2)
+    runner.client_id = "w1"
+    worker = Runtime(environment(runner, "--trace", str(path)))
+    worker.options.forward_schedule(["w1"], time.time())  # as the master's spawn message brings it
+    worker.on_test_start()
+    tickets = [worker.load.take_ticket() for _ in range(3)]
+    gevent.sleep(0.01)  # the dispatcher's loop returns after the last entry
+    for i, t in enumerate(tickets):
+        rec = finished()
+        rec.intended_ns, rec.arrival_index = t.intended_ns, t.index
+        worker.load.finish(rec)
+        worker.load.on_record(rec)
+        gevent.sleep(0)
+        assert [kind for kind, _ in runner.sent] == ([process_module.DONE_REPORT] if i == 2 else []), i
+    ((_, data),) = runner.sent
+    assert data["llmload"]["g"]["schedule_done"] is True
+    master_runner = FakeMaster()
+    master_runner.clients = SimpleNamespace(all=[], ready=[], running=[], spawning=[])
+    master = Runtime(environment(master_runner, "--headless", "--runs-dir", "", "--trace", str(path)))
+    master.on_test_start()
+    master.on_done_report("w1", data)
+    gevent.sleep(0)
+    assert master_runner.quit_called == 1 and master.coordinator.snapshot().run.overall().counters["ok"] == 3
+    for r in (worker, master):
+        r.on_quitting()
