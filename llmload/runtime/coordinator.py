@@ -268,6 +268,13 @@ class Coordinator:
     def on_spawned(self, user_count: int) -> None:
         self.users_max = max(self.users_max, user_count)
 
+    def on_test_stopping(self) -> None:
+        """The load stops now: the last step's window ends here (no request starts after it; Locust's
+        ``test_stop`` comes after the users' graceful stop, and on a master after up to a second of
+        polling its workers, which read as a rate step that "achieved" too little)."""
+        if self._summary_pending and not self._t1_ns:
+            self.steps.close()
+
     def on_test_stop(self, merge_final: Callable[[], None]) -> None:
         """``merge_final`` folds a standalone process's last report in (a master waits for its workers')."""
         if not self._summary_pending:
@@ -276,7 +283,7 @@ class Coordinator:
         self._t1_ns = stopped or self._clock_ns()
         if self.collection is not None:
             self.collection.stop()  # the last reading closes the run's window
-        self.steps.close()
+        self.steps.close()  # closed at the stopping already, unless Locust went straight to test_stop
         if self.master and stopped is None:  # the workers' last reports are still on their way
             self._summary_greenlet = gevent.spawn_later(FINAL_REPORT_WAIT_S, self.write_summary)
         else:

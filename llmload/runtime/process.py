@@ -205,6 +205,8 @@ class Runtime:
         """Before users stop: no new arrivals (a user stopped while waiting for one is not a lost request)."""
         if self.load is not None:
             self.load.on_test_stop()
+        if self.coordinator is not None:
+            self.coordinator.on_test_stopping()
 
     def on_test_stop(self) -> None:
         if self.load is not None:
