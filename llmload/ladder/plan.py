@@ -31,10 +31,10 @@ from typing import NamedTuple
 
 from llmload.config.ladder import LadderConfig
 from llmload.ladder.judge import LiveJudge
-from llmload.ladder.tracker import StepTracker
+from llmload.ladder.tracker import StepTracker, StepWindow
 from llmload.results.model import BASELINE_STEP
 
-__all__ = ["FixedLoad", "LadderDriver", "StepAt", "step_at"]
+__all__ = ["FixedLoad", "LadderDriver", "StepAt", "cut_short", "step_at"]
 
 
 class StepAt(NamedTuple):
@@ -49,6 +49,38 @@ def step_at(plan: LadderConfig, t: float) -> StepAt | None:
     if i >= len(plan.levels):
         return None
     return StepAt(i, plan.levels[i], t - i * plan.step_s >= plan.warmup_s)
+
+
+#: A step whose steady window ran less than this share of its planned length was cut short.
+CUT_SHARE = 0.9
+
+
+def _label(plan: LadderConfig, i: int) -> str:
+    if plan.by_rate:
+        return f"{plan.rates[i]:g} req/s"
+    return "1 user" if plan.levels[i] == 1 else f"{plan.levels[i]} users"
+
+
+def cut_short(plan: LadderConfig | None, windows: list[StepWindow]) -> str | None:
+    """A warning when the ladder ended before it had run all of its steps (a stop from the web UI, ``-t``,
+    ``--stop-on-breach``), or its last step's steady window was cut short; None when it ran in full."""
+    ran = [w for w in windows if w.index >= 0]
+    if plan is None or not ran:
+        return None
+    steady = plan.step_s - plan.warmup_s
+    last = ran[-1]
+    held = (last.ended_at - last.steady_from) if last.steady_from is not None and last.ended_at is not None else 0.0
+    cut = held < CUT_SHARE * steady
+    if last.index + 1 >= len(plan.levels) and not cut:
+        return None
+    said = [f"the ladder ended at step {last.index + 1} of {len(plan.levels)} ({_label(plan, last.index)})"]
+    if cut:
+        said.append(f"that step was steady for {held:.1f} s of {steady:g} s")
+    if last.index + 1 < len(plan.levels):
+        unrun = ", ".join(_label(plan, i) for i in range(last.index + 1, len(plan.levels)))
+        said.append(f"never ran: {unrun}")
+    why = " (the test was stopped, -t ended it, or --stop-on-breach did): the verdict covers the steps that ran"
+    return "; ".join(said) + why
 
 
 class FixedLoad(NamedTuple):

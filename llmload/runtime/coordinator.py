@@ -39,7 +39,7 @@ from llmload.config.values import public_url
 from llmload.exporter import ExportContext, Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
-from llmload.ladder.plan import FixedLoad
+from llmload.ladder.plan import FixedLoad, cut_short
 from llmload.ladder.status import ladder_status
 from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
@@ -315,6 +315,10 @@ class Coordinator:
         snap = self.snapshot()
         end = self._t1_ns or self._clock_ns()
         collection = self.collection
+        load = load_generator(snap, master=self.master, local_id=LOCAL_ID)
+        cut = cut_short(self.config.ladder, self.steps.windows)
+        if cut is not None:
+            load["warnings"] = (*load["warnings"], cut)
         result = build_result(
             snap.run,
             duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
@@ -325,7 +329,7 @@ class Coordinator:
             started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_wall)),
             config={**self.config.public_dict(), "host": public_url(self._env.host) if self._env.host else None},
             profile=self.profile.to_dict(),
-            load=load_generator(snap, master=self.master, local_id=LOCAL_ID),
+            load=load,
             collection=collection.summary_extra() if collection is not None else None,
             series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
             slos=self.slos is not None,

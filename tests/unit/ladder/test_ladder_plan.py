@@ -8,7 +8,8 @@ from ladder_helpers import FakeClock, records
 from llmload.config import LadderConfig
 from llmload.errors import ConfigError
 from llmload.ladder import REPORT_GRACE_S, LadderDriver, LiveJudge, StepAt, StepTracker, step_at
-from llmload.ladder.plan import FixedLoad
+from llmload.ladder.plan import FixedLoad, cut_short
+from llmload.ladder.tracker import StepWindow
 
 PLAN = LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=2.0)
 
@@ -114,3 +115,20 @@ def test_the_judge_gives_its_verdict_so_far_without_stop_on_breach():
         assert d.tick(t) is not None  # the ladder goes on
     assert judge.judged == 2 and judge.verdict.status == "breach" and judge.breach.users == 4
     assert judge.verdict.safe_users == 1
+
+
+def test_a_ladder_that_ended_early_or_cut_its_last_step_says_so():
+    """Stopped from the web UI in its 2nd step: the verdict said "holds at least 4 users; extend --ladder"."""
+    full = [StepWindow(0, 1, 0.0, 2.0, 10.0), StepWindow(1, 4, 10.0, 12.0, 20.0), StepWindow(2, 8, 20.0, 22.0, 30.2)]
+    assert cut_short(PLAN, full) is None and cut_short(None, full[:1]) is None and cut_short(PLAN, []) is None
+    stopped = [full[0], StepWindow(1, 4, 10.0, 12.0, 13.5)]
+    said = cut_short(PLAN, stopped)
+    assert said.startswith("the ladder ended at step 2 of 3 (4 users); that step was steady for 1.5 s of 8 s; "
+                           "never ran: 8 users (the test was stopped"), said  # fmt: skip
+    assert cut_short(PLAN, full[:2]) == ("the ladder ended at step 2 of 3 (4 users); never ran: 8 users (the test was "
+                                         "stopped, -t ended it, or --stop-on-breach did): the verdict covers the steps "
+                                         "that ran")  # fmt: skip
+    last_cut = [*full[:2], StepWindow(2, 8, 20.0, 22.0, 25.0)]
+    assert "step 3 of 3 (8 users); that step was steady for 3.0 s of 8 s (" in cut_short(PLAN, last_cut)
+    rates = LadderConfig(levels=(8, 8), step_s=10.0, warmup_s=2.0, rates=(5.0, 10.0))
+    assert "(5 req/s); never ran: 10 req/s" in cut_short(rates, [StepWindow(0, 8, 0.0, 2.0, 10.0, 5.0)])

@@ -225,3 +225,6 @@ def test_the_last_steps_window_ends_when_the_load_stops_not_at_locusts_test_stop
     c.on_test_stop(lambda: None)
     (window,) = c.steps.windows
     assert window.ended_at - window.steady_from == 4.0
+    c.on_quitting()
+    said = "the ladder ended at step 1 of 2 (1 user); that step was steady for 4.0 s of 10 s; never ran: 2 users"
+    assert any(w.startswith(said) for w in c.last_summary["warnings"]), c.last_summary["warnings"]
