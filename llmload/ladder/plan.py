@@ -51,8 +51,10 @@ def step_at(plan: LadderConfig, t: float) -> StepAt | None:
     return StepAt(i, plan.levels[i], t - i * plan.step_s >= plan.warmup_s)
 
 
-#: A step whose steady window ran less than this share of its planned length was cut short.
+#: A step whose steady window ran less than this share of its planned length (less one shape tick,
+#: Locust's 1 s, by which a warm-up's end can come late) was cut short.
 CUT_SHARE = 0.9
+TICK_S = 1.0
 
 
 def _label(plan: LadderConfig, i: int) -> str:
@@ -70,7 +72,7 @@ def cut_short(plan: LadderConfig | None, windows: list[StepWindow]) -> str | Non
     steady = plan.step_s - plan.warmup_s
     last = ran[-1]
     held = (last.ended_at - last.steady_from) if last.steady_from is not None and last.ended_at is not None else 0.0
-    cut = held < CUT_SHARE * steady
+    cut = held + TICK_S < CUT_SHARE * steady
     if last.index + 1 >= len(plan.levels) and not cut:
         return None
     said = [f"the ladder ended at step {last.index + 1} of {len(plan.levels)} ({_label(plan, last.index)})"]

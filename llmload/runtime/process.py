@@ -271,12 +271,20 @@ class Runtime:
         while True:
             if self.role == "master":
                 gevent.sleep(locust_runners.WORKER_REPORT_INTERVAL)
-                runner = self._env.runner
-                self.coordinator.check_workers({c.id for c in runner.clients.all if c.state != "missing"})
+                self._check_workers()
             else:
                 gevent.sleep(LOCAL_REPORT_INTERVAL_S)
                 self._merge_local()
             self._end_replay()
+
+    def _check_workers(self) -> None:
+        """Master, during a test: workers Locust no longer lists, or silent, are lost. Not after it: a stop
+        takes each worker out of Locust's clients until it is ready again, and a quit for good (headless
+        runs read "workers lost" in their summary when this check fell between the workers' quit and the
+        master's)."""
+        runner = self._env.runner
+        if self.coordinator is not None and runner is not None and runner.state in (STATE_RUNNING, STATE_SPAWNING):
+            self.coordinator.check_workers({c.id for c in runner.clients.all if c.state != "missing"})
 
     def _end_replay(self) -> None:
         """A trace replay is over (every entry sent and answered): stop the test, as Locust does at ``--run-time``.

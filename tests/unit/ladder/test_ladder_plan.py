@@ -121,6 +121,8 @@ def test_a_ladder_that_ended_early_or_cut_its_last_step_says_so():
     """Stopped from the web UI in its 2nd step: the verdict said "holds at least 4 users; extend --ladder"."""
     full = [StepWindow(0, 1, 0.0, 2.0, 10.0), StepWindow(1, 4, 10.0, 12.0, 20.0), StepWindow(2, 8, 20.0, 22.0, 30.2)]
     assert cut_short(PLAN, full) is None and cut_short(None, full[:1]) is None and cut_short(PLAN, []) is None
+    late_tick = [*full[:2], StepWindow(2, 8, 20.0, 23.0, 30.0)]  # the warm-up ended at the next 1 s tick
+    assert cut_short(PLAN, late_tick) is None
     stopped = [full[0], StepWindow(1, 4, 10.0, 12.0, 13.5)]
     said = cut_short(PLAN, stopped)
     assert said.startswith("the ladder ended at step 2 of 3 (4 users); that step was steady for 1.5 s of 8 s; "

@@ -241,3 +241,20 @@ def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_
     assert master_runner.quit_called == 1 and master.coordinator.snapshot().run.overall().counters["ok"] == 3
     for r in (worker, master):
         r.on_quitting()
+
+
+def test_workers_gone_after_the_test_stopped_are_not_lost():
+    """A quit (headless) or a stop (web UI) takes the workers out of Locust's clients: not a lost worker."""
+    from locust.runners import STATE_STOPPING
+    from test_runtime_coordinator import report
+
+    runner = FakeMaster()
+    master = Runtime(environment(runner))
+    master.on_worker_report("w1", {"llmload": report(n=1)})
+    runner.state = STATE_STOPPING
+    master._check_workers()
+    assert not any(w.lost for w in master.coordinator.snapshot().workers)
+    runner.state = process_module.STATE_RUNNING
+    master._check_workers()
+    assert all(w.lost for w in master.coordinator.snapshot().workers)
+    master.on_quitting()
