@@ -76,16 +76,19 @@ def run(args: list[str]) -> int:
     """Hand over to Locust's own main with the packaged locustfile (unless -f is given)."""
     if any(a in ("-h", "--help") for a in args):
         return _help()
-    if not any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args):
+    custom = any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args)
+    if not custom:
         ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)
         ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
         args = ["-f", str(LADDER_LOCUSTFILE if ladder else WEB_LOCUSTFILE if _web_ui(args) else PACKAGED_LOCUSTFILE),
                 *args]  # fmt: skip
     from llmload.errors import ConfigError
-    from llmload.runtime.checks import check_master_port
+    from llmload.runtime.checks import check_before_fork, check_master_port
 
     try:
         check_master_port(args)
+        if not custom:  # a locustfile of one's own may add flags and defaults: its processes check them
+            check_before_fork(args)
     except ConfigError as e:
         sys.stderr.write(f"llmload: error: {e}\n")
         return 2

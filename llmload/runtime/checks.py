@@ -26,6 +26,9 @@ The master's port (``--master-bind-port``) is bound by Locust before ``init``, a
 ``--processes`` after forking the workers (which then wait minutes for a master that never
 came): :func:`check_master_port` runs before Locust starts (``llmload run``), on Locust's own
 parser, so flags, ``LOCUST_*`` variables and ``locust.conf`` are read as Locust reads them.
+Under ``--processes`` the flags and the workload are checked there too (:func:`check_before_fork`):
+after the fork every process checked them and said the same error line, three times for
+``--processes 2``.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ import io
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from llmload.adapters import api_headers_for, get_adapter_class
-from llmload.config import RunConfig, add_arguments
+from llmload.config import RunConfig, add_arguments, read
 from llmload.config.flags import local_master_default
 from llmload.errors import ConfigError
 from llmload.preflight import (
@@ -53,7 +57,7 @@ from llmload.preflight import (
 from llmload.runtime.workload import run_workload
 from llmload.workload import WorkloadSampler
 
-__all__ = ["auth_headers", "check_load_shape", "check_master_port", "preflight"]
+__all__ = ["auth_headers", "check_before_fork", "check_load_shape", "check_master_port", "preflight"]
 
 log = logging.getLogger("llmload")
 
@@ -107,12 +111,8 @@ def preflight(
     return warnings
 
 
-def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
-    """A master (``--master`` or ``--processes``, not ``--worker``): nothing listens on its bind address yet.
-
-    ``argv`` are ``llmload run``'s arguments. Flags Locust does not know (a custom locustfile's)
-    are left to Locust; so are bad values (Locust's parser says them itself).
-    """
+def _locust_options(argv: Sequence[str], environ: Mapping[str, str]) -> Any:
+    """``llmload run``'s arguments read as Locust will read them (None: a value Locust's own parse will refuse)."""
     from locust.argument_parser import get_parser
 
     parser = get_parser()
@@ -120,9 +120,30 @@ def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.envir
     local_master_default(parser, list(argv), environ)
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # a bad value: Locust's own parse says it, once
-            opts, _ = parser.parse_known_args(list(argv))
+            return parser.parse_known_args(list(argv))[0]
     except SystemExit:
+        return None
+
+
+def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
+    """A master (``--master`` or ``--processes``, not ``--worker``): nothing listens on its bind address yet.
+
+    ``argv`` are ``llmload run``'s arguments. Flags Locust does not know (a custom locustfile's)
+    are left to Locust; so are bad values (Locust's parser says them itself).
+    """
+    opts = _locust_options(argv, environ)
+    if opts is None:
         return
     if getattr(opts, "worker", False) or not (getattr(opts, "master", False) or getattr(opts, "processes", None)):
         return
     check_port_free("--master-bind-port", str(opts.master_bind_host), int(opts.master_bind_port))
+
+
+def check_before_fork(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
+    """``--processes N``: the flags and the workload, checked once before Locust forks (each of the N + 1
+    processes said the same error line); the network checks stay with the master, after the fork."""
+    opts = _locust_options(argv, environ)
+    if opts is None or not getattr(opts, "processes", None):
+        return
+    config = RunConfig.from_values(read(opts))
+    preflight(replace(config, preflight=False), None, users=opts.num_users, spawn_rate=opts.spawn_rate)

@@ -49,3 +49,24 @@ def test_a_reader_that_leaves_early_is_no_traceback(tmp_path):
     proc.stdout.close()  # before the child (still importing) writes a line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1 and "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_bad_flags_under_processes_are_one_line_before_locust_forks(capsys, monkeypatch):
+    """Each of the N forked workers and the master said the same error line (3 lines for --processes 2)."""
+    import socket
+
+    import locust.main
+
+    def forks(*_a, **_k):
+        raise AssertionError("Locust's main started (it would fork the test process)")
+
+    monkeypatch.setattr(locust.main, "main", forks)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])  # free again once closed: never Locust's 5557
+    args = ["--processes", "2", "--master-bind-port", port, "--headless", "--host", "http://127.0.0.1:9"]
+    assert cli.run([*args, "--slo", "ttft=3"]) == 2  # returned before Locust's main (which would fork)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["llmload: error: --slo 'ttft=3': unknown SLO 'ttft'; valid keys: ttft_ms, tpot_ms, e2e_ms "
+                   "(e.g. ttft_ms=800,tpot_ms=25)"]  # fmt: skip

@@ -55,3 +55,16 @@ def test_a_free_port_passes():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     check_master_port(["--processes", "2", "--master-bind-port", str(port)], {})
+
+
+
+def test_the_flags_and_workload_of_processes_are_checked_before_the_fork():
+    from llmload.runtime.checks import check_before_fork
+
+    args = ["--processes", "2", "--headless", "--host", "http://127.0.0.1:9"]
+    with pytest.raises(ConfigError, match=r"^--arrival poisson: needs --rate"):
+        check_before_fork([*args, "--arrival", "poisson"])
+    with pytest.raises(ConfigError, match=r"^trace '/nope.jsonl': no such file"):
+        check_before_fork([*args, "--trace", "/nope.jsonl"])
+    check_before_fork(["--headless", "--arrival", "poisson"])  # no fork: the process checks its own flags
+    check_before_fork([*args, "--arrival", "poisson", "--rate", "5"])
