@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-USAGE = """usage: llmload <command> [options]
+USAGE = """usage: llmload <command> [options]    (llmload --version: this version, Locust's and Python's)
 
 commands:
   run     run a load test (Locust with llmload's users and flags); see `llmload run --help`
@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(USAGE)
         return 0 if args else 2
     command, rest = args[0], args[1:]
+    if command in ("--version", "version"):
+        sys.stdout.write(f"llmload {_version()}\n")
+        return 0
     if command == "run":
         return run(rest)
     if command == "sim":
@@ -70,6 +73,21 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     sys.stderr.write(f"llmload: error: unknown command {command!r}\n{USAGE}")
     return 2
+
+
+def _version() -> str:
+    """This package's version and Locust's (what a bug report needs)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("llmload")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        own = "unknown (not installed)"
+    try:
+        locust = version("locust")
+    except PackageNotFoundError:
+        locust = "not installed"
+    return f"{own} (locust {locust}, python {sys.version.split()[0]})"
 
 
 def run(args: list[str]) -> int:

@@ -1,6 +1,8 @@
-"""The ``llmload`` command line: ``llmload demo`` checks its options before it starts anything."""
+"""The ``llmload`` command line: ``llmload demo`` checks its options before it starts anything; ``--version``."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
@@ -70,3 +72,12 @@ def test_bad_flags_under_processes_are_one_line_before_locust_forks(capsys, monk
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["llmload: error: --slo 'ttft=3': unknown SLO 'ttft'; valid keys: ttft_ms, tpot_ms, e2e_ms "
                    "(e.g. ttft_ms=800,tpot_ms=25)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("arg", ["--version", "version"])
+def test_version_names_llmload_locust_and_python(arg, capsys):
+    from importlib.metadata import version
+
+    assert cli.main([arg]) == 0
+    out = capsys.readouterr().out
+    assert out == f"llmload {version('llmload')} (locust {version('locust')}, python {sys.version.split()[0]})\n"
