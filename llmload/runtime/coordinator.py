@@ -183,7 +183,7 @@ class Coordinator:
         """Test time of the current run: from test start to its stop, or to now."""
         if not self._t0_ns:
             return 0.0
-        return ((self._t1_ns or self._clock_ns()) - self._t0_ns) / 1e9
+        return max((self._t1_ns or self._clock_ns()) - self._t0_ns, 0) / 1e9
 
     def _baseline_ok(self) -> int:
         m = self.aggregator.steps.get(BASELINE_STEP)
@@ -253,11 +253,14 @@ class Coordinator:
         return arrival.rate
 
     # -- run life cycle --------------------------------------------------------------------
-    def on_test_start(self) -> None:
+    def on_test_start(self, schedule_lead_s: float = 0.0) -> None:
+        """A new test. ``schedule_lead_s``: a master's open-loop schedule starts that much later (the
+        spawn message that carries it must reach the workers first); the test's time runs from there,
+        so rates per second of test time (achieved, tokens/s) do not count the wait."""
         self.aggregator.start_run()
         self.steps.reset()
         self.users_max = 0
-        self._t0_ns, self._t1_ns = self._clock_ns(), 0
+        self._t0_ns, self._t1_ns = self._clock_ns() + int(schedule_lead_s * 1e9), 0
         self._started_wall = time.time()
         self._stopped = {}
         if self.collection is not None:
@@ -321,7 +324,7 @@ class Coordinator:
             load["warnings"] = (*load["warnings"], cut)
         result = build_result(
             snap.run,
-            duration_s=(end - self._t0_ns) / 1e9 if self._t0_ns else 0.0,
+            duration_s=max(end - self._t0_ns, 0) / 1e9 if self._t0_ns else 0.0,
             users_max=self.users_max,
             weights={c.name: c.weight for c in self.profile.classes},
             windows=self.steps.windows,

@@ -134,17 +134,20 @@ class Runtime:
         self.on_worker_report(client_id, data)
         gevent.spawn(self._end_replay)
 
-    def _forward_schedule(self) -> None:
-        """Master: the strides of the workers Locust dispatches to, and a common start just ahead."""
+    def _forward_schedule(self) -> float:
+        """Master: the strides of the workers Locust dispatches to, and a common start just ahead.
+
+        Returns how far ahead the schedule starts (s; 0 when nothing was forwarded)."""
         runner = self._env.runner
         if self.role != "master" or not self.config.arrival.open_loop or runner is None:
-            return
+            return 0.0
         ids = sorted(c.id for c in runner.clients.ready + runner.clients.running + runner.clients.spawning)
         self.options.forward_schedule(ids, time.time() + SCHEDULE_LEAD_S)
         users = getattr(runner, "target_user_count", 0) or 0
         if ids and users < len(ids):
             log.warning("llmload: -u %d is below the %d workers: workers without a user cannot send their share of "
                         "the arrivals; use -u >= %d", users, len(ids), len(ids))  # fmt: skip
+        return SCHEDULE_LEAD_S
 
     # -- configuration -------------------------------------------------------------------
     def configure(self, startup: bool = False) -> None:
@@ -189,13 +192,13 @@ class Runtime:
             if self._env.runner is not None:
                 self._env.runner.quit()
             return
-        self._forward_schedule()
+        lead_s = self._forward_schedule()
         self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
         if self.load is not None:
             self.load.on_test_start()
             self.load.open_dump(self.config.records_jsonl)
         if self.coordinator is not None:
-            self.coordinator.on_test_start()
+            self.coordinator.on_test_start(schedule_lead_s=lead_s)
 
     def on_spawned(self, user_count: int) -> None:
         if self.coordinator is not None:

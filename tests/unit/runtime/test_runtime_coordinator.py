@@ -194,6 +194,21 @@ def test_a_master_with_every_workers_stop_report_summarises_at_its_stop_and_ends
     assert s is not None and s["overall"]["ok"] == 6 and s["duration_s"] == 5.2  # written now, no 4 s wait
 
 
+def test_a_masters_open_loop_test_time_runs_from_the_schedules_start():
+    """The schedule starts SCHEDULE_LEAD_S after the master's test start; that wait is no test time
+    (it read as an achieved rate ~6 % low on a 4 s test)."""
+    c, clock_ns, _ = make_master(arrival="poisson", rate=10.0)
+    c.on_test_start(schedule_lead_s=0.25)
+    assert c.run_seconds() == 0.0  # before the schedule's start: no test time yet, not negative
+    clock_ns.ns += int(4.25 * 10**9)
+    assert c.run_seconds() == 4.0
+    c.on_worker_stopped("w1", report(n=20))
+    c.on_worker_stopped("w2", report(n=20))
+    c.on_test_stop(lambda: None)
+    s = c.last_summary
+    assert s is not None and s["duration_s"] == 4.0 and s["arrival"]["achieved_rate"] == 10.0
+
+
 def test_a_master_missing_a_workers_stop_report_waits_for_it():
     c, _, _ = make_master()
     c.on_test_start()
