@@ -65,6 +65,7 @@ LOCAL_ID = "local"
 #: The live baseline (exporter gauges) needs this many successful requests.
 BASELINE_MIN_OK = 5
 LADDER_STOP_TIMEOUT_S = 600.0
+_NOT_SET = object()  # no ladder has set Locust's stop timeout
 
 
 class Coordinator:
@@ -92,6 +93,7 @@ class Coordinator:
         self.collection: Collection | None = None  # engine / GPU metrics of the current test
         self.users_max = 0
         self._t0_ns = self._t1_ns = 0
+        self._stop_timeout_given: Any = _NOT_SET  # Locust's stop timeout before a ladder set its own
         self._started_wall = 0.0
         self._summary_pending = False
         self._summary_greenlet: gevent.Greenlet | None = None
@@ -112,7 +114,11 @@ class Coordinator:
         if config.ladder is not None and not self._env.stop_timeout:
             # The last step's requests finish instead of being cut at the end (then they are
             # judged like every other step's); the request deadlines bound the wait.
+            self._stop_timeout_given = self._env.stop_timeout
             self._env.stop_timeout = config.request_timeout or LADDER_STOP_TIMEOUT_S
+        elif config.ladder is None and self._stop_timeout_given is not _NOT_SET:
+            # A plain test after a ladder (the web UI form): the stop is the user's again, not the ladder's wait.
+            self._env.stop_timeout, self._stop_timeout_given = self._stop_timeout_given, _NOT_SET
 
     def prepare_ladder(self, config: RunConfig) -> None:
         """The web UI form's ladder, checked, before its test starts: the shape's first tick (which comes before

@@ -79,6 +79,21 @@ def test_a_ladder_lets_the_last_steps_requests_finish():
     assert env.stop_timeout is None
 
 
+def test_a_plain_test_after_a_ladder_gets_the_users_stop_timeout_back():
+    """The web UI form: a ladder, then plain tests; their stop no longer waits the ladder's 90 s."""
+    env = environment(FakeLocal(), "--request-timeout", "90s")
+    c, _, _ = make(env, ladder="1,2")
+    values = {**read(env.parsed_options)}
+    c.configure(RunConfig.from_values({**values, "ladder": "1,4"}))  # a ladder again: still its wait
+    assert env.stop_timeout == 90.0
+    c.configure(RunConfig.from_values(values))
+    assert env.stop_timeout is None
+    env.stop_timeout = 5.0  # the user's own (-s 5s) is the ladder's too, and stays after it
+    c.configure(RunConfig.from_values({**values, "ladder": "1,2"}))
+    c.configure(RunConfig.from_values(values))
+    assert env.stop_timeout == 5.0
+
+
 def test_a_standalone_run_writes_its_summary_at_the_stop(tmp_path):
     env = environment(FakeLocal(users=2))
     path = tmp_path / "s.json"
