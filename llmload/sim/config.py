@@ -19,6 +19,7 @@ with ``--mode fixed``, are refused. In Python, ``SimConfig(preset="kv-pressure")
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -77,10 +78,9 @@ class SimConfig:
     per_request_timing: str = "vllm"
 
     def __post_init__(self) -> None:
-        if self.ttft_ms < 0:
-            raise ConfigError(f"sim: --ttft-ms must be >= 0, got {self.ttft_ms:g}")
-        if self.itl_ms < 0:
-            raise ConfigError(f"sim: --itl-ms must be >= 0, got {self.itl_ms:g}")
+        for flag, ms in (("--ttft-ms", self.ttft_ms), ("--itl-ms", self.itl_ms)):
+            if not 0 <= ms < math.inf:
+                raise ConfigError(f"sim: {flag} must be a number >= 0, got {ms:g}")
         for name, port in (("--port", self.port), ("--gpu-metrics-port", self.gpu_metrics_port)):
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"sim: {name} must be in 0..65535, got {port}")

@@ -23,6 +23,7 @@ step (scheduling, sampling, detokenizing) during which the GPU idles.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from llmload.errors import ConfigError
@@ -97,8 +98,8 @@ class EngineParams:
             if getattr(self, name) < 0:
                 raise ConfigError(f"sim: --{_flag(name)} must be >= 0, got {getattr(self, name)}")
         for name in ("prefill_tps", "time_scale", "kv_kib_per_token", "gpu_memory_gib", "gpu_bandwidth_gbs"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"sim: --{_flag(name)} must be > 0, got {getattr(self, name):g}")
+            if not 0 < getattr(self, name) < math.inf:
+                raise ConfigError(f"sim: --{_flag(name)} must be a number > 0, got {getattr(self, name):g}")
         for name in (
             "step_base_ms",
             "host_overhead_ms",
@@ -107,8 +108,8 @@ class EngineParams:
             "weights_gib",
             "reserved_gib",
         ):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"sim: --{_flag(name)} must be >= 0, got {getattr(self, name):g}")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ConfigError(f"sim: --{_flag(name)} must be a number >= 0, got {getattr(self, name):g}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ConfigError(f"sim: --gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization:g}")
         if self.batching not in ("continuous", "static"):
