@@ -158,11 +158,14 @@ class Coordinator:
             return None
         return max(self._stopped[wid] for wid in live)
 
-    def check_workers(self, present: set[str]) -> None:
-        """Master: workers Locust no longer lists, or silent for too long, are marked lost (their reports stay)."""
+    def check_workers(self, present: set[str], missing: set[str] = frozenset(), during_test: bool = True) -> None:
+        """Master: workers Locust marks ``missing`` are lost (their reports stay); during a test also those
+        it no longer lists (not in ``present``) and those silent for too long."""
         agg = self.aggregator
-        lost = [wid for wid in agg.workers if wid not in present and agg.mark_lost(wid)]
-        lost += agg.expire()
+        gone = set(missing) | ({wid for wid in agg.workers if wid not in present} if during_test else set())
+        lost = [wid for wid in agg.workers if wid in gone and agg.mark_lost(wid)]
+        if during_test:
+            lost += agg.expire()
         for wid in lost:
             log.warning("llmload: worker %s was lost; the %d reports it sent are kept, the run goes on", wid, agg.workers[wid].reports)
 

@@ -217,10 +217,14 @@ class Runtime:
         if self.role == "worker":
             self._send_stop_report()
         if self.coordinator is not None:
+            if self.role == "master":
+                self._check_workers(during_test=False)  # one marked missing since the last 3 s check: in this summary
             self.coordinator.on_test_stop(lambda: self._merge_local(final=True))
 
     def on_quitting(self) -> None:
         if self.coordinator is not None:
+            if self.role == "master":
+                self._check_workers(during_test=False)
             self.coordinator.on_quitting()
         if self.load is not None:
             self.load.stop()
@@ -280,14 +284,21 @@ class Runtime:
                 self._merge_local()
             self._end_replay()
 
-    def _check_workers(self) -> None:
-        """Master, during a test: workers Locust no longer lists, or silent, are lost. Not after it: a stop
-        takes each worker out of Locust's clients until it is ready again, and a quit for good (headless
-        runs read "workers lost" in their summary when this check fell between the workers' quit and the
-        master's)."""
+    def _check_workers(self, during_test: bool | None = None) -> None:
+        """Master: workers Locust marks missing (no heartbeat for ~4 s) are lost, during a test and after it
+        (a worker killed late in a test is often marked only after the test's end, before the summary).
+        Workers Locust no longer lists, or silent ones, count only during a test: a stop takes each worker
+        out of Locust's clients until it is ready again, and a quit for good (headless runs read "workers
+        lost" in their summary when the check fell between the workers' quit and the master's)."""
         runner = self._env.runner
-        if self.coordinator is not None and runner is not None and runner.state in (STATE_RUNNING, STATE_SPAWNING):
-            self.coordinator.check_workers({c.id for c in runner.clients.all if c.state != "missing"})
+        if self.coordinator is None or runner is None:
+            return
+        clients = runner.clients.all
+        missing = {c.id for c in clients if c.state == "missing"}
+        listed = {c.id for c in clients} - missing
+        if during_test is None:
+            during_test = runner.state in (STATE_RUNNING, STATE_SPAWNING)
+        self.coordinator.check_workers(listed, missing, during_test=during_test)
 
     def _end_replay(self) -> None:
         """A trace replay is over (every entry sent and answered): stop the test, as Locust does at ``--run-time``.

@@ -258,3 +258,43 @@ def test_workers_gone_after_the_test_stopped_are_not_lost():
     master._check_workers()
     assert all(w.lost for w in master.coordinator.snapshot().workers)
     master.on_quitting()
+
+
+def test_a_worker_locust_marks_missing_after_the_test_is_lost():
+    """Killed late in a test, a worker is marked missing (~4 s without heartbeat) often only after the test's
+    end, while the master waits for the last reports: the summary still names it (a CI run read none)."""
+    from locust.runners import STATE_STOPPED
+    from test_runtime_coordinator import report
+
+    runner = FakeMaster()
+    master = Runtime(environment(runner))
+    master.on_worker_report("w1", {"llmload": report(n=1)})
+    master.on_worker_report("w2", {"llmload": report(n=1)})
+    runner.state = STATE_STOPPED
+    runner.clients = SimpleNamespace(all=[SimpleNamespace(id="w1", state="missing")])  # w2 quit: not listed
+    master._check_workers()
+    lost = {w.worker_id: w.lost for w in master.coordinator.snapshot().workers}
+    assert lost == {"w1": True, "w2": False}
+    master.on_quitting()
+
+
+def test_the_test_stop_checks_for_missing_workers_before_the_summary():
+    """A headless master quits 0.5 s after its test stop: a worker marked missing since the last 3 s check
+    must be lost in that summary."""
+    from locust.runners import STATE_STOPPING
+    from test_runtime_coordinator import report
+
+    runner = FakeMaster()
+    master = Runtime(environment(runner, "--runs-dir", ""))
+    master.on_test_start()
+    master.on_worker_report("w1", {"llmload": report(n=1)})
+    master.on_worker_report("w2", {"llmload": report(n=1)})
+    runner.state = STATE_STOPPING
+    runner.clients = SimpleNamespace(
+        all=[SimpleNamespace(id="w1", state="missing"), SimpleNamespace(id="w2", state="running")]
+    )
+    master.on_stop_report("w2", {"llmload": report(n=0)})
+    master.on_test_stop()  # w2's stop report is in and w1 is lost: the summary is written now
+    s = master.coordinator.last_summary
+    assert s is not None and s["workers_lost"] == ["w1"] and s["overall"]["ok"] == 2
+    master.on_quitting()
