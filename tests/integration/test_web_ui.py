@@ -76,17 +76,33 @@ def chrome(tmp_path: Path):
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
 
 
+def unstale(read, tries: int = 10):
+    """``read()``, again while the page replaced an element it found (the LLM tab and the charts redraw every
+    2 s: an element found may be gone before its text is read; a CI run failed on one)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(tries - 1):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            pass
+    return read()
+
+
 def read_table(driver) -> dict[str, dict[str, str]]:
     """The visible table as {row name: {column title: cell text}}."""
     from selenium.webdriver.common.by import By
 
-    titles = [th.text.strip() for th in driver.find_elements(By.CSS_SELECTOR, "table thead th")]
-    rows = {}
-    for tr in driver.find_elements(By.CSS_SELECTOR, "table tbody tr"):
-        cells = [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
-        if cells and len(cells) == len(titles):
-            rows[cells[0]] = dict(zip(titles, cells, strict=True))
-    return rows
+    def read() -> dict[str, dict[str, str]]:
+        titles = [th.text.strip() for th in driver.find_elements(By.CSS_SELECTOR, "table thead th")]
+        rows = {}
+        for tr in driver.find_elements(By.CSS_SELECTOR, "table tbody tr"):
+            cells = [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+            if cells and len(cells) == len(titles):
+                rows[cells[0]] = dict(zip(titles, cells, strict=True))
+        return rows
+
+    return unstale(read)
 
 
 def get_json(url: str) -> dict:

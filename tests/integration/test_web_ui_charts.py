@@ -33,6 +33,7 @@ from tests.integration.test_web_ui import (
     number,
     read_table,
     stop_process,
+    unstale,
     wait_for_http,
 )
 
@@ -40,6 +41,13 @@ pytestmark = pytest.mark.integration
 
 STEP_S, WARMUP_S = 10, 2
 DOCS_PNG = ROOT / "docs" / "web_ui_charts.png"
+
+
+def text_of(driver, css: str) -> str:
+    """An element's text, read again if the page redrew it meanwhile (:func:`unstale`)."""
+    from selenium.webdriver.common.by import By
+
+    return unstale(lambda: driver.find_element(By.CSS_SELECTOR, css).text)
 
 
 def last_before(t: list[float], values: list, at: float):
@@ -110,7 +118,7 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         last = [v for v in col["ttft_p50_ms"] if v is not None][-1]
 
         def draws_the_last_sample(d):  # at the frame's next poll (every 2 s)
-            now = d.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
+            now = text_of(d, "#chart-ttft b[data-key='ttft_p50_ms']")
             return number(now.replace(",", "")) == pytest.approx(last, rel=0.02)
 
         wait.until(draws_the_last_sample)
@@ -121,11 +129,11 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
             f"chart-{c}" for c in ("ttft", "tpot", "tokens", "load", "rate", "errors", "queue", "kv", "gpu")
         ]
         assert len(driver.find_elements(By.CSS_SELECTOR, "section.chart canvas")) >= len(shown)
-        now = driver.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
+        now = text_of(driver, "#chart-ttft b[data-key='ttft_p50_ms']")
         assert number(now.replace(",", "")) == pytest.approx(last, rel=0.02), (now, last)
         # nothing reasons here: no TTFO line (tests/unit/web: its values where requests reason)
         assert not driver.find_elements(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttfo_p50_ms']")
-        legend = driver.find_element(By.CSS_SELECTOR, "#chart-ttft .u-legend").text
+        legend = text_of(driver, "#chart-ttft .u-legend")
         assert "TTFO" not in legend and "baseline p50" in legend and "limit 1.5× baseline" in legend
         assert driver.find_element(By.ID, "class").get_attribute("value") == "Overall"
         assert driver.execute_script("return window.llmloadErrors") == []
@@ -145,11 +153,11 @@ def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
         assert ok_long < [v for v in col["ok_per_s"] if v is not None][-1]  # one class of three: fewer than all
 
         def shows_long(d):
-            text = d.find_element(By.CSS_SELECTOR, "#chart-rate b[data-key='ok_per_s']").text
+            text = text_of(d, "#chart-rate b[data-key='ok_per_s']")
             return number(text) == pytest.approx(ok_long, abs=0.01)
 
         wait.until(shows_long)
-        ttft = driver.find_element(By.CSS_SELECTOR, "#chart-ttft b[data-key='ttft_p50_ms']").text
+        ttft = text_of(driver, "#chart-ttft b[data-key='ttft_p50_ms']")
         assert number(ttft.replace(",", "")) == pytest.approx(
             [v for v in long_["ttft_p50_ms"] if v is not None][-1], rel=0.02
         )
