@@ -154,8 +154,7 @@ def _record_llamacpp_end(state: StreamState, obj: dict[str, Any]) -> None:
         state.usage_completion_tokens = obj["tokens_predicted"]
     if type(obj.get("tokens_evaluated")) is int:
         state.usage_prompt_tokens = obj["tokens_evaluated"]
+    record_server_timing(state, obj)
     timings = obj.get("timings")
-    if type(timings) is dict:
-        record_server_timing(state, obj)
-        if type(timings.get("cache_n")) is int:
-            state.usage_cached_tokens = timings["cache_n"]
+    if type(timings) is dict and type(timings.get("cache_n")) is int:
+        state.usage_cached_tokens = timings["cache_n"]

@@ -118,15 +118,11 @@ class Runtime:
         gevent.spawn(self._report_done)
 
     def _report_done(self) -> None:
-        runner = self._env.runner
         if self.role != "worker":
             self._merge_local()
             self._end_replay()
-        elif self.load is not None and runner is not None:
-            try:
-                runner.send_message(DONE_REPORT, {"llmload": self.load.report()})
-            except Exception as e:  # the periodic report still carries it
-                log.warning("llmload: cannot send this worker's report to the master: %s", e)
+        else:
+            self._send_report(DONE_REPORT)
 
     def on_done_report(self, client_id: str, data: dict[str, Any]) -> None:
         """Master: a worker's share of the trace is done; the replay may be over (checked on a greenlet of its
@@ -246,15 +242,19 @@ class Runtime:
         if payload and self.coordinator is not None:
             self.coordinator.merge(client_id, payload)
 
-    def _send_stop_report(self) -> None:
-        """Worker: everything it measured in this test, to the master now (not at the next 3 s report)."""
+    def _send_report(self, kind: str, final: bool = False) -> None:
+        """Worker: its report to the master now, as custom message ``kind`` (not at the next 3 s report)."""
         runner = self._env.runner
         if self.load is None or runner is None:
             return
         try:
-            runner.send_message(STOP_REPORT, {"llmload": self.load.report(final=True)})
+            runner.send_message(kind, {"llmload": self.load.report(final)})
         except Exception as e:  # a master that is gone: the periodic report (if any) still carries it
-            log.warning("llmload: cannot send this worker's stop report to the master: %s", e)
+            log.warning("llmload: cannot send this worker's report (%s) to the master: %s", kind, e)
+
+    def _send_stop_report(self) -> None:
+        """Worker: everything it measured in this test, to the master at its test stop."""
+        self._send_report(STOP_REPORT, final=True)
         ready_after_stop(self._env)
 
     def on_stop_report(self, client_id: str, data: dict[str, Any]) -> None:
