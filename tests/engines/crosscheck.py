@@ -1,16 +1,20 @@
 """llmload's client-side TTFT/ITL/TPOT next to llama-server's own per-request timings.
 
 :func:`crosscheck` runs ``llmload run`` (the real CLI, one Locust process) against a running
-llama-server at a fixed user count, reads llmload's summary and raw records and the server's
-per-request timings of the same requests (from its log, :meth:`LlamaServer.timings`: the
-figures the stream's ``timings`` object carries), and returns both sides' medians:
+llama-server at a fixed user count, reads llmload's summary and raw records, pairs each
+finished request with the server's own timings of it, and returns both sides' medians:
 
 * client TTFT (request sent -> first content chunk) vs server ``prompt_ms`` (prompt
-  processing). Their difference is what the server's figure leaves out: waiting for a slot
-  or for the running batch's step (queue), HTTP, JSON, tokenizing and templating, network.
+  processing), request by request: their difference is what the server's figure leaves out:
+  waiting for a slot or for the running batch's step (queue), HTTP, JSON, tokenizing and
+  templating, network. It is > 0 for every request (the client's interval holds the server's).
 * client TPOT ((last - first content chunk) / (tokens - 1)) and ITL p50 (gaps between content
   chunks) vs server ``predicted_per_token_ms`` (``predicted_ms / (predicted_n - 1)``, the
   same formula as TPOT, measured inside the server).
+
+The server's figures come from each request's own stream (``timings``, kept in llmload's
+records as ``server_prefill_ms`` / ``server_decode_ms``); the server's log gives the count
+of requests it finished.
 
 Used by tests/integration/test_llamacpp.py (loose ratios) and benchmarks/llamacpp_crosscheck.py
 (prints the figures in docs/real_engines.md).
@@ -74,34 +78,36 @@ def crosscheck(
         server.url, workdir, "-u", str(users), "-r", str(users), "-t", f"{seconds}s", "--profile", profile
     )
     timings = server.timings()[before:]
-    ok = [r for r in records if r["outcome"] == "ok"]
     o = summary["overall"]
+    # Each finished request paired with the server's own figures for it: the stream's ``timings``
+    # object (llama.cpp), kept in the record as server_prefill_ms (prompt_ms) and server_decode_ms
+    # (predicted_ms). Medians of two different sets (the client's records, the server's log lines
+    # read at another moment) once put the client's TTFT median below the server's prompt median.
+    ok = [r for r in records if r["outcome"] == "ok" and r["server_prefill_ms"] is not None]
     ttft = [r["chunks_ns"][0] / 1e6 for r in ok]
     tpot = [(r["chunks_ns"][-1] - r["chunks_ns"][0]) / 1e6 / (r["output_tokens"] - 1) for r in ok]
-    full = [t for t in timings if t["predicted_n"] == output_tokens]  # finished requests (not cut at the end)
+    prompt = [r["server_prefill_ms"] for r in ok]
+    per_token = [r["server_decode_ms"] / (r["output_tokens"] - 1) for r in ok]
+    gaps = [t - p for t, p in zip(ttft, prompt, strict=True)]
+    logged = [t for t in timings if t["predicted_n"] == output_tokens]  # finished requests (not cut at the end)
     out = {
         "users": users,
         "seconds": seconds,
         "requests_ok": o["ok"],
+        "paired": len(ok),
         "errors": o["errors"],
         "errors_by_kind": summary["errors_by_kind"],
         "reconnects": o.get("reconnects"),
-        "server_requests": len(full),
+        "server_requests": len(logged),
         "client_ttft_p50": _median(ttft),
         "client_itl_p50": o["itl_ms"]["p50"],
         "client_tpot_p50": _median(tpot),
-        "server_prompt_ms_p50": _median([t["prompt_ms"] for t in full]),
-        "server_prompt_n_p50": _median([t["prompt_n"] for t in full]),
-        "server_per_token_p50": _median([t["predicted_per_token_ms"] for t in full]),
+        "server_prompt_ms_p50": _median(prompt),
+        "server_per_token_p50": _median(per_token),
+        "ttft_minus_prompt_p50": _median(gaps),
+        "ttft_minus_prompt_min": min(gaps) if gaps else None,
         "client_saturated": summary["client"]["saturated"],
     }
-    if users == 1 and len(full) >= len(ok) > 0:
-        # One user sends one request at a time: the server's log lists them in the client's order.
-        pairs = list(zip(ok, full[: len(ok)], strict=True))
-        if all(r["output_tokens"] == t["predicted_n"] for r, t in pairs):
-            out["ttft_minus_prompt_p50"] = _median([r["chunks_ns"][0] / 1e6 - t["prompt_ms"] for r, t in pairs])
-    if out["client_ttft_p50"] is not None and out["server_prompt_ms_p50"] is not None:
-        out["ttft_gap_p50"] = out["client_ttft_p50"] - out["server_prompt_ms_p50"]
     if out["client_tpot_p50"] and out["server_per_token_p50"]:
         out["tpot_ratio"] = out["client_tpot_p50"] / out["server_per_token_p50"]
         out["itl_ratio"] = out["client_itl_p50"] / out["server_per_token_p50"]
