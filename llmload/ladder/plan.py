@@ -121,6 +121,10 @@ class LadderDriver:
         self.plan, self.judge = plan, judge
         self._baseline_done_at = self.step_ends_at = None
 
+    def begin(self) -> None:
+        """A shape run's first tick is next: the run's step windows start afresh (the last test's are gone)."""
+        self._tracker.reset()
+
     def tick(self, run_time: float) -> tuple[int, float] | None:
         plan, tracker, t = self.plan, self._tracker, run_time
         fixed = self._fixed_load()

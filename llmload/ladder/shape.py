@@ -6,11 +6,32 @@ without one (llmload not installed) the shape ends at once. The shape reads Locu
 options (``use_common_options``): the web UI form keeps its user count, spawn rate and run
 time, which run when no ladder is set (and cap a rate ladder's requests in flight), so
 the one shape runs what the form says, ladder or not. The LLM tab shows the current step.
+
+**The ladder's clock starts at the shape run's first tick** (the runner still in its init
+state), not at Locust's ``get_run_time``: a master resets that clock again inside the first
+tick (its ``start`` fires ``test_start``, then ``reset_time``), after which every later tick
+read about a second short of the time since the first, and each step changed one tick
+(Locust's 1 s) late. Counted from the first tick, the n-th tick reads n seconds or a little
+more (Locust sleeps 1 s less the tick's own time), so a step changes at the first tick at or
+after its time. The first tick also starts the run's step windows afresh
+(:meth:`LadderDriver.begin`): it comes before ``test_start``, which keeps the step it entered.
+
+**A headless master stops its workers before the shape ends.** Locust ends a finished shape
+on a headless master with ``quit()``, which neither stops the workers nor waits for them:
+with a ladder's stop timeout (its requests in flight finish, then count in their step) the
+workers got only the quit, after the master had written its summary and exited, and went on
+finishing those requests unreported, orphans of a finished command, for up to the request
+timeout. The shape calls the master's ``stop()`` first (it sends the workers ``stop`` and waits
+for them, as the web UI's end of a shape does); the quit that follows finds them stopped.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from locust import LoadTestShape
+from locust.runners import STATE_INIT, MasterRunner
 
 from llmload.ladder.plan import LadderDriver
 
@@ -22,6 +43,8 @@ class LadderShape(LoadTestShape):
 
     use_common_options = True
     _driver: LadderDriver | None = None
+    _origin: float | None = None  # perf_counter() of this shape run's first tick
+    clock: Callable[[], float] = staticmethod(time.perf_counter)
 
     def attach(self, driver: LadderDriver) -> None:
         self._driver = driver
@@ -29,4 +52,16 @@ class LadderShape(LoadTestShape):
     def tick(self) -> tuple[int, float] | None:
         if self._driver is None:
             return None
-        return self._driver.tick(self.get_run_time())
+        now = self.clock()
+        if self._origin is None or (self.runner is not None and self.runner.state == STATE_INIT):
+            self._origin = now  # a new shape run (Locust's start_shape puts the runner in its init state)
+            self._driver.begin()
+        load = self._driver.tick(now - self._origin)
+        if load is None and isinstance(self.runner, MasterRunner) and _headless(self.runner):
+            self.runner.stop()  # from the shape's greenlet: Locust's stop does not kill it
+        return load
+
+
+def _headless(runner: MasterRunner) -> bool:
+    options = runner.environment.parsed_options
+    return bool(options is not None and getattr(options, "headless", False))

@@ -267,7 +267,8 @@ class Coordinator:
         spawn message that carries it must reach the workers first); the test's time runs from there,
         so rates per second of test time (achieved, tokens/s) do not count the wait."""
         self.aggregator.start_run()
-        self.steps.reset()
+        if self.steps.current() is None:  # else the shape's first tick, just before, entered this test's first step
+            self.steps.reset()
         self.users_max = 0
         self._t0_ns, self._t1_ns = self._clock_ns() + int(schedule_lead_s * 1e9), 0
         self._started_wall = time.time()

@@ -133,6 +133,49 @@ def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile)
     assert o["ttft_ms"]["p50"] == pytest.approx(30, rel=0.2)
 
 
+SLOW_ONE = """
+name = "slow1"
+[[classes]]
+name = "long"
+weight = 1
+input_tokens = 20
+output_tokens = 60
+"""
+
+
+def test_a_headless_masters_ladder_waits_for_its_workers_last_requests(sim, tmp_path):
+    """A ladder lets its requests in flight finish and counts them. Locust ends a shape on a headless master
+    with quit(), which neither stops nor waits for the workers: they got only the quit after the master had
+    written its summary and exited, finished those requests unreported (orphans of a finished command) and
+    wrote them to their records: the master's summary missed every request in flight at the end."""
+    url = sim(ttft_ms=20, itl_ms=20)  # ~1.2 s per request: both users' requests are in flight at the end
+    profile = tmp_path / "slow1.toml"
+    profile.write_text(SLOW_ONE)
+    port = free_port()
+    summary_path, records = tmp_path / "summary.json", tmp_path / "rec.jsonl"
+    master = llmload(
+        "--master", "--headless", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
+        "--master-bind-port", str(port), "--ladder", "2", "--step-time", "3s", "--step-warmup", "0s",
+        "--host", url, "--profile", str(profile), "--summary-json", str(summary_path), "--only-summary",
+    )  # fmt: skip
+    workers = [
+        llmload("--worker", "--master-host", "127.0.0.1", "--master-port", str(port), "--records-jsonl", str(records))
+        for _ in range(2)
+    ]
+    try:
+        out, _ = master.communicate(timeout=90)
+        for w in workers:
+            w.wait(30)
+    finally:
+        stop(master, *workers)
+    assert master.returncode == 0, out[-3000:]
+    s = json.loads(summary_path.read_text())
+    recorded = rebuild(sorted(tmp_path.glob("rec.worker*.jsonl"))).overall().counters
+    o = s["overall"]
+    assert o["interrupted"] == 0 and o["errors"] == 0 and o["ok"] >= 4, o
+    assert (o["requests"], o["ok"]) == (recorded["requests"], recorded["ok"]), (o, recorded)
+    assert s["steps"][0]["overall"]["requests"] == o["requests"], s["steps"]  # all in the one step, none cut
+
 def test_processes_flag_on_one_host(sim, tmp_path, profile):
     url = sim(ttft_ms=20, itl_ms=3)
     summary_path = tmp_path / "s.json"

@@ -258,3 +258,18 @@ def test_the_last_steps_window_ends_when_the_load_stops_not_at_locusts_test_stop
     c.on_quitting()
     said = "the ladder ended at step 1 of 2 (1 user); that step was steady for 4.0 s of 10 s; never ran: 2 users"
     assert any(w.startswith(said) for w in c.last_summary["warnings"]), c.last_summary["warnings"]
+
+
+def test_the_test_start_keeps_the_step_the_shapes_first_tick_entered_just_before():
+    """Locust's first shape tick comes before test_start: resetting the steps there wiped step 0's window
+    (recorded again a tick later, a second late) and a warm-up-less first step lost its first second."""
+    env = environment(FakeLocal())
+    wall = Clock()
+    c = Coordinator(env, StepTracker(clock=wall), master=False, clock=Clock(), out=io.StringIO())
+    c.configure(RunConfig.from_values({**read(env.parsed_options), "runs_dir": "", "ladder": "1,2", "step_time": "10s", "step_warmup": "0s"}))
+    c.steps.enter(0, 1, steady=True)  # the first tick
+    c.on_test_start()
+    assert [(w.index, w.started_at) for w in c.steps.windows] == [(0, 100.0)] and c.steps.steady_step == 0
+    c.steps.close()  # the test ends; a test started without a step running forgets it
+    c.on_test_start()
+    assert c.steps.windows == [] and c.steps.current() is None
