@@ -30,7 +30,10 @@ MIN_CLASS_REQUESTS = 5
 
 
 def _label(s: StepView) -> str:
-    return "baseline" if s.index is not None and s.index < 0 else f"{s.users} users"
+    """``baseline``, ``4 users``, or a rate step's ``2 req/s`` (every rate step has the same users: the -u cap)."""
+    if s.index is not None and s.index < 0:
+        return "baseline"
+    return s.label if s.rate_offered is not None else f"{s.users} users"
 
 
 def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdict:
@@ -61,7 +64,7 @@ def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdic
     if len(above_base) >= 2 and high is not None and high == ladder[-1].index and (low is None or low == base.index):
         reasons.append(
             f"the confidence band spans the whole ladder (safe for certain only at the baseline, possibly up to "
-            f"{ladder[-1].users} users)"
+            f"{_label(ladder[-1])})"
         )
         change.append("lengthen --step-time (more samples narrow each step's p50 interval)")
     if not reasons:

@@ -191,6 +191,11 @@ def _ceiling(ctx: Context) -> float:
     return max((s.s("running", "max") or s.s("running") or 0.0 for s in ctx.steps), default=0.0)
 
 
+def _at(s: StepView) -> str:
+    """Where a finding shows: ``8 users``, or a rate step's ``4 req/s`` (a rate ladder's steps share one -u)."""
+    return s.label if s.rate_offered is not None else f"{s.users} users"
+
+
 def at_cap(ctx: Context, s: StepView) -> bool:
     """R at the run's ceiling (>= 90 %) while W >= 1 and the step has more users than the ceiling."""
     run, w, ceiling = s.s("running"), s.s("waiting"), _ceiling(ctx)
@@ -228,9 +233,11 @@ def admission_cap(ctx: Context) -> list[Finding]:
         queue = s.perf.tail_share("server_queue")
         if queue is not None:  # per-request evidence: is the tail's TTFT spent in the engine's queue?
             conf = "low" if queue < PHASE_LOW else ("high" if queue >= PHASE_MAJOR and room is not False else conf)
+        levels = (f"{', '.join(f'{t.rate_offered:g}' for t in flat)} req/s" if s.rate_offered is not None
+                  else f"{', '.join(str(t.users) for t in flat)} users")  # fmt: skip
         text = [
-            f"running stays at {run:.1f} (highest {ceiling:g}) over {len(flat)} steps: {', '.join(str(t.users) for t in flat)} users",
-            f"{w:.1f} requests wait in the engine at {s.users} users" + (", more at the next steps" if grows else ""),
+            f"running stays at {run:.1f} (highest {ceiling:g}) over {len(flat)} steps: {levels}",
+            f"{w:.1f} requests wait in the engine at {_at(s)}" + (", more at the next steps" if grows else ""),
         ]
         if kv is not None:
             text.append(f"KV cache only {_pct(kv)} used")
@@ -295,9 +302,7 @@ def engine_saturated(ctx: Context) -> list[Finding]:
         gain = (s.perf.tok_s / before.perf.tok_s - 1) if before is not None and before.perf.tok_s else None
         busy = util is not None and util >= GPU_BUSY
         conf = "medium" if busy and (qshare is None or qshare >= 0.5) else "low"
-        text = [
-            f"{w:.1f} requests wait in the engine at {s.users} users (running {run:.1f}); TTFT p50 {r:.2f}x the baseline"
-        ]
+        text = [f"{w:.1f} requests wait in the engine at {_at(s)} (running {run:.1f}); TTFT p50 {r:.2f}x the baseline"]
         if util is not None:
             text.append(f"GPU busy {_pct(util)}")
         if qshare is not None:

@@ -34,7 +34,9 @@ of the safe step; the breach carries its step's ``rate``.
 band's low end when that is lower (a wide band: the safe level may be luck); with no step
 safe even pessimistically, the baseline's. Concurrency is the step's users, or its mean
 in-flight requests rounded up when users kept fewer than 80 % of themselves busy (think
-time). Statuses: ``ok`` (no step breached: the service holds at least the top step),
+time). A rate ladder's steps share one ``-u``: its band and its recommended step are read by
+offered rate, and ``recommended_rate`` is that step's offered rate (a gateway rate limit); its
+sentences name steps by rate (``2 req/s``), never by the cap. Statuses: ``ok`` (no step breached: the service holds at least the top step),
 ``breach``, ``insufficient_data``, ``no_baseline``, ``no_ladder``.
 """
 
@@ -74,6 +76,18 @@ class Pass:
 
 def _users(n: int) -> str:
     return "1 user" if n == 1 else f"{n} users"
+
+
+def _level(s: StepView, bare: bool = False) -> str:
+    """A step as the verdict's sentences name it: ``4 users`` (``4`` when ``bare``), or a rate step's ``2 req/s``."""
+    if s.rate_offered is not None:
+        return s.label
+    return str(s.users) if bare else _users(s.users)
+
+
+def _size(s: StepView) -> float:
+    """What orders a ladder's steps: a rate step's offered rate, else its users."""
+    return s.rate_offered if s.rate_offered is not None else s.users
 
 
 def judge_pass(
@@ -194,17 +208,19 @@ def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict
     return out
 
 
-def _recommend(safe: StepView | None, low: Pass, baseline: StepView) -> tuple[int | None, str]:
+def _recommend(safe: StepView | None, low: Pass, baseline: StepView, by_rate: bool) -> tuple[StepView | None, str]:
+    """The step the recommended limit is read from (its concurrency; a rate ladder's: also its offered rate), and why."""
     if safe is None:
-        return None, "no step is safe: no concurrency limit can be recommended"
-    if low.safe is not None and low.safe.users < safe.users:
-        return concurrency_of(low.safe), (
-            f"the confidence band is wide (safe for certain only up to {_users(low.safe.users)}): "
+        what = "rate" if by_rate else "concurrency"
+        return None, f"no step is safe: no {what} limit can be recommended"
+    if low.safe is not None and _size(low.safe) < _size(safe):
+        return low.safe, (
+            f"the confidence band is wide (safe for certain only up to {_level(low.safe)}): "
             f"the limit is set at its low end"
         )
     if low.safe is None:
-        return concurrency_of(baseline), "no step above the baseline is safe for certain: the limit is the baseline's"
-    return concurrency_of(safe), "the safe step's concurrency"
+        return baseline, "no step above the baseline is safe for certain: the limit is the baseline's"
+    return safe, "the safe step's offered rate" if by_rate else "the safe step's concurrency"
 
 
 def _band_note(low: Pass, high: Pass) -> str:
@@ -212,10 +228,10 @@ def _band_note(low: Pass, high: Pass) -> str:
     if high.safe is None:
         return f"no step is safe even at the favourable end, {spread}"
     if low.safe is None:
-        return f"no step is safe for certain; possibly up to {_users(high.safe.users)}, {spread}"
+        return f"no step is safe for certain; possibly up to {_level(high.safe)}, {spread}"
     if low.safe.index == high.safe.index:
-        return f"{_users(low.safe.users)} either way, {spread}"
-    return f"safe for certain up to {_users(low.safe.users)}, possibly up to {high.safe.users}, {spread}"
+        return f"{_level(low.safe)} either way, {spread}"
+    return f"safe for certain up to {_level(low.safe)}, possibly up to {_level(high.safe, bare=True)}, {spread}"
 
 
 def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> Verdict:
@@ -233,7 +249,8 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
     limits99 = _limits(base.perf, P99, factor)
     p99 = judge_pass(steps, base, limits99, lambda s, m: s.perf.value(m))
     low, high = _band(steps, base, limits)
-    recommended, why = _recommend(main.safe, low, base)
+    by_rate = any(s.rate_offered is not None for s in ladder)
+    chosen, why = _recommend(main.safe, low, base, by_rate)
     top = ladder[-1].users if ladder else base.users
     if main.breach:
         status, note = "breach", ""
@@ -270,9 +287,10 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
             method=method,
             note=_band_note(low, high),
         ),
-        recommended_limit=recommended,
+        recommended_limit=concurrency_of(chosen) if chosen is not None else None,
         recommended_note=why,
         per_class=_per_class(steps, baseline, factor),
         safe_rate=main.safe.rate_offered if main.safe else None,
-        rate_ladder=any(s.rate_offered is not None for s in ladder),
+        rate_ladder=by_rate,
+        recommended_rate=chosen.rate_offered if chosen is not None and by_rate else None,
     )

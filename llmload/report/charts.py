@@ -186,7 +186,7 @@ def timeline_charts(report: dict[str, Any]) -> list[Figure]:
     marks, bands = [], []
     for s in steps:
         if s.get("start_s") is not None:
-            label = fmt.step_label(s) if len(steps) <= 8 else str(s.get("users"))
+            label = fmt.step_label(s) if len(steps) <= 8 else _ticks([s])[0][1]  # many steps: the bare number
             marks.append(VMark(s["start_s"] / div, label if (s.get("index") or 0) >= 0 else "baseline"))
         if s.get("steady_s") is not None and s.get("end_s") is not None:
             bands.append(Band(s["steady_s"] / div, s["end_s"] / div, PALETTE["steady"], 0.05))

@@ -1,9 +1,10 @@
-"""Before / after: two runs side by side, per ladder step (matched by users) and overall.
+"""Before / after: two runs side by side, per ladder step (matched by users, a rate ladder's by offered rate) and overall.
 
 :func:`compare_runs` returns the comparison as data (``llmload.compare/1``)::
 
     {"schema": "llmload.compare/1",
-     "a": {"name", "started_at", "safe_users", "safe_rate", "recommended_limit", "binding", "status"},  "b": {...},
+     "a": {"name", "started_at", "safe_users", "safe_rate", "recommended_limit", "recommended_rate", "rate_ladder",
+           "binding", "status"},  "b": {...},    # rate ladder: safe_rate and recommended_rate (req/s) are its levels
      "notes": [str],                      # settings that differ (model, profile, cap, arrivals, ladder, step time)
      "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
                "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
@@ -55,6 +56,8 @@ def _side(run: Run) -> dict[str, Any]:
         "safe_users": v.safe_users if v else None,
         "safe_rate": v.safe_rate if v else None,
         "recommended_limit": v.recommended_limit if v else None,
+        "recommended_rate": v.recommended_rate if v else None,
+        "rate_ladder": bool(v and v.rate_ladder),
         "binding": v.breach.metric if v and v.breach else None,
         "status": v.status if v else None,
     }
@@ -188,8 +191,9 @@ def _safe(side: dict[str, Any], value: str) -> str:
 def _headline(c: dict[str, Any]) -> list[str]:
     a, b = c["a"], c["b"]
     out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
-    if a.get("safe_rate") is not None or b.get("safe_rate") is not None:
+    if a.get("rate_ladder") or b.get("rate_ladder") or a.get("safe_rate") is not None or b.get("safe_rate") is not None:
         out.append(f"safe rate: {_safe(a, fmt.rate(a.get('safe_rate')))} -> {_safe(b, fmt.rate(b.get('safe_rate')))}; "
+                   f"recommended rate limit {fmt.rate(a.get('recommended_rate'))} -> {fmt.rate(b.get('recommended_rate'))}; "
                    f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}")  # fmt: skip
     elif a["safe_users"] is not None or b["safe_users"] is not None:
         out.append(
@@ -201,6 +205,11 @@ def _headline(c: dict[str, Any]) -> list[str]:
 
 
 _HEAD = ["metric", "A", "B", "delta", "delta %", "change"]
+
+
+def _matched(c: dict[str, Any]) -> str:
+    """How steps were paired: by users, or by offered rate when both runs are rate ladders."""
+    return "offered rate" if c["a"].get("rate_ladder") and c["b"].get("rate_ladder") else "users"
 
 
 def write_console(c: dict[str, Any], out: TextIO) -> None:
@@ -222,7 +231,7 @@ def write_console(c: dict[str, Any], out: TextIO) -> None:
             out.write("\n")
         out.write(line(scope if scope != last else "", cells) + "\n")
         last = scope
-    out.write(f"\ndelta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by users\n")
+    out.write(f"\ndelta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by {_matched(c)}\n")
 
 
 def write_markdown(c: dict[str, Any], out: TextIO) -> None:
@@ -234,7 +243,7 @@ def write_markdown(c: dict[str, Any], out: TextIO) -> None:
         cells = [r["scope"] if r["scope"] != last else "", *_cells(r)]
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         last = r["scope"]
-    lines += ["", f"delta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by users."]
+    lines += ["", f"delta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by {_matched(c)}."]
     out.write("\n".join(lines) + "\n")
 
 

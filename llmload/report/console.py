@@ -202,6 +202,10 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.1f}%"
 
 
+def _rate(r: float | None) -> str:
+    return "-" if r is None else f"{r:g} req/s"
+
+
 def _render_grades(result: RunResult, out: TextIO) -> None:
     """TTFT grade per class (p50), and output tokens/s per GPU when the GPU count is known."""
     grades = [f"{name} {g} ({s.lat('ttft').p50:.0f} ms)" for name, s in result.classes.items()
@@ -237,11 +241,16 @@ def _render_goodput(result: RunResult, out: TextIO) -> None:
                   + (f"; most missed: {o.failed_slo}" if o.failed_slo else "") + "\n")  # fmt: skip
 
 
-def _slo_line(p: SloPass, target: float) -> str:
-    users = lambda n: "1 user" if n == 1 else f"{n} users"  # noqa: E731
-    line = f"SLO attainment >= {_pct(target)} up to {users(p.safe_users)}" if p.safe_users else "no step met the SLOs"
+def _slo_line(p: SloPass, target: float, rates: dict[int, str]) -> str:
+    """The SLO verdict; ``rates`` names a rate ladder's steps (index -> ``2 req/s``), else steps are users."""
+    at = lambda step, n: rates.get(step) if step in rates else ("1 user" if n == 1 else f"{n} users")  # noqa: E731
+    line = (
+        f"SLO attainment >= {_pct(target)} up to {at(p.safe_step, p.safe_users)}"
+        if p.safe_users
+        else "no step met the SLOs"
+    )
     if p.status == "breach":
-        line += f"; at {users(p.failed_users)} {_pct(p.failed_attainment)} (first failed: {p.failed_slo})"
+        line += f"; at {at(p.failed_step, p.failed_users)} {_pct(p.failed_attainment)} (first failed: {p.failed_slo})"
     elif p.status == "insufficient_data":
         line += f" ({p.note})"
     return line
@@ -293,7 +302,10 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     if v.status == "inconclusive":
         judged = (v.inconclusive or {}).get("judged_status")
         out.write(f"verdict: INCONCLUSIVE — {v.note.removeprefix('inconclusive: ')}\n")
-        if v.safe_users is not None or judged == "breach":
+        if v.rate_ladder and (v.safe_rate is not None or judged == "breach"):
+            out.write(f"  (as measured, not to rely on: safe rate {_rate(v.safe_rate)}, "
+                      f"recommended rate limit {_rate(v.recommended_rate)})\n")  # fmt: skip
+        elif v.safe_users is not None or judged == "breach":
             out.write(f"  (as measured, not to rely on: safe concurrency {v.safe_users} users, "
                       f"recommended gateway limit {v.recommended_limit})\n")  # fmt: skip
     elif v.status in ("ok", "breach") and v.rate_ladder:
@@ -303,6 +315,8 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
             cmp = "<" if b.metric == "achieved_rate" else ">"
             at = f"{b.rate:g} req/s" if b.rate is not None else f"{b.users} users"
             line += f"; {b.metric} broke the limit at {at} ({b.value:.4g} {cmp} {b.limit:.4g})"
+        if v.recommended_rate is not None:
+            line += f"; recommended rate limit {_rate(v.recommended_rate)}"
         out.write(line + f" (at -u {v.top_users})\n")
     elif v.status in ("ok", "breach"):
         line = f"verdict: safe concurrency {v.safe_users} users"
@@ -315,6 +329,7 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     else:
         out.write(f"verdict: {v.status} {v.note or ''}".rstrip() + "\n")
     if v.slo is not None:
-        out.write(_slo_line(v.slo.overall, v.slo.target) + "\n")
+        rates = {st.index: st.label for st in result.steps if st.rate_offered is not None}
+        out.write(_slo_line(v.slo.overall, v.slo.target, rates) + "\n")
     for i, f in enumerate(j.findings[:3], 1):
         out.write(f"finding {i}: {f.title} ({f.confidence}) — {'; '.join(f.evidence_text[:2])}\n")

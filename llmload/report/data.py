@@ -16,6 +16,7 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "findings": [...],                         # as in the summary
      "reasoning": {"rows": [REASONING], "tokens", "from_usage", "counted", "hidden"} | null,  # null: nothing reasoned
      "buffered_token_jumps": n,                 # events that carried k > 1 tokens (whole run, any outcome)
+     "arrival": ARRIVAL | null,                 # open loop only (llmload.report.arrivals)
      "signals": {"server": {name: {"unit", "mean", "max"}}, "gpu": {...}},   # whole run
      "series": {"t0": wall s, "signals": {"server.waiting": [[t_s, v], ...], "gpu.utilization": ...},
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
@@ -31,7 +32,8 @@ optional time series) into one dict that the HTML and Markdown writers read::
     REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
                  "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
     STEP = ROW + {"index", "users", "steady_s", "status": "baseline" | "ok" | "safe" | "breach" | "over",
-                  "server": {signal: mean}, "gpu": {signal: mean}}
+                  "server": {signal: mean}, "gpu": {signal: mean}, "rate_offered"?, "rate_achieved"?}
+    a class ROW of a rate ladder also has "safe_rate": the offered rate of its per-class safe step
 
 Series times are seconds from ``t0`` (the test start); the plot input is this plain
 ``{signal: [(t, value), ...]}`` mapping. Pure: no I/O.
@@ -43,6 +45,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmload.analysis.grade import grade_ttft
+from llmload.report.arrivals import arrival_data
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
 from llmload.results.summary import SCHEMA, baseline_dict
@@ -212,6 +215,7 @@ def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]
 
 def _classes(result: RunResult) -> list[dict[str, Any]]:
     per_class = result.judgement.verdict.per_class if result.judgement is not None else {}
+    rates = {st.index: st.rate_offered for st in result.steps if st.rate_offered is not None}
     total = result.overall.requests
     out = []
     for name, stats in result.classes.items():
@@ -224,6 +228,8 @@ def _classes(result: RunResult) -> list[dict[str, Any]]:
             breach=judged.breach.to_dict() if judged and judged.breach else None,
             by_turn=turn_rows(stats),
         )
+        if rates:  # a rate ladder: every step has the same users (the -u cap), its rate is what it is
+            r["safe_rate"] = rates.get(judged.safe_step) if judged and judged.safe_step is not None else None
         out.append(r)
     return out
 
@@ -304,6 +310,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "findings": [f.to_dict() for f in j.findings] if j is not None else [],
         "reasoning": _reasoning(result),
         "buffered_token_jumps": result.overall.buffered_token_jumps,
+        "arrival": arrival_data(result),
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
     }

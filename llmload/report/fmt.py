@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["DASH", "breach_sentence", "breach_value", "ladder_levels", "metric_name", "ms", "num", "pct", "rate", "signed",
-           "signed_pct", "step_label", "step_named", "users", "value"]
+__all__ = ["DASH", "breach_sentence", "breach_value", "ladder_levels", "metric_name", "ms", "num", "pct", "rate", "rate_band", "signed",
+           "signed_pct", "slo_sentence", "step_label", "step_named", "users", "value"]
 
 DASH = "-"
 
@@ -113,6 +113,15 @@ def step_named(steps: list[dict[str, Any]], index: int | None, n_users: int | No
     return step_label(step) if step is not None else users(n_users)
 
 
+def rate_band(steps: list[dict[str, Any]], band_steps: list[int | None] | None) -> str | None:
+    """A rate ladder's confidence band from its step indices: ``1–2 req/s``; None without both ends."""
+    lo, hi = ((band_steps or []) + [None, None])[:2]
+    rates = {s.get("index"): s.get("rate_offered") for s in steps}
+    if rates.get(lo) is None or rates.get(hi) is None:
+        return None
+    return f"{rates[lo]:g}–{rates[hi]:g} req/s" if lo != hi else rate(rates[lo])
+
+
 def ladder_levels(ladder: dict[str, Any] | None, sep: str = ", ") -> str | None:
     """A run config's ladder as people name it: ``1, 4, 8 users``, or ``1, 2, 4 req/s at 16 users`` for a
     rate ladder (whose ``levels`` are only its in-flight cap, repeated); None without a ladder."""
@@ -144,16 +153,22 @@ def breach_sentence(breach: dict[str, Any]) -> str:
     return text + "."
 
 
-def slo_sentence(slo: dict[str, Any] | None) -> str | None:
-    """The SLO verdict in one line: the target, the limits per class, up to which step they held."""
+def slo_sentence(slo: dict[str, Any] | None, steps: list[dict[str, Any]] | None = None) -> str | None:
+    """The SLO verdict in one line: the target, the limits per class, up to which step they held.
+
+    ``steps`` (the report's) name a rate ladder's steps by their offered rate (``up to 2 req/s``).
+    """
     if not slo:
         return None
-    o = slo.get("overall") or {}
+    o, steps = slo.get("overall") or {}, steps or []
     limits = "; ".join(f"{n}: " + ", ".join(f"{k} <= {v:g}" for k, v in lim.items()) for n, lim in (slo.get("slos") or {}).items() if lim)
     if o.get("status") in ("met", "missed"):
         held = f"{o['status']} over the run (attainment {pct(o.get('attainment'))})"
+    elif o.get("safe_users"):
+        held = f"attainment >= target up to {step_named(steps, o.get('safe_step'), o.get('safe_users'))}"
     else:
-        held = f"attainment >= target up to {users(o.get('safe_users'))}" if o.get("safe_users") else "no step met the target"
+        held = "no step met the target"
     if o.get("failed_slo"):
-        held += f"; first failed: {o['failed_slo']}" + (f" at {users(o.get('failed_users'))}" if o.get("failed_users") else "")
+        at = f" at {step_named(steps, o.get('failed_step'), o.get('failed_users'))}" if o.get("failed_users") else ""
+        held += f"; first failed: {o['failed_slo']}{at}"
     return f"target {pct(slo.get('target'))}: {held} ({limits})"

@@ -2,8 +2,10 @@
 
 Sections, in reading order: the verdict (safe concurrency, recommended limit, the metric
 that broke first, baseline, confidence), the diagnosis (findings with their evidence and
-what to change), latency and throughput vs concurrency, the ladder steps, engine and GPU
-signals over time, the request classes, and the run's details. Sections without data say
+what to change), latency and throughput vs concurrency, the ladder steps, the arrivals of an
+open-loop run (:mod:`llmload.report.arrivals`), engine and GPU signals over time, the request
+classes, and the run's details. A rate ladder's steps, limits and per-class levels are named
+by offered rate, never by the ``-u`` cap its steps share. Sections without data say
 what would fill them. :func:`write_html` takes report data from
 :func:`~llmload.report.data.build_report` and a text stream.
 """
@@ -14,6 +16,7 @@ from html import escape
 from typing import Any, TextIO
 
 from llmload.report import fmt
+from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
@@ -56,6 +59,13 @@ def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
     return _NO_VERDICT.get(v.get("status") or "", str(v.get("status"))), why, "none"
 
 
+def _rate_detail(v: dict[str, Any], steps: list[dict[str, Any]]) -> str:
+    """Under a rate ladder's safe rate: its -u cap, and its confidence band in offered rates."""
+    detail = f"offered, at the -u cap of {fmt.users(v.get('top_users'))}"
+    band = fmt.rate_band(steps, (v.get("confidence") or {}).get("band_steps"))
+    return detail + (f"; band {band}" if band else "")
+
+
 def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str, Any]]) -> list[str]:
     cards = []
     if v:
@@ -63,12 +73,14 @@ def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str,
         band_text = f"band {band[0]}–{band[1]} users" if len(band) == 2 and None not in band else ""
         breach, p99 = v.get("breach") or {}, v.get("p99") or {}
         if "safe_rate" in v:  # a rate ladder: every step ran at the same -u cap, so its users say nothing
-            safe = _card("Safe rate", fmt.rate(v.get("safe_rate")), f"offered, at the -u cap of {fmt.users(v.get('top_users'))}")
+            safe = _card("Safe rate", fmt.rate(v.get("safe_rate")), _rate_detail(v, steps))
+            limit = _card("Recommended limit", fmt.rate(v.get("recommended_rate")), "gateway rate limit")
         else:
             safe = _card("Safe concurrency", fmt.users(v.get("safe_users")), band_text)
+            limit = _card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency")
         cards += [
             safe,
-            _card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency"),
+            limit,
             _card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none",
                   f"at {fmt.rate(breach['rate']) if breach.get('rate') is not None else fmt.users(breach.get('users'))}"
                   if breach else ""),
@@ -90,6 +102,7 @@ def _verdict(r: dict[str, Any]) -> str:
         head = f"Plain run: {fmt.users(run.get('users_max'))} for {fmt.num(run.get('duration_s'))} s"
         sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
         top = (r.get("findings") or [{}])[0]
+        head, sub = plain_headline(r) or (head, sub)
         if top.get("id") == "target_unreachable":
             head, sub = top.get("title") or head, "; ".join(top.get("evidence_text") or []) or sub
         return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
@@ -121,7 +134,9 @@ def _findings(r: dict[str, Any]) -> str:
     for i, f in enumerate(findings, 1):
         conf = str(f.get("confidence") or "low")
         users = f.get("users") or next((s.get("users") for s in r.get("steps") or [] if s.get("index") == f.get("step")), None)
-        step = f" · from {fmt.users(users)}" if f.get("step") is not None and users is not None else ""
+        step = ""
+        if f.get("step") is not None and users is not None:
+            step = f" · from {fmt.step_named(r.get('steps') or [], f.get('step'), users)}"
         texts = "".join(f"<li>{_e(t)}</li>" for t in f.get("evidence_text") or [])
         chips = "".join(f'<span class="chip"><b>{_e(k)}</b>{_e(fmt.value(v))}</span>' for k, v in (f.get("evidence") or {}).items() if v is not None)
         change = f'<p class="change"><strong>What to change:</strong> {_e(f["change"])}</p>' if f.get("change") else ""
@@ -186,9 +201,10 @@ def _steps(r: dict[str, Any]) -> str:
 def _classes(r: dict[str, Any]) -> str:
     classes, overall = r.get("classes") or [], r.get("overall") or {}
     judged = any(c.get("safe_users") is not None or c.get("breach") for c in classes)
+    by_rate = any("safe_rate" in c for c in classes)  # a rate ladder: per-class safe levels are offered rates
     slo = "attainment" in overall
     head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS) + "<th>TTFT grade</th><th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
-    head += "<th>safe users</th>" if judged else ""
+    head += ("<th>safe rate</th>" if by_rate else "<th>safe users</th>") if judged else ""
     head += "<th>good</th><th>SLO attainment</th><th>goodput req/s</th><th>goodput tok/s</th>" if slo else ""
     rows = []
     for c in [*classes, {**overall, "name": "overall", "_total": True}]:
@@ -197,13 +213,15 @@ def _classes(r: dict[str, Any]) -> str:
         cells.append(f"<td>{_e(fmt.num(c.get('tok_s')))}</td><td>{_e(fmt.num(c.get('req_s')))}</td><td>{c.get('requests', 0)}</td>")
         cells.append(f"<td>{_e(fmt.pct(c.get('share'), 0) if not c.get('_total') else '100 %')}</td><td>{_e(fmt.pct(c.get('error_rate')))}</td>")
         if judged:
-            cells.append(f"<td>{_e(fmt.num(c.get('safe_users')) if not c.get('_total') else fmt.num((r.get('verdict') or {}).get('safe_users')))}</td>")
+            key, show = ("safe_rate", fmt.rate) if by_rate else ("safe_users", fmt.num)
+            cells.append(f"<td>{_e(show((r.get('verdict') or {}).get(key) if c.get('_total') else c.get(key)))}</td>")
         if slo:
             cells.append(f"<td>{c.get('good_requests', 0)}</td><td>{_e(fmt.pct(c.get('attainment')))}</td>"
                          f"<td>{_e(fmt.num(c.get('goodput_req_s')))}</td><td>{_e(fmt.num(c.get('goodput_tok_s')))}</td>")  # fmt: skip
         rows.append(f'<tr{" class=total" if c.get("_total") else ""}>{"".join(cells)}</tr>')
     note = "Whole run (ramps and warm-ups included); latencies in ms. TTFT grade of the p50: excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad >= 2 s."
-    note += " Safe users: the per-class verdict." if judged else ""
+    if judged:
+        note += f" Safe {'rate' if by_rate else 'users'}: the per-class verdict."
     note += " Good: ok and within every SLO of its class; attainment = good / (ok + errors)." if slo else ""
     return (
         f'<section><h2>Request classes</h2><p class="note">{_e(note)}</p><div class="tablewrap"><table><thead><tr><th>class</th>{head}</tr></thead>'
@@ -292,7 +310,7 @@ def _details(r: dict[str, Any]) -> str:
         "workers": run.get("workers"),
         "GPUs": run.get("gpus"),
         "output tok/s per GPU": fmt.num(run.get("tok_s_per_gpu")) if run.get("tok_s_per_gpu") is not None else None,
-        "SLOs": fmt.slo_sentence((r.get("verdict") or {}).get("slo")),
+        "SLOs": fmt.slo_sentence((r.get("verdict") or {}).get("slo"), r.get("steps")),
         "errors by kind": ", ".join(f"{k} {v}" for k, v in (r.get("errors_by_kind") or {}).items()) or None,
         "buffered token jumps": (
             f"{r['buffered_token_jumps']} events carried more than one token (ITL has one long gap there)"
@@ -330,6 +348,7 @@ def render_html(report: dict[str, Any]) -> str:
         _findings(report) if report.get("steps") or report.get("findings") else "",
         ladder,
         _steps(report),
+        arrival_html(report),
         _timeline(report),
         _classes(report),
         _reasoning(report),

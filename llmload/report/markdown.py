@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from llmload.report import fmt
+from llmload.report.arrivals import arrival_markdown, plain_headline
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
 
@@ -35,20 +36,24 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     out = ["## 1. Phenomenon", ""]
     if not steps:
         o = r.get("overall") or {}
+        what = f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s"
+        what = (plain_headline(r) or (what,))[0]
         out.append(
-            f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s; "
+            f"{what}; "
             f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
             f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
         )
         if (v or {}).get("slo"):
-            out.append(f"SLOs: {fmt.slo_sentence(v['slo'])}.")
+            out.append(f"SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
         top = (r.get("findings") or [{}])[0]
         if top.get("id") == "target_unreachable":
             out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
         out += ["", f"What was observed: {PLACEHOLDER}", ""]
         return out
     if v and "safe_rate" in v and v.get("status") in ("ok", "breach"):  # a rate ladder
-        out.append(f"- **Safe rate: {fmt.rate(v.get('safe_rate'))}** (offered, at the -u cap of {fmt.users(v.get('top_users'))}).")
+        limit = fmt.rate(v.get("recommended_rate"))
+        out.append(f"- **Safe rate: {fmt.rate(v.get('safe_rate'))}** (offered, at the -u cap of {fmt.users(v.get('top_users'))}; "
+                   f"recommended gateway rate limit {limit}).")  # fmt: skip
         if v.get("breach"):
             out.append(f"- {fmt.breach_sentence(v['breach'])}")
     elif v and v.get("status") == "breach":
@@ -62,11 +67,14 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
         why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
         out.append(f"- No verdict ({v.get('status')}): {why}.")
     if (v or {}).get("slo"):
-        out.append(f"- SLOs: {fmt.slo_sentence(v['slo'])}.")
-    band = ((v or {}).get("confidence") or {}).get("band_users") or []
-    if len(band) == 2 and None not in band and "safe_rate" not in v:  # a rate ladder's steps share one -u
+        out.append(f"- SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
+    conf = (v or {}).get("confidence") or {}
+    band, band_steps, note = conf.get("band_users") or [], conf.get("band_steps"), conf.get("note")
+    if "safe_rate" in (v or {}):  # a rate ladder's steps share one -u: its band is in offered rates
+        if rates := fmt.rate_band(steps, band_steps):
+            out.append(f"- Confidence band: {rates}" + (f" ({note})." if note else "."))
+    elif len(band) == 2 and None not in band:
         lo, hi = band
-        note = (v.get("confidence") or {}).get("note")
         out.append(f"- Confidence band: {lo}–{hi} users" + (f" ({note})." if note else "."))
     if base:
         out.append(
@@ -143,7 +151,7 @@ def _reference(r: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "whole run", r.get("overall") or {}
     breach = ((r.get("verdict") or {}).get("breach")) or {}
     step = next((s for s in steps if s.get("index") == breach.get("step")), steps[-1])
-    return f"at {fmt.users(step.get('users'))}", step
+    return f"at {fmt.step_label(step)}", step
 
 
 def _effect(r: dict[str, Any]) -> list[str]:
@@ -158,8 +166,11 @@ def _effect(r: dict[str, Any]) -> list[str]:
         "",
     ]
     rows = []
-    if ladder:
-        rows.append(["safe concurrency (users)", fmt.num((r.get("verdict") or {}).get("safe_users")), PLACEHOLDER, PLACEHOLDER])
+    v = r.get("verdict") or {}
+    if ladder and "safe_rate" in v:  # a rate ladder
+        rows.append(["safe rate (req/s)", fmt.num(v.get("safe_rate")), PLACEHOLDER, PLACEHOLDER])
+    elif ladder:
+        rows.append(["safe concurrency (users)", fmt.num(v.get("safe_users")), PLACEHOLDER, PLACEHOLDER])
     rows += [
         [f"TTFT p50 (ms, {where})", fmt.ms(ref.get("ttft_p50"), False), PLACEHOLDER, PLACEHOLDER],
         [f"TPOT p50 (ms, {where})", fmt.ms(ref.get("tpot_p50"), False), PLACEHOLDER, PLACEHOLDER],
@@ -200,6 +211,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
         ("seed", run.get("seed")),
     ]
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
+    lines += arrival_markdown(report)
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")

@@ -195,6 +195,7 @@ class Verdict:
     inconclusive: Mapping[str, Any] | None = None  # {"judged_status", "reasons", "samples", "change"}
     safe_rate: float | None = None  # a rate ladder: the safe step's offered rate (requests/s)
     rate_ladder: bool = False
+    recommended_rate: float | None = None  # a rate ladder: the offered rate of the recommended limit's step
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -220,6 +221,7 @@ class Verdict:
         out["inconclusive"] = dict(self.inconclusive) if self.inconclusive is not None else None
         if self.rate_ladder:
             out["safe_rate"] = self.safe_rate
+            out["recommended_rate"] = self.recommended_rate
         return out
 
     @classmethod
@@ -244,6 +246,7 @@ class Verdict:
             inconclusive=d.get("inconclusive") if isinstance(d.get("inconclusive"), Mapping) else None,
             safe_rate=d.get("safe_rate"),
             rate_ladder="safe_rate" in d,
+            recommended_rate=d.get("recommended_rate"),
         )
 
 

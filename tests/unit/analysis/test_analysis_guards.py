@@ -72,3 +72,21 @@ def test_every_request_failing_with_server_messages_names_them():
 def test_a_few_errors_are_not_a_dead_target():
     s = analyzed(summary([], overall=stats(ok=30, errors=10), duration_s=10.0))
     assert all(f["id"] != "target_unreachable" for f in s["findings"])
+
+
+def test_a_thin_rate_step_is_named_by_its_rate_and_each_step_keeps_its_samples():
+    """Every rate step has the same users (the -u cap): "3 requests at 16 users", and one samples key for all."""
+    def rate(index, r, **kw):
+        entry = step(index, 16, **kw)
+        entry.update(rate_offered=r, rate_achieved=r)
+        return entry
+
+    s = analyzed(summary([rate(0, 1.0, ok=40, classes=_mixed(20)),
+                          rate(1, 2.0, ok=40, classes={"short": stats(ok=37), "long": stats(ok=3)}),
+                          rate(2, 4.0, ok=40, classes={"short": stats(ok=36), "long": stats(ok=4)})]))  # fmt: skip
+    v = s["verdict"]
+    assert v["status"] == "inconclusive"
+    assert "long: 3 requests at 2 req/s" in v["note"] and "long: 4 requests at 4 req/s" in v["note"]
+    assert "16 users" not in v["note"]
+    assert v["inconclusive"]["samples"]["2 req/s"] == {"short": 37, "long": 3}
+    assert v["inconclusive"]["samples"]["4 req/s"] == {"short": 36, "long": 4}

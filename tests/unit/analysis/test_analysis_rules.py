@@ -279,3 +279,28 @@ def test_prefill_interference_reads_the_long_class_prefill_share():
     assert f.confidence == "high" and f.evidence["prefill_share_p90_tail"] == 0.9
     assert any("prefill is 90 % of TTFT for long's requests" in t for t in f.evidence_text)
     assert prefill_interference(ctx_of(*ladder({"prefill": 0.2, "server_queue": 0.75}))) == []
+
+
+def test_queue_findings_of_a_rate_ladder_name_its_steps_by_rate_not_by_the_shared_cap():
+    """A rate ladder's steps all have -u users: "4 requests wait in the engine at 16 users" named no step."""
+    rated = []
+    for entry, rate in zip(batch_starved(), (1.0, 2.0, 4.0, 8.0), strict=True):
+        entry.update(users=16, rate_offered=rate, rate_achieved=rate)
+        rated.append(entry)
+    f = only(admission_cap(ctx_of(*rated)), "admission_cap")
+    assert f.step == 2
+    assert f.evidence_text[:2] == ["running stays at 3.9 (highest 4) over 3 steps: 2, 4, 8 req/s",
+                                   "4.0 requests wait in the engine at 4 req/s, more at the next steps"]  # fmt: skip
+    closed = only(admission_cap(ctx_of(*batch_starved())), "admission_cap")
+    assert closed.evidence_text[:2] == ["running stays at 3.9 (highest 4) over 3 steps: 4, 8, 16 users",
+                                        "4.0 requests wait in the engine at 8 users, more at the next steps"]  # fmt: skip
+    ladder = [
+        step(0, 16, ttft=50.0, server=srv(), gpu=gpu(util=0.9), tok_s=100.0),
+        step(1, 16, ttft=60.0, server=srv(running=4.0), gpu=gpu(util=0.95), tok_s=380.0),
+        step(2, 16, ttft=400.0, server=srv(waiting=2.0, running=6.0), gpu=gpu(util=0.97), tok_s=400.0),
+        step(3, 16, ttft=900.0, server=srv(waiting=8.0, running=8.0), gpu=gpu(util=0.98), tok_s=405.0),
+    ]
+    for entry, rate in zip(ladder, (1.0, 2.0, 4.0, 8.0), strict=True):
+        entry.update(rate_offered=rate, rate_achieved=rate)
+    f = only(engine_saturated(ctx_of(*ladder)), "engine_saturated")
+    assert f.evidence_text[0].startswith("2.0 requests wait in the engine at 4 req/s (running 6.0)")

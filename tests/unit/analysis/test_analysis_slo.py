@@ -129,3 +129,16 @@ def test_run_slos_reads_the_summary_config_and_profile():
     assert run_slos({"slo": "e2e_ms=5"}, profile)["b"] == SLO(e2e_ms=5.0)
     assert run_slos({}, {"classes": [{"name": "a"}]}) is None
     assert failed_slo(Stats()) is None
+
+
+def test_a_rate_ladder_step_with_too_few_requests_is_named_by_its_rate():
+    slos = {"a": SLO(ttft_ms=100.0), "b": SLO()}
+    result = ladder_run({0: [50] * 20, 1: [50] * 20, 2: [50]}, slos=slos, flag=None)
+    rates = (1.0, 2.0, 4.0)
+    steps = tuple(replace(st, users=8, rate_offered=r) for st, r in zip(result.steps, rates, strict=True))
+    result = replace(result, steps=steps)
+    o = judge_slo(result).overall
+    assert o.status == "insufficient_data" and o.safe_step == 1
+    assert o.note == "the step of 4 req/s finished only 2 requests (at least 3 needed)"
+    closed = judge_slo(ladder_run({0: [50] * 20, 1: [50] * 20, 2: [50]}, slos=slos, flag=None)).overall
+    assert closed.note == "the step of 4 users finished only 2 requests (at least 3 needed)"

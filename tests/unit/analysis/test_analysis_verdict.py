@@ -211,3 +211,35 @@ def test_a_rate_ladder_without_a_breach_is_ok_at_its_top_rate_and_a_concurrency_
     v = verdict_of(rate_step(0, 1.0, 1.0), rate_step(1, 2.0, 2.0))
     assert v["status"] == "ok" and v["safe_rate"] == 2.0 and "extend --rate-ladder" in v["note"]
     assert "safe_rate" not in verdict_of(step(0, 1), step(1, 4))
+
+
+def test_a_rate_ladder_recommends_a_rate_and_words_its_band_in_rates():
+    """Every rate step runs at the same -u cap: "16 users either way" and a limit of 16 users said nothing."""
+    ci = lambda t, w: {"ttft_ms": [t / w, t * w], "tpot_ms": [20.0, 20.0]}  # noqa: E731
+    v = verdict_of(
+        rate_step(0, 1.0, 1.0, ttft=50.0, tpot=20.0, ci=ci(50, 1.05)),
+        rate_step(1, 2.0, 2.0, ttft=55.0, tpot=20.0, ci=ci(55, 1.05)),
+        rate_step(2, 4.0, 4.0, ttft=70.0, tpot=20.0, ci=ci(70, 1.3)),  # p50 1.4x, but the interval reaches 1.8x
+        rate_step(3, 8.0, 8.0, ttft=200.0, tpot=20.0, ci=ci(200, 1.05)),
+    )
+    assert v["safe_rate"] == 4.0 and v["confidence"]["band_steps"] == [1, 2]
+    # the band's low end is a lower rate at the same users: it sets the limit (users alone never differed)
+    assert v["recommended_rate"] == 2.0
+    assert v["recommended_note"] == (
+        "the confidence band is wide (safe for certain only up to 2 req/s): the limit is set at its low end"
+    )
+    assert v["confidence"]["note"].startswith("safe for certain up to 2 req/s, possibly up to 4 req/s")
+    assert "users" not in v["recommended_note"] + v["confidence"]["note"]
+
+
+def test_a_rate_ladder_recommends_its_safe_rate_and_a_concurrency_ladder_keeps_its_wording():
+    v = verdict_of(rate_step(0, 1.0, 1.0), rate_step(1, 2.0, 2.0), rate_step(2, 4.0, 3.9, ttft=500.0))
+    assert (v["safe_rate"], v["recommended_rate"]) == (2.0, 2.0)
+    assert v["recommended_note"] == "the safe step's offered rate"
+    assert v["confidence"]["note"].startswith("2 req/s either way")
+    none = verdict_of(rate_step(0, 1.0, 1.0, ok=90, errors=10), rate_step(1, 2.0, 2.0))
+    assert none["recommended_rate"] is None
+    assert none["recommended_note"] == "no step is safe: no rate limit can be recommended"
+    closed = verdict_of(step(0, 1), step(1, 4), step(2, 8, ttft=500.0))
+    assert "recommended_rate" not in closed and closed["recommended_note"] == "the safe step's concurrency"
+    assert closed["confidence"]["note"].startswith("4 users either way")

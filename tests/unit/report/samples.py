@@ -227,14 +227,36 @@ def slo_result(gpus: int = 2):
         collection={"gpu": gpu} if gpus else None, slos=True,
     )  # fmt: skip
     return replace(result, judgement=analyze(result))
+
+
 def rate_ladder_summary() -> dict[str, Any]:
     """:func:`ladder_summary` as a rate ladder: 16 users (the cap) at every step, offered 1/2/4/8 req/s."""
     s = ladder_summary()
     for st, rate in zip(s["steps"], (1.0, 2.0, 4.0, 8.0), strict=False):
         st.update(users=16, rate_offered=rate, rate_achieved=rate * 0.99)
     s["config"]["ladder"].update(levels=[16] * 4, rates=[1.0, 2.0, 4.0, 8.0])  # as the run writes it: levels = the cap
-    s["verdict"].update(safe_rate=2.0, top_users=16)
+    s["verdict"].update(safe_rate=2.0, top_users=16, recommended_rate=2.0)
     s["verdict"]["breach"].update(users=16, rate=4.0)
+    s["verdict"]["p99"].update(safe_step=1, safe_users=16)
     s["arrival"] = {"mode": "poisson", "offered_rate": None, "achieved_rate": 3.1, "arrivals": 200, "waited": 0,
                     "schedule_lag_ms": {"p50": 0.5, "p99": 1.0}, "scheduler_behind": False}  # fmt: skip
+    return s
+
+
+def open_loop_summary(mode: str = "poisson", waited: int = 0, lag_p99: float = 0.9, trace: bool = False) -> dict[str, Any]:  # fmt: skip
+    """:func:`plain_summary` run open-loop (-u 10): its ``arrival`` block and client wait written by the results' own
+    writers (:func:`llmload.results.summary.arrival_dict`), so the report reads the keys a run writes."""
+    from llmload.results.model import ArrivalResult, Latency, TraceReplay
+    from llmload.results.summary import arrival_dict, latency_dict
+
+    s = plain_summary()
+    s["schema"] = "llmload.summary/2"
+    replay = TraceReplay("/data/traces/mooncake.jsonl", 1500, 2.0, 75.0, 0.4321) if trace else None
+    arrival = ArrivalResult(
+        mode="trace" if trace else mode, offered_rate=replay.offered_rate if replay else 30.0, achieved_rate=29.4,
+        arrivals=1200, waited=waited, schedule_lag=Latency(1200, 0.1, 0.08, 0.3, lag_p99, lag_p99 * 2, 0.0),
+        scheduler_behind=lag_p99 > 10.0, burstiness=0.25 if mode == "gamma" else None, trace=replay,
+    )  # fmt: skip
+    s["arrival"] = arrival_dict(arrival)
+    s["overall"]["client_wait_ms"] = latency_dict(Latency(1200, 2.0, 0.09, 3.0, 45.0, 80.0, 0.0))
     return s

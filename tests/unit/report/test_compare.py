@@ -170,3 +170,22 @@ def test_rate_ladders_with_other_rates_are_noted_by_their_rates():
     b["config"]["ladder"]["rates"] = [2.0, 4.0, 8.0, 16.0]
     c = compare_runs(run(a, "before"), run(b, "after"))
     assert c["notes"] == ["ladder differs: 1,2,4,8 req/s at 16 users (A) vs 2,4,8,16 req/s at 16 users (B)"]
+
+
+def test_rate_ladders_compare_their_recommended_rates_and_say_steps_matched_by_rate():
+    a, b = samples.rate_ladder_summary(), samples.rate_ladder_summary()
+    b["verdict"].update(safe_rate=4.0, recommended_rate=4.0)
+    c = compare_runs(run(a, "before"), run(b, "after"))
+    assert (c["a"]["recommended_rate"], c["b"]["recommended_rate"], c["b"]["rate_ladder"]) == (2.0, 4.0, True)
+    buf = io.StringIO()
+    write_console(c, buf)
+    text = buf.getvalue()
+    assert "safe rate: 2 req/s -> 4 req/s; recommended rate limit 2 req/s -> 4 req/s; breached first" in text
+    assert text.rstrip().endswith("steps matched by offered rate") and "users;" not in text
+    md = io.StringIO()
+    write_markdown(c, md)
+    assert md.getvalue().rstrip().endswith("steps matched by offered rate.")
+    closed = io.StringIO()
+    write_console(compare_runs(run(samples.ladder_summary(), "a"), run(after(), "b")), closed)
+    closed = closed.getvalue()
+    assert closed.rstrip().endswith("steps matched by users") and "recommended limit 4 ->" in closed

@@ -305,3 +305,79 @@ def test_a_rate_ladder_report_names_its_steps_and_ladder_by_rate_not_by_the_cap(
     assert "<dd>1, 2, 4, 8 req/s at 16 users; 10.0 s per step, 2.00 s warm-up</dd>" in html
     assert "Safe rate</" in html and "Safe concurrency</" not in html and "band 16–16 users" not in html
     assert "step of 1 req/s" in html and "step of 16 users" not in html
+
+
+def _rate_ladder_with_slo_band_and_classes():
+    s = samples.rate_ladder_summary()
+    v = s["verdict"]
+    v["confidence"]["band_steps"] = [0, 1]
+    v["per_class"]["short"]["safe_step"] = 1
+    v["slo"] = {"target": 0.99, "slos": {"short": {"ttft_ms": 500.0}},
+                "overall": {"status": "breach", "attainment": 1.0, "safe_step": 1, "safe_users": 16, "failed_step": 2,
+                            "failed_users": 16, "failed_attainment": 0.6, "failed_slo": "ttft_ms"}, "per_class": {}}  # fmt: skip
+    return s
+
+
+def test_a_rate_ladder_report_words_its_limit_band_findings_classes_and_slos_in_rates():
+    """The cards, the diagnosis, the class table and the SLO line said 16 users (the -u cap every step shares)."""
+    html = html_of(_rate_ladder_with_slo_band_and_classes(), samples.timeseries())
+    cards = html[html.index('<div class="cards">') : html.index("</section>")]
+    limit = '<div class="k">Recommended limit</div><div class="v">2 req/s</div><div class="d">gateway rate limit</div>'
+    assert limit in cards
+    assert "offered, at the -u cap of 16 users; band 1–2 req/s" in cards and "gateway max concurrency" not in cards
+    diagnosis = html[html.index("<h2>Diagnosis</h2>") :]
+    assert "engine scheduler · from 4 req/s" in diagnosis and "from 16 users" not in diagnosis
+    classes = html[html.index("<h2>Request classes</h2>") :]
+    classes = classes[: classes.index("</table>")]
+    assert "<th>safe rate</th>" in classes and "<th>safe users</th>" not in classes
+    assert "<td>2 req/s</td>" in classes  # short: its per-class safe step (index 1); overall: the verdict's safe rate
+    assert "<dd>target 99.0 %: attainment &gt;= target up to 2 req/s; first failed: ttft_ms at 4 req/s" in html
+    assert '<div class="v">16 users' not in cards and "16 users" not in classes  # the cap is named as the cap only
+    assert '<div class="k">Safe on p99</div><div class="v">2 req/s</div>' in cards
+
+
+def test_a_concurrency_ladder_report_keeps_its_users_wording():
+    s = samples.ladder_summary()
+    s["verdict"]["per_class"]["short"]["safe_step"] = 1
+    s["verdict"]["slo"] = {"target": 0.99, "slos": {}, "per_class": {},
+                           "overall": {"status": "breach", "safe_step": 1, "safe_users": 4, "failed_step": 2,
+                                       "failed_users": 8, "failed_slo": "ttft_ms"}}  # fmt: skip
+    html = html_of(s, samples.timeseries())
+    assert '<div class="v">4 users</div><div class="d">gateway max concurrency</div>' in html
+    assert "engine scheduler · from 8 users" in html and "<th>safe users</th>" in html
+    assert "attainment &gt;= target up to 4 users; first failed: ttft_ms at 8 users" in html
+    assert "<h2>Arrivals</h2>" not in html and "<h2>Arrivals</h2>" not in html_of(samples.plain_summary())
+
+
+def _arrivals(html: str) -> str:
+    start = html.index("<h2>Arrivals</h2>")
+    return html[start : html.index("</section>", start)]
+
+
+def test_an_open_loop_report_has_an_arrivals_section_and_an_open_loop_headline():
+    html = html_of(samples.open_loop_summary(mode="gamma", waited=240))
+    a = _arrivals(html)
+    for text in ("<dt>process</dt><dd>gamma, burstiness 0.25", "<dt>offered</dt><dd>30 req/s</dd>",
+                 "<dt>achieved</dt><dd>29.4 req/s (98.0 % of offered), whole run</dd>",
+                 "<dd>1,200 sent; 240 (20.0 %) found all 10 users (the -u cap) busy and waited in the client</dd>",
+                 "<dt>client wait</dt><dd>p50 0.0900 ms, p99 45.0 ms</dd>", "<dt>send lag</dt><dd>p50 0.0800 ms, p99 0.900 ms</dd>",
+                 "queues for a free slot under the -u cap", "the -u cap, not the server, held them back; raise -u"):  # fmt: skip
+        assert text in a, text
+    assert "<dt>trace</dt>" not in a
+    assert "Open-loop run: gamma at 30 req/s for 40.0 s (-u cap 10)" in html and "Plain run" not in html
+    assert "Here the client kept the schedule" in _arrivals(html_of(samples.open_loop_summary()))
+    late = _arrivals(html_of(samples.open_loop_summary(lag_p99=14.0)))
+    assert "The generator fell behind its schedule (send lag p99 14.0 ms &gt; 10 ms)" in late
+    assert_self_contained(html)
+
+
+def test_a_trace_replay_report_shows_its_trace_and_a_rate_ladder_its_rates():
+    html = html_of(samples.open_loop_summary(trace=True))
+    a = _arrivals(html)
+    assert "<dt>process</dt><dd>trace replay" in a
+    assert "<dd>mooncake.jsonl: 1,500 entries at speedup 2, span 75.0 s</dd>" in a
+    assert "<dt>sent</dt><dd>1,200 of 1,500 entries (the run ended first" in a
+    assert "<dt>block reuse</dt><dd>43.2 % of hash_ids blocks" in a and "/data/traces" not in a
+    assert "Trace replay: mooncake.jsonl for 40.0 s, achieved 29.4 req/s" in html
+    rates = _arrivals(html_of(samples.rate_ladder_summary()))
+    assert "<dt>offered</dt><dd>1, 2, 4, 8 req/s, one per rate-ladder step" in rates

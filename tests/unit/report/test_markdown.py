@@ -98,3 +98,34 @@ def test_a_rate_ladder_names_its_safe_rate_and_its_steps_by_rate():
     assert "**Safe rate: 2 req/s**" in phen
     assert "TTFT p50 broke the limit at 4 req/s: 1,200 ms > 75.0 ms" in phen
     assert "| 4 req/s (breach) | 1,200 |" in phen and "| 1 req/s (baseline) |" in phen
+
+
+def test_a_rate_ladder_record_words_its_limit_band_slos_and_effect_in_rates():
+    s = samples.rate_ladder_summary()
+    s["verdict"]["confidence"]["band_steps"] = [0, 1]
+    s["verdict"]["slo"] = {"target": 0.99, "slos": {}, "per_class": {},
+                           "overall": {"status": "breach", "safe_step": 1, "safe_users": 16, "failed_step": 2,
+                                       "failed_users": 16, "failed_slo": "ttft_ms"}}  # fmt: skip
+    md = md_of(s)
+    phen = section(md, "1. Phenomenon")
+    assert ("- **Safe rate: 2 req/s** (offered, at the -u cap of 16 users; recommended gateway rate limit 2 req/s).\n"
+            in phen)  # fmt: skip
+    assert "- SLOs: target 99.0 %: attainment >= target up to 2 req/s; first failed: ttft_ms at 4 req/s" in phen
+    assert "- Confidence band: 1–2 req/s (steady windows agree within 10 %).\n" in phen
+    effect = section(md, "4. Effect")
+    assert "| safe rate (req/s) | 2.00 |" in effect and "safe concurrency" not in effect
+    assert "| TTFT p50 (ms, at 4 req/s) | 1,200 |" in effect and "at 16 users" not in effect
+
+
+def test_an_open_loop_record_lists_its_arrivals_and_a_closed_one_does_not():
+    md = md_of(samples.open_loop_summary(trace=True))
+    facts = md[: md.index("## 1. Phenomenon")]
+    assert "- arrivals (open loop):\n  - process: trace replay" in facts
+    assert "  - offered: 20 req/s (the trace's mean rate at its speedup)\n" in facts
+    assert "  - client wait: p50 0.0900 ms, p99 45.0 ms\n  - send lag: p50 0.0800 ms, p99 0.900 ms\n" in facts
+    assert "  - trace: mooncake.jsonl: 1,500 entries at speedup 2, span 75.0 s\n" in facts
+    assert "  - sent: 1,200 of 1,500 entries (the run ended first" in facts and "  - block reuse: 43.2 %" in facts
+    assert "Trace replay: mooncake.jsonl for 40.0 s, achieved 29.4 req/s; TTFT p50" in section(md, "1. Phenomenon")
+    for closed in (samples.plain_summary(), samples.ladder_summary()):
+        assert "arrivals" not in md_of(closed)
+    assert "A plain run (no concurrency ladder): 10 users for 40.0 s;" in md_of(samples.plain_summary())

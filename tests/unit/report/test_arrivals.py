@@ -1,0 +1,30 @@
+"""report.json's ``arrival``: read from the summary's arrival block (as the results write it), null in a closed loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llmload.report.arrivals import arrival_data
+from llmload.report.data import build_report
+from llmload.results import from_summary
+from llmload.rundir import Run
+from tests.unit.report import samples
+
+
+def test_the_report_data_of_a_trace_replay():
+    a = arrival_data(from_summary(samples.open_loop_summary(trace=True, waited=3)))
+    assert a == {
+        "mode": "trace", "burstiness": None, "offered_rate": 20.0, "ladder_rates": None, "achieved_rate": 29.4,
+        "arrivals": 1200, "waited": 3, "cap": 10, "client_wait_ms": {"p50": 0.09, "p99": 45.0},
+        "schedule_lag_ms": {"p50": 0.08, "p99": 0.9}, "scheduler_behind": False,
+        "trace": {"file": "/data/traces/mooncake.jsonl", "entries": 1500, "speedup": 2.0, "span_s": 75.0,
+                  "block_reuse": 0.4321, "sent": 1200, "complete": False},
+    }  # fmt: skip
+
+
+def test_a_rate_ladder_offers_its_steps_rates_and_a_closed_loop_has_no_arrival_data():
+    a = arrival_data(from_summary(samples.rate_ladder_summary()))
+    assert a["offered_rate"] is None and a["ladder_rates"] == [1.0, 2.0, 4.0, 8.0] and a["cap"] == 16
+    assert a["client_wait_ms"] is None  # the sample has no client_wait_ms: shown as nothing, not as zeros
+    for closed in (samples.plain_summary(), samples.ladder_summary()):
+        assert build_report(Run.from_summary(Path("."), "r", closed))["arrival"] is None
