@@ -56,7 +56,8 @@ def _headline(v: dict[str, Any] | None) -> tuple[str, str, str]:
         head = f"Safe concurrency: {fmt.users(v['safe_users'])}" if v.get("safe_users") else "No safe step"
         return head, sub, "breach"
     why = v.get("note") or (v.get("confidence") or {}).get("note") or "The ladder did not give enough requests to judge."
-    return _NO_VERDICT.get(v.get("status") or "", str(v.get("status"))), why, "none"
+    head = _NO_VERDICT.get(v.get("status") or "", str(v.get("status")))
+    return head.replace("safe-concurrency", "safe-rate") if "safe_rate" in v else head, why, "none"
 
 
 def _rate_detail(v: dict[str, Any], steps: list[dict[str, Any]]) -> str:

@@ -381,3 +381,13 @@ def test_a_trace_replay_report_shows_its_trace_and_a_rate_ladder_its_rates():
     assert "Trace replay: mooncake.jsonl for 40.0 s, achieved 29.4 req/s" in html
     rates = _arrivals(html_of(samples.rate_ladder_summary()))
     assert "<dt>offered</dt><dd>1, 2, 4, 8 req/s, one per rate-ladder step" in rates
+
+
+def test_an_inconclusive_rate_ladder_heads_with_a_safe_rate_verdict():
+    s = samples.rate_ladder_summary()
+    s["verdict"].update(status="inconclusive", note="inconclusive: too few requests: long: 3 requests at 2 req/s")
+    html = html_of(s)
+    assert "Inconclusive: too little evidence for a safe-rate verdict" in html and "safe-concurrency" not in html
+    closed = samples.ladder_summary()
+    closed["verdict"].update(status="inconclusive", note="inconclusive: few")
+    assert "Inconclusive: too little evidence for a safe-concurrency verdict" in html_of(closed)
