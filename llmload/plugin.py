@@ -118,7 +118,7 @@ def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
         environment.runner.register_message(DONE_REPORT, lambda msg, **_: runtime.on_done_report(msg.node_id, msg.data))
     if runtime.coordinator is not None:
         if isinstance(environment.shape_class, LadderShape):
-            environment.shape_class.attach(runtime.coordinator.driver)
+            environment.shape_class.attach(runtime.coordinator.driver, headless=lambda: runtime.options.headless)
         install_web_ui(environment, runtime.coordinator)  # the LLM tabs; nothing without a web UI
         install_form_check(environment, runtime.options, runtime.coordinator.prepare_ladder)  # errors shown in the page
     runtime.start()

@@ -46,8 +46,12 @@ class LadderShape(LoadTestShape):
     _origin: float | None = None  # perf_counter() of this shape run's first tick
     clock: Callable[[], float] = staticmethod(time.perf_counter)
 
-    def attach(self, driver: LadderDriver) -> None:
+    _headless: Callable[[], bool] = staticmethod(lambda: False)
+
+    def attach(self, driver: LadderDriver, headless: Callable[[], bool] = lambda: False) -> None:
+        """``headless``: Locust's ``--headless`` now (read through llmload's options, the one door)."""
         self._driver = driver
+        self._headless = headless
 
     def tick(self) -> tuple[int, float] | None:
         if self._driver is None:
@@ -57,11 +61,7 @@ class LadderShape(LoadTestShape):
             self._origin = now  # a new shape run (Locust's start_shape puts the runner in its init state)
             self._driver.begin()
         load = self._driver.tick(now - self._origin)
-        if load is None and isinstance(self.runner, MasterRunner) and _headless(self.runner):
+        if load is None and isinstance(self.runner, MasterRunner) and self._headless():
             self.runner.stop()  # from the shape's greenlet: Locust's stop does not kill it
         return load
 
-
-def _headless(runner: MasterRunner) -> bool:
-    options = runner.environment.parsed_options
-    return bool(options is not None and getattr(options, "headless", False))

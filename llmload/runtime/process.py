@@ -38,6 +38,7 @@ from llmload.ladder import StepTracker
 from llmload.preflight import check_output_file
 from llmload.runtime.checks import preflight
 from llmload.runtime.coordinator import LOCAL_ID, Coordinator
+from llmload.runtime.drain import DrainGuard
 from llmload.runtime.load import LoadProcess
 from llmload.runtime.locust_workarounds import ready_after_stop
 from llmload.runtime.options import Options
@@ -82,9 +83,12 @@ class Runtime:
         self.steps = StepTracker(broadcast=self._broadcast_step)
         self.load: LoadProcess | None = None
         self.coordinator: Coordinator | None = None
+        self.drain: DrainGuard | None = None
         if self.role != "master":
             self.load = LoadProcess(environment, self.steps, user_count=self._user_count, worker_index=self._worker_index,
                                     schedule=self._schedule, schedule_done=self._schedule_done)  # fmt: skip
+            load = self.load
+            self.drain = DrainGuard(self._users, lambda: load.watchdog.in_flight, lambda: environment.stop_timeout)
         if self.role != "worker":
             self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock,
                                            fixed_load=self.options.fixed_load)  # fmt: skip
@@ -94,6 +98,10 @@ class Runtime:
     def _user_count(self) -> int:
         runner = self._env.runner
         return runner.user_count if runner is not None else 0
+
+    def _users(self) -> list[Any]:
+        runner = self._env.runner
+        return [g.args[0] for g in runner.user_greenlets if g.args] if runner is not None else []
 
     def _broadcast_step(self, msg: dict[str, Any]) -> None:
         if self.coordinator is not None:
@@ -204,10 +212,14 @@ class Runtime:
         """Before users stop: no new arrivals (a user stopped while waiting for one is not a lost request)."""
         if self.load is not None:
             self.load.on_test_stop()
+        if self.drain is not None:
+            self.drain.begin()
         if self.coordinator is not None:
             self.coordinator.on_test_stopping()
 
     def on_test_stop(self) -> None:
+        if self.drain is not None:
+            self.drain.end()
         if self.load is not None:
             self.load.on_test_stop()
         if self.role == "worker":
@@ -222,6 +234,8 @@ class Runtime:
             if self.role == "master":
                 self._check_workers(during_test=False)
             self.coordinator.on_quitting()
+        if self.drain is not None:
+            self.drain.end()
         if self.load is not None:
             self.load.stop()
         if self._pump is not None:

@@ -17,14 +17,14 @@ class Shape(LadderShape):
     pass
 
 
-def ladder(wall: FakeClock) -> tuple[Shape, StepTracker, FakeClock]:
+def ladder(wall: FakeClock, headless: bool = False) -> tuple[Shape, StepTracker, FakeClock]:
     tracker = StepTracker(clock=wall)
     driver = LadderDriver(tracker, baseline_ok=lambda: 0)
     driver.configure(LadderConfig(levels=(2, 6), step_s=10.0, warmup_s=1.0), None)
     shape, mono = Shape(), FakeClock(500.0)
     shape.clock = mono
     shape.runner = SimpleNamespace(state=STATE_INIT)
-    shape.attach(driver)
+    shape.attach(driver, headless=lambda: headless)
     return shape, tracker, mono
 
 
@@ -70,8 +70,7 @@ def test_a_headless_master_stops_its_workers_before_the_shape_ends():
     stops: list[str] = []
 
     class Master(MasterRunner):  # no sockets, no greenlets: only what the shape reads
-        def __init__(self, headless: bool) -> None:
-            self.environment = SimpleNamespace(parsed_options=SimpleNamespace(headless=headless))
+        def __init__(self) -> None:
             self.state = STATE_INIT
 
         def stop(self, send_stop_to_client: bool = True) -> None:
@@ -81,8 +80,8 @@ def test_a_headless_master_stops_its_workers_before_the_shape_ends():
             pass
 
     for headless, expected in ((True, ["stop"]), (False, [])):
-        shape, _, mono = ladder(FakeClock())
-        shape.runner = runner = Master(headless)
+        shape, _, mono = ladder(FakeClock(), headless)
+        shape.runner = runner = Master()
         assert shape.tick() == (2, 2.0) and stops == []
         runner.state, mono.t = STATE_RUNNING, mono.t + 20.0
         assert shape.tick() is None and stops == expected

@@ -1,0 +1,93 @@
+"""The wait for requests in flight when a test stops (the drain), and a Ctrl-C that cuts it short.
+
+A test that stops with a stop timeout (a ladder sets it to the request timeout, so that the
+last step's requests finish and count in their step; or ``--stop-timeout``) waits in Locust
+for every user to finish its request: up to minutes, silently. Locust's own Ctrl-C raises
+``KeyboardInterrupt`` in its main greenlet, out of that wait: a traceback, exit 130, no
+summary, everything measured lost (the first Ctrl-C of a ladder starts such a wait, so a
+second one lost the run).
+
+:class:`DrainGuard` (every process that sends load: standalone, worker) says, when a stop
+begins with requests in flight and a stop timeout, how many and for how long at most, and
+takes SIGINT for the length of the wait: a Ctrl-C then stops the users at once, as a stop
+without a timeout does (their requests count as interrupted), and the test ends with its
+summary. The handler before it is back when the wait ends or at that Ctrl-C, so a further
+Ctrl-C is Locust's again.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+import gevent
+
+__all__ = ["DrainGuard"]
+
+log = logging.getLogger("llmload")
+
+
+class _Stoppable(Protocol):
+    def stop(self, force: bool = False) -> bool: ...
+
+
+class DrainGuard:
+    """``users``: the process's running users; ``in_flight``: requests in flight now; ``stop_timeout``:
+    Locust's stop timeout (s, 0 or None: no wait); ``signals``: the :mod:`signal` module (a fake in tests)."""
+
+    def __init__(
+        self,
+        users: Callable[[], Iterable[_Stoppable]],
+        in_flight: Callable[[], int],
+        stop_timeout: Callable[[], float | None],
+        signals: Any = signal,
+    ) -> None:
+        self._users = users
+        self._in_flight = in_flight
+        self._stop_timeout = stop_timeout
+        self._signals = signals
+        self._previous: Any = None  # SIGINT's handler before ours; None: ours is not installed
+        self.cut = False  # a Ctrl-C cut this stop's wait short
+
+    def begin(self) -> None:
+        """A stop begins (``test_stopping``): with requests in flight and a stop timeout, say so and take SIGINT."""
+        timeout, n = self._stop_timeout() or 0, self._in_flight()
+        self.cut = False
+        if timeout <= 0 or n <= 0 or self._previous is not None:
+            return
+        log.warning(
+            "llmload: waiting up to %s for %d request%s in flight to finish (the stop timeout); "
+            "Ctrl-C stops %s now (counted as interrupted) and the summary follows",
+            _seconds(timeout), n, "" if n == 1 else "s", "it" if n == 1 else "them",
+        )  # fmt: skip
+        try:
+            self._previous = self._signals.signal(self._signals.SIGINT, self._on_sigint)
+        except ValueError:  # not the main thread: Locust's handling stays
+            self._previous = None
+
+    def end(self) -> None:
+        """The wait is over (``test_stop``, quitting): SIGINT's handler before ours is back."""
+        self._restore()
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self._restore()
+        self.cut = True
+        gevent.spawn(self._stop_users)  # not in the signal handler: stopping a user switches greenlets
+
+    def _stop_users(self) -> None:
+        users = list(self._users())
+        log.warning("llmload: Ctrl-C: stopping %d user%s now; their requests count as interrupted",
+                    len(users), "" if len(users) == 1 else "s")  # fmt: skip
+        for user in users:
+            user.stop(force=True)
+
+    def _restore(self) -> None:
+        if self._previous is not None:
+            previous, self._previous = self._previous, None
+            self._signals.signal(self._signals.SIGINT, previous)
+
+
+def _seconds(s: float) -> str:
+    return f"{s:g} s" if s < 120 else f"{s / 60:g} min"
