@@ -141,7 +141,8 @@ class Options:
         }
 
     def forward(self, config: RunConfig) -> None:
-        """What travels to the workers with the next spawn message: the seed, the model, the workload."""
+        """What travels to the workers with the next spawn message: the seed, the model, the workload; and an
+        open loop's spawn rate (Locust's ``-r`` is a closed loop's ramp: an open loop starts its ``-u`` slots at once)."""
         opts = self._env.parsed_options
         if opts is None or self._worker:
             return
@@ -149,6 +150,11 @@ class Options:
         if not config.model_auto:
             opts.model = config.adapter.model
         opts.workload = config.profile
+        if config.arrival.open_loop and config.ladder is None and getattr(opts, "num_users", None):
+            # -u is the in-flight cap and the rate is the load: every slot from the start, as a rate ladder's
+            # steps start theirs. At Locust's -r (1 a second by default) -u 200 reached its cap after 200 s,
+            # and meanwhile the run said that the cap held arrivals back ("raise -u").
+            opts.spawn_rate = float(max(int(opts.num_users), 1))
 
 
     def forward_schedule(self, client_ids: list[str], t0_wall: float) -> None:

@@ -172,7 +172,7 @@ def test_a_headless_masters_ladder_waits_for_its_workers_last_requests(sim, tmp_
     s = json.loads(summary_path.read_text())
     recorded = rebuild(sorted(tmp_path.glob("rec.worker*.jsonl"))).overall().counters
     o = s["overall"]
-    assert o["interrupted"] == 0 and o["errors"] == 0 and o["ok"] >= 4, o
+    assert o["interrupted"] == 0 and o["errors"] == 0 and o["ok"] >= 2, o
     assert (o["requests"], o["ok"]) == (recorded["requests"], recorded["ok"]), (o, recorded)
     assert s["steps"][0]["overall"]["requests"] == o["requests"], s["steps"]  # all in the one step, none cut
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
 from llmload.ladder.plan import FixedLoad
 from llmload.runtime import Options
+
+TRACE = Path(__file__).resolve().parents[3] / "examples" / "traces" / "mooncake-example.jsonl"
 
 
 def test_the_config_comes_from_the_parsed_options():
@@ -58,3 +62,18 @@ def test_the_fixed_load_is_locusts_users_spawn_rate_and_run_time_as_they_are_now
     assert options.fixed_load() == FixedLoad(9, 3.0, 120.0)  # what the web UI form wrote
     env.parsed_options.num_users = None
     assert options.fixed_load() is None
+
+
+def test_an_open_loop_starts_its_slots_at_once_whatever_locusts_spawn_rate():
+    """-u of an open loop is the in-flight cap: at Locust's default -r 1 a -u 20 run had 5 slots after 5 s and
+    said the cap held 48 of 49 arrivals back."""
+    for args, rate in (
+        (("--arrival", "poisson", "--rate", "10"), 20.0),
+        (("--trace", str(TRACE)), 20.0),
+        ((), 1.0),  # closed loop: Locust's ramp
+        (("--arrival", "constant", "--rate-ladder", "1,2", "--step-time", "10s", "--step-warmup", "1s"), 1.0),  # the ladder spawns
+    ):
+        env = environment(FakeMaster(), "-u", "20", "-r", "1", *args)
+        opts = Options(env, worker=False)
+        opts.forward(opts.config())
+        assert env.parsed_options.spawn_rate == rate, args
