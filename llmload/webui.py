@@ -278,6 +278,7 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
     run_s = source.run_seconds()
     runner = environment.runner
     saturated = snap.client_saturated
+    offered = source.offered_rate()
     return {
         "schema": SCHEMA,
         "state": runner.state if runner is not None else None,
@@ -287,7 +288,7 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
         "client_saturated": saturated,
         "client_saturated_in_run": any(w.saturated_ever for w in snap.workers),
         "note": SATURATED_NOTE if saturated else None,
-        "offered_rate": (offered := source.offered_rate()),
+        "offered_rate": round(offered, 3) if offered is not None else None,  # as the Overall row's offered_per_s
         "ladder": source.ladder_status(),
         "workers": [
             {

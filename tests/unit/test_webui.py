@@ -283,3 +283,15 @@ def test_the_start_form_offers_the_arrival_mode_and_rate_and_the_llm_tab_shows_o
         assert overall["started_per_s"] == round(8 / data["window_s"], 2) and 39 <= overall["client_wait_p50_ms"] <= 41
     finally:
         runtime.on_test_stopping()
+
+
+def test_the_live_offered_rate_is_rounded_like_the_offered_column(web):
+    env, runtime, _ = web()
+    client = env.web_ui.app.test_client()
+    env.parsed_options.arrival, env.parsed_options.rate = "constant", "1.9047619047619047"  # a trace's 40/21 req/s
+    runtime.on_test_start()
+    try:
+        data = client.get("/llmload/live").get_json()
+        assert data["offered_rate"] == 1.905 == rows_by_name(data["live"])["Overall"]["offered_per_s"]
+    finally:
+        runtime.on_test_stopping()
