@@ -6,7 +6,7 @@
 * :func:`build_steps` — the ladder's step windows and per-step statistics → :class:`StepResult` s,
   with each step's p50 intervals (:func:`median_ci`) and, given the collected series, its
   server/GPU signals over the steady window;
-* :func:`unfinished_warning` — most requests still running at the end;
+* :func:`unfinished_warning` — most requests still running at the end (or none completed: failed);
 * :func:`load_generator` — the load generator's state in a merged :class:`~llmload.metrics.aggregation.Snapshot`;
 * :func:`build_result` — a run's merged statistics and what the coordinator knows about the run
   → :class:`RunResult`.
@@ -308,14 +308,20 @@ def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
 
 
 def unfinished_warning(s: Stats) -> str | None:
-    """A warning when most started requests were still running at the end (or none completed)."""
-    n, ok, cut = s.requests, s.ok, s.interrupted
+    """A warning when most started requests were still running at the end, or none completed while some were."""
+    n, ok, cut, failed = s.requests, s.ok, s.interrupted, s.errors
     if not cut or (cut * 2 <= n and ok):
         return None
+    if cut * 2 <= n:  # none completed, and most that ended failed: the errors, not the stop, left no latencies
+        return (
+            f"no request completed: {failed} of {n} started requests failed and the other {cut} were still running "
+            "when the test ended, so there are no latencies or output tok/s; see errors by kind for why they failed"
+        )
     rate = round(s.received_output_tokens_per_s or 0.0, 3)
+    also = f", {failed} failed" if failed else ""
     return (
         f"most requests were still running when the test ended ({cut} of {n} started requests interrupted, "
-        f"{ok} completed): latencies and output tok/s cover completed requests only; what streamed is in "
+        f"{ok} completed{also}): latencies and output tok/s cover completed requests only; what streamed is in "
         f"received tok/s ({s.received_output_tokens} tokens, {rate:g}/s). "
         "Run longer (-t) or ask for shorter outputs (the profile's output_tokens)"
     )

@@ -10,7 +10,8 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
-from llmload.results.build import build_steps, load_generator, median_ci
+from llmload.results.build import build_steps, load_generator, median_ci, unfinished_warning
+from llmload.results.model import Stats
 
 MS = 1_000_000
 
@@ -112,3 +113,15 @@ def test_phases_tail_attribution_follows_the_ttft_percentiles_through_summary_an
     assert block["decode_ms"]["count"] == 101
     back = stats_from_dict(stats_dict(s)).phases
     assert back.tail["p99"].ranked()[0] == ("server_queue", 0.9) and back.timed == 100
+
+
+def test_a_run_where_every_ended_request_failed_is_not_said_to_be_still_running():
+    # 9 ttft_timeouts and 7 requests in flight at the stop, none ok: the failures left no latencies, not the stop.
+    failed = unfinished_warning(Stats(requests=16, ok=0, errors=9, interrupted=7))
+    assert failed is not None and failed.startswith("no request completed: 9 of 16 started requests failed")
+    assert "other 7 were still running" in failed and "errors by kind" in failed and "most requests" not in failed
+    most = unfinished_warning(Stats(requests=16, ok=0, errors=3, interrupted=13))  # most were running: as before
+    assert most is not None and "most requests were still running" in most
+    assert "(13 of 16 started requests interrupted, 0 completed, 3 failed)" in most
+    assert unfinished_warning(Stats(requests=16, ok=0, errors=16)) is None  # nothing running: the finding says it
+    assert unfinished_warning(Stats(requests=16, ok=9, errors=0, interrupted=7)) is None
