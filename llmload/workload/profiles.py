@@ -6,7 +6,7 @@ A profile is a TOML (or JSON) file::
     description = "what it models"     # optional
 
     [[classes]]
-    name = "short"                     # required, unique
+    name = "short"                     # required, unique, not "overall" (the whole run's row)
     weight = 3                         # required, > 0; the mix is a ratio of requests sent
     input_tokens = 50                  # synthetic prompts: an int or a distribution table
     output_tokens = 200                # an int, a distribution table, or "dataset"
@@ -86,6 +86,8 @@ _CLASS_KEYS = (
     "description",
 )
 _PROMPT_KEYS = ("source", "path", "format")
+#: Class names the whole run's row goes by: the summary's and console's "overall", the web UI's "Overall".
+RESERVED_CLASS_NAMES = ("overall",)  # compared without case and surrounding spaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +293,8 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     name = _str(c["name"], f"{where}.name")
     if not name.strip():
         raise ProfileError(f"{where}.name: must be a non-empty string")
+    if name.strip().lower() in RESERVED_CLASS_NAMES:
+        raise ProfileError(f"{where}.name: {name!r} names the whole run's row (summary, tables, web UI): rename it")
     weight = c["weight"]
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (weight > 0 and math.isfinite(weight)):
         raise ProfileError(

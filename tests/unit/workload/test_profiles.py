@@ -149,6 +149,14 @@ CLASS = 'name = "a"\nweight = 1\ninput_tokens = 5\noutput_tokens = 6\n'
         ("[[classes]]\n" + CLASS.replace('name = "a"', "name = 3"), "classes[0].name: must be a string, got 3"),
         ("[[classes]]\n" + CLASS.replace('name = "a"', 'name = " "'), "classes[0].name: must be a non-empty string"),
         (
+            "[[classes]]\n" + CLASS + "[[classes]]\n" + CLASS.replace('name = "a"', 'name = "Overall"'),
+            "classes[1].name: 'Overall' names the whole run's row (summary, tables, web UI): rename it",
+        ),
+        (
+            "[[classes]]\n" + CLASS.replace('name = "a"', 'name = "overall"'),
+            "classes[0].name: 'overall' names the whole run's row",
+        ),
+        (
             "[[classes]]\n" + CLASS + "[[classes]]\n" + CLASS,
             "classes[1].name: duplicate class name 'a' (also classes[0])",
         ),
