@@ -18,19 +18,10 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+from llmload.config.values import parse_web_auth  # the flag's value, checked with the others (RunConfig)
 from llmload.errors import ConfigError
 
 __all__ = ["check_web_login", "hide_secret_defaults", "install_web_auth", "parse_web_auth"]
-
-
-def parse_web_auth(text: str | None) -> tuple[str, str] | None:
-    """``user:password`` → (user, password); None when not given; ConfigError (without the password) when malformed."""
-    if not text:
-        return None
-    user, sep, password = text.partition(":")
-    if not sep or not user or not password:
-        raise ConfigError("--web-auth: expected USER:PASSWORD (both non-empty), e.g. --web-auth admin:s3cret")
-    return user, password
 
 
 def install_web_auth(web_ui: Any, credentials: tuple[str, str]) -> None:

@@ -20,7 +20,7 @@ from llmload.config.collect import CollectConfig
 from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import defaults, flag
 from llmload.config.ladder import LadderConfig
-from llmload.config.values import parse_duration, parse_json_object, parse_number
+from llmload.config.values import parse_duration, parse_json_object, parse_number, parse_web_auth
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SLO, parse_slo_text
 
@@ -126,6 +126,7 @@ class RunConfig:
     timeseries_json: str = ""  # --timeseries-json (an output path the pre-flight checks)
     arrival: ArrivalConfig = field(default_factory=ArrivalConfig)  # closed loop, or an open-loop process at a rate
     locust_ttft_rows: bool = False  # --locust-ttft-rows: a second Locust request event (type TTFT) per success
+    web_auth: tuple[str, str] | None = field(default=None, repr=False)  # --web-auth: checked under --headless too
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -210,4 +211,5 @@ class RunConfig:
             timeseries_json=str(v["timeseries_json"] or ""),
             arrival=_arrival(v, worker),
             locust_ttft_rows=bool(v["locust_ttft_rows"]),
+            web_auth=parse_web_auth(v["web_auth"]),
         )

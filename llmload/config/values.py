@@ -1,4 +1,4 @@
-"""Value parsers for flags: durations, numbers, JSON objects, URLs, label matchers, user counts.
+"""Value parsers for flags: durations, numbers, JSON objects, URLs, label matchers, user counts, credentials.
 
 Every parser takes the raw value (text from the command line, the environment, a
 ``locust.conf`` file or the web UI's start form, or an already typed default) and the flag
@@ -26,6 +26,7 @@ __all__ = [
     "parse_number",
     "parse_selector",
     "parse_urls",
+    "parse_web_auth",
     "basic_auth",
     "public_url",
 ]
@@ -107,6 +108,17 @@ def parse_levels(text: str, flag: str = "--ladder") -> tuple[int, ...]:
     if any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
         raise ConfigError(f"{flag} {text!r}: user counts must increase from step to step")
     return levels
+
+
+def parse_web_auth(text: str | None) -> tuple[str, str] | None:
+    """``--web-auth user:password`` → (user, password); None when not given; ConfigError (without the password)
+    when malformed, whether or not a web UI will run (a malformed value is a mistake either way)."""
+    if not text:
+        return None
+    user, sep, password = text.partition(":")
+    if not sep or not user or not password:
+        raise ConfigError("--web-auth: expected USER:PASSWORD (both non-empty), e.g. --web-auth admin:s3cret")
+    return user, password
 
 
 def basic_auth(url: str) -> tuple[str, dict[str, str]]:

@@ -26,9 +26,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from llmload.config import FLAGS, RunConfig, read
+from llmload.config.values import parse_web_auth
 from llmload.errors import ConfigError
 from llmload.ladder.plan import FixedLoad
-from llmload.webauth import parse_web_auth
 
 if TYPE_CHECKING:
     from locust.env import Environment

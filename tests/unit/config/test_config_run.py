@@ -28,10 +28,14 @@ def test_bad_durations_name_the_flag(bad):
 
 
 def test_valid_options_build_a_frozen_config_without_the_secret_in_its_repr():
-    c = RunConfig.from_values(opts(api_key="sk-secret-123", extra_body='{"top_p": 0.5}', max_tokens_cap=64))
+    c = RunConfig.from_values(
+        opts(api_key="sk-secret-123", extra_body='{"top_p": 0.5}', max_tokens_cap=64, web_auth="admin:pw-456")
+    )
     assert c.adapter.model == "m" and c.adapter.extra_body == {"top_p": 0.5} and c.max_tokens_cap == 64
-    assert "sk-secret-123" not in repr(c)
+    assert c.web_auth == ("admin", "pw-456")
+    assert "sk-secret-123" not in repr(c) and "pw-456" not in repr(c)
     assert "sk-secret-123" not in str(c.public_dict()) and c.public_dict()["api_key_set"] is True
+    assert "pw-456" not in str(c.public_dict())
     with pytest.raises(AttributeError):
         c.api = "x"  # frozen
 
@@ -66,6 +70,7 @@ def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api
         ({"max_tokens_cap": -1}, r"--max-tokens-cap -1"),
         ({"endpoint_path": "v1/x"}, r"--endpoint-path 'v1/x': must start with '/'"),
         ({"ttft_timeout": "soon"}, r"--ttft-timeout 'soon'"),
+        ({"web_auth": "nocolon"}, r"^--web-auth: expected USER:PASSWORD"),  # with or without a web UI
     ],
 )
 def test_invalid_options_give_one_line_errors(kw, message):

@@ -1,10 +1,17 @@
-"""Value parsers: user counts of the ladder, JSON objects, numbers from the web UI form, URLs."""
+"""Value parsers: user counts of the ladder, JSON objects, numbers from the web UI form, URLs, credentials."""
 
 from __future__ import annotations
 
 import pytest
 
-from llmload.config.values import parse_json_object, parse_levels, parse_number, parse_selector, parse_urls
+from llmload.config.values import (
+    parse_json_object,
+    parse_levels,
+    parse_number,
+    parse_selector,
+    parse_urls,
+    parse_web_auth,
+)
 from llmload.errors import ConfigError
 
 
@@ -28,3 +35,11 @@ def test_json_objects_numbers_urls_and_selectors():
     assert parse_selector('{job="vllm"}', "--s") == 'job="vllm"'
     with pytest.raises(ConfigError, match="PromQL label matchers"):
         parse_selector("job=vllm", "--s")
+
+
+@pytest.mark.parametrize("bad", ["admin", ":pw", "admin:", ":"])
+def test_malformed_web_auth_is_one_line_without_the_password(bad):
+    with pytest.raises(ConfigError, match=r"^--web-auth: expected USER:PASSWORD") as e:
+        parse_web_auth(bad)
+    assert "\n" not in str(e.value)
+    assert parse_web_auth("") is None and parse_web_auth("a:pw:with:colons") == ("a", "pw:with:colons")
