@@ -94,6 +94,9 @@ def run(args: list[str]) -> int:
     """Hand over to Locust's own main with the packaged locustfile (unless -f is given)."""
     if any(a in ("-h", "--help") for a in args):
         return _help()
+    from llmload.config.flags import attach_negative_values
+
+    args = attach_negative_values(args)  # --ttft-timeout -5s: llmload's error line, not argparse's
     custom = any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args)
     if not custom:
         ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)

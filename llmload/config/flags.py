@@ -22,11 +22,22 @@ A new flag is one :class:`Flag` entry here, plus the field that reads it in ``ru
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FLAGS", "OVERRIDABLE", "Flag", "add_arguments", "defaults", "help_text", "local_master_default", "read"]
+__all__ = [
+    "FLAGS",
+    "OVERRIDABLE",
+    "Flag",
+    "add_arguments",
+    "attach_negative_values",
+    "defaults",
+    "help_text",
+    "local_master_default",
+    "read",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +291,34 @@ def _argv_value(argv: list[str], name: str) -> str | None:
         elif a.startswith(name + "="):
             value = a[len(name) + 1 :]
     return value
+
+
+#: What a negative value looks like (``-5s``, ``-1e3``, ``-.5``); no option name starts so.
+_NEGATIVE = re.compile(r"-\.?\d")
+
+
+def attach_negative_values(argv: list[str]) -> list[str]:
+    """``argv`` with each llmload flag that takes a value written ``--flag=VALUE`` when VALUE looks negative.
+
+    argparse takes ``-5s`` (or ``-1e3``) after ``--ttft-timeout`` for an option, not a negative number, and
+    says "expected one argument"; written ``--ttft-timeout=-5s`` the value reaches llmload's own check
+    (one error line: "must be a duration >= 0"). Only values that start with ``-`` and a digit are joined,
+    so a forgotten value (``--model -u 5``) is still argparse's error; nothing after ``--`` changes.
+    """
+    takes_value = {f.name for f in FLAGS if f.action != "store_true"}
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return out + argv[i:]
+        if a in takes_value and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def read(namespace: Any) -> dict[str, Any]:

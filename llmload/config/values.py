@@ -45,14 +45,15 @@ def parse_duration(value: str | float | int | None, flag: str) -> float | None:
         text = value.strip().lower()
         try:
             seconds = float(text)
-        except ValueError:
-            seconds = _parse_units(text, flag)
+        except ValueError:  # "-5s" is negative: the check below says so
+            negative = text.startswith("-") and len(text) > 1
+            seconds = -_parse_units(text[1:], flag, text) if negative else _parse_units(text, flag, text)
     if not math.isfinite(seconds) or seconds < 0:
         raise ConfigError(f"{flag} {value!r}: must be a duration >= 0 such as 30s, 2m or 1h30m")
     return seconds or None
 
 
-def _parse_units(text: str, flag: str) -> float:
+def _parse_units(text: str, flag: str, given: str) -> float:
     total, num = 0.0, ""
     i = 0
     while i < len(text):
@@ -63,12 +64,12 @@ def _parse_units(text: str, flag: str) -> float:
             continue
         unit = "ms" if text.startswith("ms", i) else ch
         if unit not in _UNITS or not num:
-            raise ConfigError(f"{flag} {text!r}: must be a duration such as 30s, 2m, 1h30m or 250ms")
+            raise ConfigError(f"{flag} {given!r}: must be a duration such as 30s, 2m, 1h30m or 250ms")
         total += float(num) * _UNITS[unit]
         num = ""
         i += len(unit)
     if num:
-        raise ConfigError(f"{flag} {text!r}: a number needs a unit (s, m, h, ms), e.g. {num}s")
+        raise ConfigError(f"{flag} {given!r}: a number needs a unit (s, m, h, ms), e.g. {num}s")
     return total
 
 

@@ -74,6 +74,17 @@ def test_bad_flags_under_processes_are_one_line_before_locust_forks(capsys, monk
                    "(e.g. ttft_ms=800,tpot_ms=25)"]  # fmt: skip
 
 
+def test_a_negative_duration_after_its_flag_goes_to_locust_joined_to_it(monkeypatch):
+    """``--ttft-timeout -5s`` was argparse's "expected one argument"; joined, llmload's check says what is wrong."""
+    import locust.main
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(locust.main, "main", lambda: seen.append(list(sys.argv)))
+    assert cli.run(["--headless", "--ttft-timeout", "-5s", "-u", "1"]) == 0
+    assert seen[0][-4:] == ["--headless", "--ttft-timeout=-5s", "-u", "1"]
+
+
 @pytest.mark.parametrize("arg", ["--version", "version"])
 def test_version_names_llmload_locust_and_python(arg, capsys):
     from importlib.metadata import version

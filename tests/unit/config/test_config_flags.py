@@ -8,7 +8,8 @@ import pytest
 from locust.argument_parser import get_parser
 
 from llmload.config import FLAGS, ExporterConfig, LadderConfig, RunConfig, add_arguments, read
-from llmload.config.flags import OVERRIDABLE, defaults, local_master_default
+from llmload.config.flags import OVERRIDABLE, attach_negative_values, defaults, local_master_default
+from llmload.errors import ConfigError
 
 
 def parser(**overrides):
@@ -152,3 +153,17 @@ def test_forked_workers_connect_to_the_port_the_master_binds(argv, env, given, e
     add_arguments(p)
     local_master_default(p, argv, env)
     assert p.parse_args(given).master_port == expected
+
+
+def test_a_negative_value_after_its_flag_reaches_llmloads_own_check(monkeypatch):
+    for f in FLAGS:
+        monkeypatch.delenv(f.env_var, raising=False)
+    argv = ["--ttft-timeout", "-5s", "--rate", "-1e3", "--model", "-u", "3", "--no-preflight", "--", "--seed", "-2"]
+    assert attach_negative_values(argv) == [
+        "--ttft-timeout=-5s", "--rate=-1e3", "--model", "-u", "3", "--no-preflight", "--", "--seed", "-2",
+    ]  # fmt: skip
+    with pytest.raises(SystemExit):  # argparse alone: "--ttft-timeout: expected one argument"
+        parser().parse_args(["--ttft-timeout", "-5s"])
+    opts = parser().parse_args(attach_negative_values(["--ttft-timeout", "-5s"]))
+    with pytest.raises(ConfigError, match=r"^--ttft-timeout '-5s': must be a duration >= 0"):
+        RunConfig.from_values(read(opts))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmload.config.values import (
+    parse_duration,
     parse_json_object,
     parse_levels,
     parse_number,
@@ -43,3 +44,11 @@ def test_malformed_web_auth_is_one_line_without_the_password(bad):
         parse_web_auth(bad)
     assert "\n" not in str(e.value)
     assert parse_web_auth("") is None and parse_web_auth("a:pw:with:colons") == ("a", "pw:with:colons")
+
+
+@pytest.mark.parametrize("bad", ["-5s", "-1m30s", "-250ms", "-3"])
+def test_a_negative_duration_says_it_must_be_at_least_zero(bad):
+    with pytest.raises(ConfigError, match=rf"^--ttft-timeout '{bad}': must be a duration >= 0 such as 30s"):
+        parse_duration(bad, "--ttft-timeout")
+    with pytest.raises(ConfigError, match=r"^--ttft-timeout '-': must be a duration such as 30s"):
+        parse_duration("-", "--ttft-timeout")  # no number: not "off"
