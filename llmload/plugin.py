@@ -53,6 +53,7 @@ from locust.event import EventHook
 
 from llmload.config import add_arguments
 from llmload.config.flags import local_master_default
+from llmload.config.origin import located
 from llmload.errors import ConfigError
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
@@ -70,30 +71,35 @@ __all__ = ["activate", "install"]
 def activate(events: Any, **defaults: Any) -> None:
     """Call once from a locustfile: ``activate(locust.events)`` (optionally ``api=...``, ``profile=...``, ``ladder=...``)."""
 
+    parsers: list[Any] = []  # the parser Locust read the options with: where each value came from
+
     def add_flags(parser: Any, **_: Any) -> None:
         add_arguments(parser, defaults)
         local_master_default(parser, sys.argv[1:], os.environ)
+        parsers[:] = [parser]
 
     events.init_command_line_parser.add_listener(add_flags)
-    events.init.add_listener(lambda environment, **_: install(environment))
+    events.init.add_listener(lambda environment, **_: install(environment, parser=parsers[-1] if parsers else None))
 
 
-def install(environment: Any, runtime: Runtime | None = None) -> Runtime:
+def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = None) -> Runtime:
     """Create the runtime (unless given one for ``environment``) and register every listener.
 
-    Exits with one error line on bad input.
+    Exits with one error line on bad input; a value from an environment variable or a config file is named
+    there as the user set it (``parser``: Locust's, which recorded where each value came from).
     """
     install_locust_workarounds()  # before a worker's first spawn message
     try:
-        runtime = runtime or Runtime(environment)
-        if runtime.coordinator is not None:
-            runtime.coordinator.start_exporter()  # binds now: a busy port exits here, before load
-        web_ui = getattr(environment, "web_ui", None)
-        if web_ui is not None:
-            check_web_login(web_ui, runtime.options.web_login)
-            credentials = runtime.options.web_auth()
-            if credentials is not None:
-                install_web_auth(web_ui, credentials)  # first: every route below is behind it
+        with located(parser):
+            runtime = runtime or Runtime(environment)
+            if runtime.coordinator is not None:
+                runtime.coordinator.start_exporter()  # binds now: a busy port exits here, before load
+            web_ui = getattr(environment, "web_ui", None)
+            if web_ui is not None:
+                check_web_login(web_ui, runtime.options.web_login)
+                credentials = runtime.options.web_auth()
+                if credentials is not None:
+                    install_web_auth(web_ui, credentials)  # first: every route below is behind it
     except ConfigError as e:
         sys.stderr.write(f"llmload: error: {e}\n")
         sys.exit(2)

@@ -4,6 +4,8 @@
   defaults; :func:`~llmload.config.flags.add_arguments` (Locust's parser) and
   :func:`~llmload.config.flags.read` (a parsed namespace → ``{dest: value}``) are made from it;
 * :mod:`~llmload.config.values` — value parsers (durations, numbers, JSON, URLs, matchers, user counts);
+* :mod:`~llmload.config.origin` — where a value came from (an environment variable, a config file), named
+  in front of its error line;
 * :mod:`~llmload.config.run` — :class:`RunConfig`, holding the parts below as fields;
 * :mod:`~llmload.config.collect`, :mod:`~llmload.config.exporter`, :mod:`~llmload.config.ladder` —
   :class:`CollectConfig`, :class:`ExporterConfig`, :class:`LadderConfig`.

@@ -44,6 +44,7 @@ from typing import Any
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig, add_arguments, read
 from llmload.config.flags import local_master_default
+from llmload.config.origin import locate, located, origins
 from llmload.errors import ConfigError
 from llmload.preflight import (
     check_host,
@@ -111,18 +112,26 @@ def preflight(
     return warnings
 
 
-def _locust_options(argv: Sequence[str], environ: Mapping[str, str]) -> Any:
-    """``llmload run``'s arguments read as Locust will read them (None: a value Locust's own parse will refuse)."""
+def _locust_options(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, Any]:
+    """(Locust's parser, ``llmload run``'s arguments read as Locust will read them); the options are None for
+    a value Locust's own parse will refuse. When that value came from an environment variable or a config
+    file, a ConfigError instead: Locust's line (``argument --seed: invalid int value: 'abc'``) would name
+    only the flag, not the ``LLMLOAD_SEED`` the user set."""
     from locust.argument_parser import get_parser
 
     parser = get_parser()
     add_arguments(parser)
     local_master_default(parser, list(argv), environ)
+    said = io.StringIO()
     try:
-        with contextlib.redirect_stderr(io.StringIO()):  # a bad value: Locust's own parse says it, once
-            return parser.parse_known_args(list(argv))[0]
+        with contextlib.redirect_stderr(said):  # a bad value: Locust's own parse says it, once
+            return parser, parser.parse_known_args(list(argv))[0]
     except SystemExit:
-        return None
+        refused = said.getvalue().rpartition(": error: ")[2].strip()  # argparse: "PROG: error: MESSAGE"
+        where = locate(refused, origins(parser))
+        if refused and where != refused:
+            raise ConfigError(where) from None
+        return parser, None
 
 
 def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
@@ -131,19 +140,21 @@ def check_master_port(argv: Sequence[str], environ: Mapping[str, str] = os.envir
     ``argv`` are ``llmload run``'s arguments. Flags Locust does not know (a custom locustfile's)
     are left to Locust; so are bad values (Locust's parser says them itself).
     """
-    opts = _locust_options(argv, environ)
+    parser, opts = _locust_options(argv, environ)
     if opts is None:
         return
     if getattr(opts, "worker", False) or not (getattr(opts, "master", False) or getattr(opts, "processes", None)):
         return
-    check_port_free("--master-bind-port", str(opts.master_bind_host), int(opts.master_bind_port))
+    with located(parser):
+        check_port_free("--master-bind-port", str(opts.master_bind_host), int(opts.master_bind_port))
 
 
 def check_before_fork(argv: Sequence[str], environ: Mapping[str, str] = os.environ) -> None:
     """``--processes N``: the flags and the workload, checked once before Locust forks (each of the N + 1
     processes said the same error line); the network checks stay with the master, after the fork."""
-    opts = _locust_options(argv, environ)
+    parser, opts = _locust_options(argv, environ)
     if opts is None or not getattr(opts, "processes", None):
         return
-    config = RunConfig.from_values(read(opts))
-    preflight(replace(config, preflight=False), None, users=opts.num_users, spawn_rate=opts.spawn_rate)
+    with located(parser):
+        config = RunConfig.from_values(read(opts))
+        preflight(replace(config, preflight=False), None, users=opts.num_users, spawn_rate=opts.spawn_rate)

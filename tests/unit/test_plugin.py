@@ -110,6 +110,25 @@ def test_bad_flags_exit_2_with_one_line(monkeypatch, envs, capsys):
     assert len(err) == 1 and err[0].startswith("llmload: error: --extra-body: not valid JSON")
 
 
+def test_a_bad_value_from_the_environment_names_the_variable(monkeypatch, envs, capsys):
+    monkeypatch.setenv("LLMLOAD_TTFT_TIMEOUT", "abc")
+    events = type(global_events)()
+    activate(events)
+    parser = get_parser()
+    events.init_command_line_parser.fire(parser=parser)  # what Locust's get_parser() does
+    opts = parser.parse_args(["--host", "http://127.0.0.1:9", "--model", "m", "--no-preflight"])
+    env = Environment(user_classes=[U], host=opts.host, parsed_options=opts, events=events)
+    env.create_local_runner()
+    envs.append(env)
+    with pytest.raises(SystemExit) as e:
+        events.init.fire(environment=env, runner=env.runner, web_ui=None)
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "llmload: error: LLMLOAD_TTFT_TIMEOUT=abc: --ttft-timeout 'abc': must be a duration such as 30s, 2m, 1h30m "
+        "or 250ms"
+    ]
+
+
 def test_a_worker_takes_the_masters_step_messages():
     runner = FakeWorker()
     env = environment(runner)

@@ -32,7 +32,8 @@ def test_a_master_on_a_busy_port_is_one_line_before_locust_starts(busy_port, arg
         monkeypatch.setenv(k, v)  # Locust's parser reads LOCUST_* from the process environment
     with pytest.raises(ConfigError) as e:
         check_master_port([x.format(port=busy_port) for x in argv], env)
-    assert str(e.value).startswith(f"--master-bind-port {busy_port}: cannot listen on {where}:{busy_port}")
+    origin = "".join(f"{k}={v}: " for k, v in env.items())  # a port from the environment: named as set
+    assert str(e.value).startswith(f"{origin}--master-bind-port {busy_port}: cannot listen on {where}:{busy_port}")
     assert "choose another --master-bind-port" in str(e.value)
 
 
@@ -68,3 +69,17 @@ def test_the_flags_and_workload_of_processes_are_checked_before_the_fork():
         check_before_fork([*args, "--trace", "/nope.jsonl"])
     check_before_fork(["--headless", "--arrival", "poisson"])  # no fork: the process checks its own flags
     check_before_fork([*args, "--arrival", "poisson", "--rate", "5"])
+
+
+def test_a_bad_value_from_the_environment_names_the_variable_before_locust_starts(monkeypatch):
+    """Locust's parser would say "argument --seed: invalid int value: 'abc'", naming a flag nobody typed."""
+    from llmload.runtime.checks import check_before_fork
+
+    monkeypatch.setenv("LLMLOAD_SEED", "abc")
+    with pytest.raises(ConfigError, match=r"^LLMLOAD_SEED=abc: argument --seed: invalid int value: 'abc'$"):
+        check_master_port(["--headless"], {})
+    monkeypatch.delenv("LLMLOAD_SEED")
+    check_master_port(["--headless", "--seed", "abc"], {})  # typed on the command line: Locust's parse says it
+    monkeypatch.setenv("LLMLOAD_TTFT_TIMEOUT", "abc")
+    with pytest.raises(ConfigError, match=r"^LLMLOAD_TTFT_TIMEOUT=abc: --ttft-timeout 'abc': must be a duration"):
+        check_before_fork(["--processes", "2", "--headless", "--host", "http://127.0.0.1:9"])
