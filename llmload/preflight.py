@@ -134,12 +134,16 @@ def check_output_dir(flag: str, path: str | os.PathLike[str] | None) -> None:
 
 
 def check_port_free(flag: str, host: str, port: int) -> None:
-    """Nothing listens on ``host:port`` yet (port 0 = any free port: nothing to check)."""
+    """Nothing listens on ``host:port`` yet (port 0 = any free port: nothing to check); a port whose last
+    connections are only in TIME_WAIT is free."""
     if not port:
         return
     bind_host = "" if host in ("*", "0.0.0.0", "") else host
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
+        # As the servers that will bind it do (ZeroMQ, gevent): connections of a run that just ended,
+        # in TIME_WAIT, do not hold the port (without it a rerun within a minute read "in use").
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((bind_host, port))
         except OSError as e:

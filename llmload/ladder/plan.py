@@ -114,6 +114,7 @@ class LadderDriver:
         self.plan: LadderConfig | None = None
         self.judge: LiveJudge | None = None
         self._baseline_done_at: float | None = None
+        self._end_now = False
         self.step_ends_at: float | None = None  # wall clock: when the running step ends (None: no step running)
 
     def configure(self, plan: LadderConfig | None, judge: LiveJudge | None) -> None:
@@ -124,11 +125,16 @@ class LadderDriver:
     def begin(self) -> None:
         """A shape run's first tick is next: the run's step windows start afresh (the last test's are gone)."""
         self._tracker.reset()
+        self._end_now = False
+
+    def end_now(self) -> None:
+        """End the test at the next tick, as its plan's end would (a headless master's Ctrl-C)."""
+        self._end_now = True
 
     def tick(self, run_time: float) -> tuple[int, float] | None:
         plan, tracker, t = self.plan, self._tracker, run_time
         fixed = self._fixed_load()
-        if fixed is not None and fixed.run_time and t >= fixed.run_time:  # -t ends a ladder too, as headless
+        if self._end_now or (fixed is not None and fixed.run_time and t >= fixed.run_time):  # -t ends a ladder too
             tracker.close()
             self.step_ends_at = None
             return None

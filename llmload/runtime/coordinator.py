@@ -313,6 +313,11 @@ class Coordinator:
             self.write_summary()
 
     def on_quitting(self) -> None:
+        if self._summary_pending and not self._t1_ns:
+            # Quitting with no test_stop (a master's stop cut short by a second Ctrl-C: Locust's quit kills
+            # the greenlet waiting for the workers): the summary of what was reported, rather than none.
+            self.steps.close()
+            self._t1_ns = self._clock_ns()
         self.finish_previous()
         if self.collection is not None:
             self.collection.stop(final=False)

@@ -13,6 +13,19 @@ takes SIGINT for the length of the wait: a Ctrl-C then stops the users at once, 
 without a timeout does (their requests count as interrupted), and the test ends with its
 summary. The handler before it is back when the wait ends or at that Ctrl-C, so a further
 Ctrl-C is Locust's again.
+
+:class:`RunInterrupt` (a headless master and a worker, while a test runs): Locust's Ctrl-C
+quits at once. A master's ``quit()`` neither stops the workers nor waits for them, and a
+worker's tells the master it quit before its users have stopped: the summary came out with
+none of the requests then in flight, while the workers went on finishing them (a ladder's,
+up to the request timeout) unreported. The first Ctrl-C now stops the test as its end does
+(a master tells the workers to stop and waits for them; a worker stops its users, the drain
+guard above takes SIGINT, and it sends its stop report), then quits. A master's second
+Ctrl-C quits now, with what the workers have reported (``give_up``): a worker that is stopping
+handles no message until its users have stopped, so the master cannot cut remote workers
+short. Under ``--processes`` one Ctrl-C reaches the master and every worker, so the second
+also cuts the workers' requests (counted as interrupted), and the master's quit, which waits
+half a second for their last reports, summarises them.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from typing import Any, Protocol
 
 import gevent
 
-__all__ = ["DrainGuard"]
+__all__ = ["DrainGuard", "RunInterrupt"]
 
 log = logging.getLogger("llmload")
 
@@ -78,7 +91,7 @@ class DrainGuard:
 
     def _stop_users(self) -> None:
         users = list(self._users())
-        log.warning("llmload: Ctrl-C: stopping %d user%s now; their requests count as interrupted",
+        log.warning("llmload: Ctrl-C: stopping %d user%s now; requests in flight count as interrupted",
                     len(users), "" if len(users) == 1 else "s")  # fmt: skip
         for user in users:
             user.stop(force=True)
@@ -87,6 +100,52 @@ class DrainGuard:
         if self._previous is not None:
             previous, self._previous = self._previous, None
             self._signals.signal(self._signals.SIGINT, previous)
+
+
+class RunInterrupt:
+    """A Ctrl-C during a test on a headless master or a worker: see the module docstring.
+
+    ``end_test``: ends the test as its end does, then quits; ``give_up``: what a second Ctrl-C does (None:
+    Locust's handling, the handler before ours).
+    """
+
+    def __init__(
+        self, end_test: Callable[[], None], give_up: Callable[[], None] | None = None, signals: Any = signal
+    ) -> None:
+        self._end_test, self._give_up = end_test, give_up
+        self._signals = signals
+        self._previous: Any = None
+        self.presses = 0
+
+    def arm(self) -> None:
+        """A test starts (``test_start``): the next Ctrl-C is ours."""
+        if self._previous is not None:
+            return
+        self.presses = 0
+        try:
+            self._previous = self._signals.signal(self._signals.SIGINT, self._on_sigint)
+        except ValueError:  # not the main thread: Locust's handling stays
+            self._previous = None
+
+    def disarm(self) -> Any:
+        """The test is over (quitting): SIGINT's handler before ours is back (and returned)."""
+        previous, self._previous = self._previous, None
+        if previous is not None:
+            self._signals.signal(self._signals.SIGINT, previous)
+        return previous
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.presses += 1
+        if self.presses == 1:
+            log.warning("llmload: Ctrl-C: stopping the test; requests in flight finish and are reported "
+                        "(Ctrl-C again: stop now)")  # fmt: skip
+            gevent.spawn(self._end_test)  # not in the signal handler: it switches greenlets
+            return
+        previous = self.disarm()  # any further Ctrl-C is Locust's
+        if self._give_up is not None:
+            gevent.spawn(self._give_up)
+        elif callable(previous):
+            previous(signum, frame)  # this one too
 
 
 def _seconds(s: float) -> str:

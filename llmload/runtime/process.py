@@ -38,7 +38,7 @@ from llmload.ladder import StepTracker
 from llmload.preflight import check_output_file
 from llmload.runtime.checks import preflight
 from llmload.runtime.coordinator import LOCAL_ID, Coordinator
-from llmload.runtime.drain import DrainGuard
+from llmload.runtime.drain import DrainGuard, RunInterrupt
 from llmload.runtime.load import LoadProcess
 from llmload.runtime.locust_workarounds import ready_after_stop
 from llmload.runtime.options import Options
@@ -92,8 +92,30 @@ class Runtime:
         if self.role != "worker":
             self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock,
                                            fixed_load=self.options.fixed_load)  # fmt: skip
+        self.interrupt: RunInterrupt | None = None  # one process: Locust's Ctrl-C, then the drain guard's
+        if self.role != "standalone":
+            self.interrupt = RunInterrupt(self._end_test, self._quit_now if self.role == "master" else None)
         self._pump: gevent.Greenlet | None = None
         self.configure(startup=True)
+
+    def _end_test(self) -> None:
+        """End the running test as its end does, then quit. A master with a shape: its next tick (it stops the
+        workers, waits for them, then Locust quits); else a graceful stop (a worker's sends its stop report
+        before the quit tells the master it is gone) and a quit here."""
+        runner = self._env.runner
+        if runner is None:
+            return
+        if self.role == "master" and self.coordinator is not None and getattr(runner, "shape_greenlet", None):
+            self.coordinator.driver.end_now()
+        else:
+            runner.stop()
+            runner.quit()
+
+    def _quit_now(self) -> None:
+        """Master, a second Ctrl-C: no more waiting for the workers; the summary holds what they reported."""
+        log.warning("llmload: Ctrl-C: not waiting for the workers any more; the summary holds what they reported")
+        if self._env.runner is not None:
+            self._env.runner.quit()
 
     def _user_count(self) -> int:
         runner = self._env.runner
@@ -203,6 +225,8 @@ class Runtime:
             self.load.open_dump(self.config.records_jsonl)
         if self.coordinator is not None:
             self.coordinator.on_test_start(schedule_lead_s=lead_s)
+        if self.interrupt is not None and (self.role == "worker" or self.options.headless):
+            self.interrupt.arm()
 
     def on_spawned(self, user_count: int) -> None:
         if self.coordinator is not None:
@@ -236,6 +260,8 @@ class Runtime:
             self.coordinator.on_quitting()
         if self.drain is not None:
             self.drain.end()
+        if self.interrupt is not None:
+            self.interrupt.disarm()
         if self.load is not None:
             self.load.stop()
         if self._pump is not None:

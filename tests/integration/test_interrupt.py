@@ -1,13 +1,17 @@
-"""Ctrl-C during the wait for requests in flight (a ladder's stop): the users stop, the summary is written.
+"""Ctrl-C during a ladder (llmload/runtime/drain.py): its requests in flight finish and count, or a second
+Ctrl-C stops them; the summary is written either way, in one process and with --processes.
 
-Fails without llmload/runtime/drain.py: the second Ctrl-C raised KeyboardInterrupt out of Locust's
-wait for the users (a traceback, no summary: everything measured was lost).
+Fail without drain.py: the second Ctrl-C raised KeyboardInterrupt out of Locust's wait for the users (a
+traceback, no summary: everything measured was lost); with --processes the master quit at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +21,12 @@ import pytest
 from tests.integration.harness import ROOT, write_tiny_profile
 
 pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_for(path, text: str, timeout: float) -> None:
@@ -52,3 +62,31 @@ def test_a_ctrl_c_during_a_ladders_stop_cuts_the_wait_and_keeps_the_summary(sim,
     s = json.loads(summary_path.read_text())
     o = s["overall"]
     assert (o["requests"], o["ok"], o["interrupted"]) == (2, 0, 2), o  # cut, not waited for (6 s each)
+
+
+def test_a_ctrl_c_on_a_processes_ladder_waits_for_the_workers_requests_and_counts_them(sim, tmp_path):
+    """Ctrl-C in a terminal reaches the master and every forked worker. Locust's master quit at once (the summary
+    held none of the requests then in flight) and the workers finished those requests unreported, orphans of a
+    command that had returned; now the test stops as its end does and the quit follows."""
+    url = sim(ttft_ms=20, itl_ms=25)  # 60 tokens: 1.5 s a request
+    summary_path, out = tmp_path / "summary.json", tmp_path / "out.txt"
+    cmd = [sys.executable, "-m", "llmload", "run", "--headless", "--host", url, "--ladder", "2", "--step-time", "20s",
+           "--step-warmup", "0s", "--profile", write_tiny_profile(tmp_path, 60), "--no-run-dir", "--processes", "2",
+           "--master-bind-port", str(free_port()), "--summary-json", str(summary_path), "--only-summary"]  # fmt: skip
+    with out.open("w") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+    try:
+        wait_for(out, "All users spawned", 20)
+        time.sleep(0.5)  # both users' first requests are out
+        os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the master and both workers
+        code = p.wait(30)
+        left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    text = out.read_text()
+    assert code == 0 and "Traceback" not in text, text[-3000:]
+    assert left == [], left  # no worker outlived the command
+    o = json.loads(summary_path.read_text())["overall"]
+    assert o["requests"] == o["ok"] >= 2 and o["interrupted"] == 0, o  # the two in flight finished and count

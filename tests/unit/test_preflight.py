@@ -149,6 +149,24 @@ def test_busy_port():
     check_port_free("--exporter-port", "*", 0)
 
 
+def test_a_port_whose_last_connections_wait_in_time_wait_is_free():
+    """A rerun right after a run: the master's port still had TIME_WAIT connections, and the check said "in use"
+    although ZeroMQ (SO_REUSEADDR) binds it."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        client = socket.create_connection(("127.0.0.1", port))
+        server, _ = listener.accept()
+        server.close()  # the listening side closes first: its end of the connection waits in TIME_WAIT
+        client.close()
+    with socket.socket() as plain:  # what the check did: a bind without SO_REUSEADDR fails
+        with pytest.raises(OSError):
+            plain.bind(("127.0.0.1", port))
+    check_port_free("--master-bind-port", "127.0.0.1", port)
+
+
 def test_ranges():
     check_range("-u", 5, 0)
     check_range("-u", None, 0)

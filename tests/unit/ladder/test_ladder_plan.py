@@ -134,3 +134,16 @@ def test_a_ladder_that_ended_early_or_cut_its_last_step_says_so():
     assert "step 3 of 3 (8 users); that step was steady for 3.0 s of 8 s (" in cut_short(PLAN, last_cut)
     rates = LadderConfig(levels=(8, 8), step_s=10.0, warmup_s=2.0, rates=(5.0, 10.0))
     assert "(5 req/s); never ran: 10 req/s" in cut_short(rates, [StepWindow(0, 8, 0.0, 2.0, 10.0, 5.0)])
+
+
+def test_end_now_ends_the_test_at_the_next_tick_and_a_new_run_forgets_it():
+    """A headless master's Ctrl-C: the shape ends as at the plan's end (it stops the workers and waits for them)."""
+    tracker = StepTracker(clock=FakeClock())
+    d = LadderDriver(tracker, baseline_ok=lambda: 0)
+    d.configure(PLAN, None)
+    d.begin()
+    assert d.tick(3.0) == (1, 1.0)
+    d.end_now()
+    assert d.tick(4.0) is None and tracker.current() is None and tracker.windows[-1].ended_at is not None
+    d.begin()  # the next shape run
+    assert d.tick(0.0) == (1, 1.0)

@@ -156,6 +156,19 @@ def test_quitting_before_the_wait_ends_writes_the_summary_at_once():
     assert c.last_summary["overall"]["ok"] == 2 and out.getvalue().count("llmload summary") == 1
 
 
+def test_quitting_without_a_test_stop_still_writes_the_summary_of_what_was_reported():
+    """A master's second Ctrl-C: Locust's quit kills the stop that waited for the workers; test_stop never fires."""
+    env = environment(FakeMaster())
+    c, _, out = make(env, master=True, runs_dir="")
+    c.on_test_start()
+    c.merge("w1", report(n=3))
+    c.on_test_stopping()
+    c.on_quitting()
+    assert c.last_summary["overall"]["ok"] == 3 and out.getvalue().count("llmload summary") == 1
+    c.on_quitting()  # once
+    assert out.getvalue().count("llmload summary") == 1
+
+
 def test_lost_workers_are_marked_and_keep_their_reports():
     c, clock, _ = make(environment(FakeMaster()), master=True)
     c.merge("w1", report(n=2))

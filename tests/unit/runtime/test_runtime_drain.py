@@ -7,7 +7,7 @@ import signal
 
 import gevent
 
-from llmload.runtime.drain import DrainGuard
+from llmload.runtime.drain import DrainGuard, RunInterrupt
 
 
 class Signals:
@@ -73,3 +73,41 @@ def test_one_request_and_a_short_timeout_read_as_people_write_them(caplog):
     with caplog.at_level(logging.WARNING, logger="llmload"):
         g.begin()
     assert "waiting up to 30 s for 1 request in flight" in caplog.text and "Ctrl-C stops it now" in caplog.text
+
+
+def test_a_run_interrupt_ends_the_test_gracefully_first_then_gives_up():
+    ended, gave_up = [], []
+    sig = Signals()
+    r = RunInterrupt(lambda: ended.append(1), lambda: gave_up.append(1), signals=sig)
+    r.arm()
+    sig.handler(signal.SIGINT, None)  # the first Ctrl-C: the test stops as its end does
+    gevent.sleep(0)
+    assert (ended, gave_up, sig.handler) == ([1], [], r._on_sigint)
+    sig.handler(signal.SIGINT, None)  # the second: no more waiting; any further one is Locust's
+    gevent.sleep(0)
+    assert (ended, gave_up, sig.handler) == ([1], [1], "locust's")
+    r.disarm()
+    assert sig.handler == "locust's"
+
+
+def test_without_give_up_the_second_ctrl_c_is_locusts_own():
+    heard = []
+    sig = Signals()
+    def locusts(signum, frame):  # Python's default: KeyboardInterrupt
+        heard.append(signum)
+
+    sig.handler = locusts
+    r = RunInterrupt(lambda: None, signals=sig)
+    r.arm()
+    sig.handler(signal.SIGINT, None)
+    sig.handler(signal.SIGINT, None)
+    assert heard == [signal.SIGINT] and sig.handler is locusts
+
+
+def test_a_run_interrupt_armed_twice_keeps_locusts_handler_to_give_back():
+    sig = Signals()
+    r = RunInterrupt(lambda: None, signals=sig)
+    r.arm()
+    r.arm()  # the next test of the same process
+    r.disarm()
+    assert sig.handler == "locust's"
