@@ -284,7 +284,7 @@ def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
     out = []
     if a.open_loop and a.arrivals and a.waited > HELD_BACK_SHARE * a.arrivals:
         wait = overall.client_wait.p50 if overall.client_wait is not None else None
-        offered = f"{a.offered_rate:g}/s" if a.offered_rate is not None else "the ladder's rates"
+        offered = f"{round(a.offered_rate, 2):g}/s" if a.offered_rate is not None else "the ladder's rates"
         out.append(
             f"the -u cap ({users} requests in flight) held arrivals back: {a.waited} of {a.arrivals} arrivals "
             f"({a.waited / a.arrivals:.0%}) found every user busy and waited in the client"

@@ -161,9 +161,8 @@ def test_a_port_whose_last_connections_wait_in_time_wait_is_free():
         server, _ = listener.accept()
         server.close()  # the listening side closes first: its end of the connection waits in TIME_WAIT
         client.close()
-    with socket.socket() as plain:  # what the check did: a bind without SO_REUSEADDR fails
-        with pytest.raises(OSError):
-            plain.bind(("127.0.0.1", port))
+    with socket.socket() as plain, pytest.raises(OSError):  # what the check did: a bind without SO_REUSEADDR fails
+        plain.bind(("127.0.0.1", port))
     check_port_free("--master-bind-port", "127.0.0.1", port)
 
 

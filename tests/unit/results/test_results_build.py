@@ -125,3 +125,14 @@ def test_a_run_where_every_ended_request_failed_is_not_said_to_be_still_running(
     assert "(13 of 16 started requests interrupted, 0 completed, 3 failed)" in most
     assert unfinished_warning(Stats(requests=16, ok=0, errors=16)) is None  # nothing running: the finding says it
     assert unfinished_warning(Stats(requests=16, ok=9, errors=0, interrupted=7)) is None
+
+
+def test_the_held_back_warning_reads_the_offered_rate_as_people_write_it():
+    """A trace's mean rate came out as 'offered 44.8607/s'."""
+    from llmload.results.build import arrival_warnings
+    from llmload.results.model import ArrivalResult
+
+    for rate, said in ((44.860714, "offered 44.86/s"), (1000.0, "offered 1000/s"), (0.5, "offered 0.5/s")):
+        a = ArrivalResult(mode="trace", offered_rate=rate, achieved_rate=2.32, arrivals=40, waited=25)
+        (w,) = arrival_warnings(a, Stats(), users=16)
+        assert said in w and "achieved 2.32/s" in w, w
