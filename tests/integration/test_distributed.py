@@ -82,21 +82,14 @@ def rebuild(paths) -> MetricSet:
     return m
 
 
-@pytest.fixture
-def profile(tmp_path):
-    p = tmp_path / "fast3.toml"
-    p.write_text(FAST)
-    return str(p)
-
-
-def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile):
-    url = sim(ttft_ms=30, itl_ms=4)
+def master_and_two_workers(tmp_path, *master_args: str) -> tuple[dict, list]:
+    """A headless master (``master_args``) with two ``--worker`` processes that dump their records; the master's
+    summary and the workers' record files once every process has ended."""
     port = free_port()
     summary_path, records = tmp_path / "summary.json", tmp_path / "rec.jsonl"
     master = llmload(
         "--master", "--headless", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
-        "--master-bind-port", str(port), "-u", "12", "-r", "12", "-t", "12s", "--host", url,
-        "--profile", profile, "--summary-json", str(summary_path), "--only-summary",
+        "--master-bind-port", str(port), *master_args, "--summary-json", str(summary_path), "--only-summary",
     )  # fmt: skip
     workers = [
         llmload("--worker", "--master-host", "127.0.0.1", "--master-port", str(port), "--records-jsonl", str(records))
@@ -109,8 +102,19 @@ def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile)
     finally:
         stop(master, *workers)
     assert master.returncode == 0, out[-3000:]
-    s = json.loads(summary_path.read_text())
-    dumps = sorted(tmp_path.glob("rec.worker*.jsonl"))
+    return json.loads(summary_path.read_text()), sorted(tmp_path.glob("rec.worker*.jsonl"))
+
+
+@pytest.fixture
+def profile(tmp_path):
+    p = tmp_path / "fast3.toml"
+    p.write_text(FAST)
+    return str(p)
+
+
+def test_master_merges_exactly_what_two_workers_recorded(sim, tmp_path, profile):
+    url = sim(ttft_ms=30, itl_ms=4)
+    s, dumps = master_and_two_workers(tmp_path, "-u", "12", "-r", "12", "-t", "12s", "--host", url, "--profile", profile)
     assert len(dumps) == 2, list(tmp_path.iterdir())
     assert s["workers"] == 2 and s["workers_lost"] == []
 
@@ -151,30 +155,15 @@ def test_a_headless_masters_ladder_waits_for_its_workers_last_requests(sim, tmp_
     url = sim(ttft_ms=20, itl_ms=20)  # ~1.2 s per request: both users' requests are in flight at the end
     profile = tmp_path / "slow1.toml"
     profile.write_text(SLOW_ONE)
-    port = free_port()
-    summary_path, records = tmp_path / "summary.json", tmp_path / "rec.jsonl"
-    master = llmload(
-        "--master", "--headless", "--expect-workers", "2", "--master-bind-host", "127.0.0.1",
-        "--master-bind-port", str(port), "--ladder", "2", "--step-time", "3s", "--step-warmup", "0s",
-        "--host", url, "--profile", str(profile), "--summary-json", str(summary_path), "--only-summary",
-    )  # fmt: skip
-    workers = [
-        llmload("--worker", "--master-host", "127.0.0.1", "--master-port", str(port), "--records-jsonl", str(records))
-        for _ in range(2)
-    ]
-    try:
-        out, _ = master.communicate(timeout=90)
-        for w in workers:
-            w.wait(30)
-    finally:
-        stop(master, *workers)
-    assert master.returncode == 0, out[-3000:]
-    s = json.loads(summary_path.read_text())
-    recorded = rebuild(sorted(tmp_path.glob("rec.worker*.jsonl"))).overall().counters
+    s, dumps = master_and_two_workers(
+        tmp_path, "--ladder", "2", "--step-time", "3s", "--step-warmup", "0s", "--host", url, "--profile", str(profile)
+    )
+    recorded = rebuild(dumps).overall().counters
     o = s["overall"]
     assert o["interrupted"] == 0 and o["errors"] == 0 and o["ok"] >= 2, o
     assert (o["requests"], o["ok"]) == (recorded["requests"], recorded["ok"]), (o, recorded)
     assert s["steps"][0]["overall"]["requests"] == o["requests"], s["steps"]  # all in the one step, none cut
+
 
 def test_processes_flag_on_one_host(sim, tmp_path, profile):
     url = sim(ttft_ms=20, itl_ms=3)
