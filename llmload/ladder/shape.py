@@ -45,7 +45,6 @@ class LadderShape(LoadTestShape):
     _driver: LadderDriver | None = None
     _origin: float | None = None  # perf_counter() of this shape run's first tick
     clock: Callable[[], float] = staticmethod(time.perf_counter)
-
     _headless: Callable[[], bool] = staticmethod(lambda: False)
 
     def attach(self, driver: LadderDriver, headless: Callable[[], bool] = lambda: False) -> None:
@@ -64,4 +63,3 @@ class LadderShape(LoadTestShape):
         if load is None and isinstance(self.runner, MasterRunner) and self._headless():
             self.runner.stop()  # from the shape's greenlet: Locust's stop does not kill it
         return load
-
