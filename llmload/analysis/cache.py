@@ -8,6 +8,23 @@ over its turns from the second on (a first turn has nothing to reuse); and the e
 run-level ``prefix_cache_hit_rate`` when collected, and whether it looked nothing up at
 all (its ``prefix_cache_queries`` counter did not move while prompt tokens did: the cache
 is off; vLLM with ``--no-enable-prefix-caching``, the simulator's ``--no-prefix-caching``).
+
+**What a cache could serve** (``reusable``, per sharing class): the share of its prompt
+tokens that a working cache would have served. A conversation's turn k re-sends turn
+k − 1's prompt and its reply, so at least ``mean prompt(k − 1) / mean prompt(k)`` of it
+(the means of ``by_turn``, in the server's tokens), weighted over turns 2+ by their
+prompt tokens like the hit ratio (1 when no turn says). A prefix-group class, whose
+unique rest follows the shared opening:
+
+    reusable = T / (T + mean input_tokens) × max(0, ok − groups − users) / ok
+
+the prefix's share of each prompt (both in the profile's words, as sent; N words ≈ N
+tokens), times the share of requests that could find their prefix cached: the first
+request of each group finds a cold cache, and so do the requests sent while the first
+ones were still being prefilled (up to one per user: an engine caches a prompt once it
+was processed, and llama.cpp lends a slot's prompt only once its request ended). Without
+a profile mean (dataset prompts) the prefix's share of the measured prompt tokens stands
+in. 0: too few requests to tell (every request may have come before a prefix was cached).
 """
 
 from __future__ import annotations
@@ -16,9 +33,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.errors import ProfileError
 from llmload.results.model import RunResult, Stats
+from llmload.workload.distributions import parse_distribution
 
-__all__ = ["CacheView", "cache_view"]
+__all__ = ["CacheView", "cache_view", "reusable_share"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +48,8 @@ class CacheView:
     client: Mapping[str, float | None] = field(default_factory=dict)  # class -> hit ratio (None: never stated)
     engine: float | None = None
     engine_off: tuple[float, float] | None = None  # (0 looked up, prompt tokens): the engine never looked any up
+    reusable: Mapping[str, float] = field(default_factory=dict)  # class -> share a working cache serves (module doc)
+    engine_name: str | None = None  # the engine the metrics came from ("vllm", "llamacpp", ...), when one
 
 
 def _later_turns_ratio(s: Stats) -> float | None:
@@ -41,26 +62,70 @@ def _later_turns_ratio(s: Stats) -> float | None:
     return num / den if den else None
 
 
+def _later_turns_reusable(s: Stats) -> float:
+    """The share of turns 2+'s prompt tokens that repeat the turn before: Σ mean(k − 1) × ok(k) / Σ prompt tokens(k)."""
+    turns = list(s.by_turn.values())
+    num = den = 0.0
+    for prev, t in zip(turns, turns[1:], strict=False):
+        if prev.input_tokens_mean and t.input_tokens and t.ok:
+            num += min(prev.input_tokens_mean * t.ok, t.input_tokens)
+            den += t.input_tokens
+    return num / den if den else 1.0
+
+
+def _mean_words(value: Any) -> float | None:
+    """The profile's mean ``input_tokens`` (a number or a distribution table); None for dataset prompts."""
+    try:
+        return parse_distribution(value, "input_tokens").mean
+    except (ProfileError, TypeError, ValueError):
+        return None
+
+
+def reusable_share(prefix: Mapping[str, Any], input_tokens: Any, s: Stats, users: int) -> float:
+    """The share of a prefix-group class's prompt tokens a working cache would serve (module docstring)."""
+    tokens = float(prefix.get("tokens") or 0)
+    groups = int(prefix.get("groups") or 1)
+    if tokens <= 0 or s.ok <= 0:
+        return 0.0
+    rest = _mean_words(input_tokens)
+    if rest is not None:
+        share = tokens / (tokens + max(rest, 0.0))
+    else:
+        share = min(1.0, tokens / (s.input_tokens / s.ok)) if s.input_tokens else 0.0
+    return share * max(0, s.ok - groups - max(users, 0)) / s.ok
+
+
 def cache_view(result: RunResult) -> CacheView:
     """The run's :class:`CacheView`: the profile's sharing classes, their client ratios, the engine's rate."""
     sharing: dict[str, str] = {}
+    specs: dict[str, Mapping[str, Any]] = {}
     for c in (result.profile or {}).get("classes") or ():
         if not isinstance(c, Mapping) or "name" not in c:
             continue
         if c.get("turns") is not None:
             sharing[str(c["name"])] = "conversation"
-        elif c.get("prefix") is not None:
+        elif isinstance(c.get("prefix"), Mapping):
             sharing[str(c["name"])] = "prefix groups"
+            specs[str(c["name"])] = c
     client: dict[str, float | None] = {}
+    reusable: dict[str, float] = {}
     for name, how in sharing.items():
         s = result.classes.get(name)
         if s is None or s.ok == 0:
             continue
-        client[name] = _later_turns_ratio(s) if how == "conversation" else s.prefix_cache_hit_ratio
-    signals = (result.server or {}).get("signals") or {}
+        if how == "conversation":
+            client[name], reusable[name] = _later_turns_ratio(s), _later_turns_reusable(s)
+        else:
+            c = specs[name]
+            client[name] = s.prefix_cache_hit_ratio
+            reusable[name] = reusable_share(c["prefix"], c.get("input_tokens"), s, result.users_max)
+    server = result.server or {}
+    signals = server.get("signals") or {}
     rate: Any = (signals.get("prefix_cache_hit_rate") or {}).get("value")
     engine = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
     looked_up = (signals.get("prefix_cache_queries") or {}).get("increase")
     prompt = (signals.get("prompt_tokens") or {}).get("increase")
     off = (0.0, float(prompt)) if looked_up == 0 and isinstance(prompt, (int, float)) and prompt > 0 else None
-    return CacheView(sharing, client, engine, off)
+    engines = server.get("engines") or ()
+    name = str(engines[0]) if len(engines) == 1 else None
+    return CacheView(sharing, client, engine, off, reusable, name)
