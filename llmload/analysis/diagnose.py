@@ -34,6 +34,11 @@ _SOURCE_TEXT = {
     "server": "no engine metrics in the steady windows (--engine-metrics not given, or the endpoint did not answer)",
     "gpu": "no GPU metrics in the steady windows (--gpu-metrics not given, or the exporter did not answer)",
 }
+#: What to add for a missing source: only the ones missing are named (a run with --engine-metrics was told to add it).
+_SOURCE_FLAG = {
+    "server": "--engine-metrics http://<engine>:8000/metrics",
+    "gpu": "--gpu-metrics http://<gpu-host>:9401/metrics (llmload gpu-sidecar, dcgm-exporter, or the simulator's own /metrics)",
+}
 
 
 def _score(f: Finding, ctx: Context) -> int:
@@ -73,9 +78,8 @@ def _not_enough(missing: set[str], skipped: dict[str, list[str]], reduced: dict[
         evidence={"server_signals": "server" not in missing, "gpu_signals": "gpu" not in missing,
                   "rules_skipped": len(skipped), "rules_reduced": len(reduced)},
         evidence_text=text,
-        change="Run again with --engine-metrics http://<engine>:8000/metrics and --gpu-metrics http://<gpu-host>:9401/metrics "
-        "(llmload gpu-sidecar, dcgm-exporter, or the simulator's own /metrics): client latencies alone cannot tell a "
-        "batch cap from a full KV cache or a bandwidth-bound decode.",
+        change="Run again with " + " and ".join(_SOURCE_FLAG[m] for m in ("server", "gpu") if m in missing)
+        + ": client latencies alone cannot tell a batch cap from a full KV cache or a bandwidth-bound decode.",
     )  # fmt: skip
 
 

@@ -34,6 +34,8 @@ def test_server_without_gpu_runs_the_server_rules_at_lower_confidence():
     assert nes.id == NOT_ENOUGH_SIGNALS and nes.evidence["server_signals"] and not nes.evidence["gpu_signals"]
     assert any(t.startswith("rules not evaluated: decode_bandwidth, scheduler_starved") for t in nes.evidence_text)
     assert any("lower confidence" in t and "admission_cap" in t for t in nes.evidence_text)
+    # only the missing source is asked for: a llama.cpp run with --engine-metrics was told to add it
+    assert "--gpu-metrics" in nes.change and "--engine-metrics" not in nes.change
 
 
 def test_all_signals_no_gap_finding():
