@@ -123,14 +123,7 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     _render_phases(o.phases, out)
     _render_grades(result, out)
     _render_goodput(result, out)
-    if o.prefix_cache_hit_ratio is not None:
-        out.write(
-            f"prefix cache (the server's usage.cached_tokens): {o.cached_prompt_tokens} prompt tokens cached, "
-            f"hit ratio {o.prefix_cache_hit_ratio * 100:.1f} %"
-            + "".join(f"; {n} {s.prefix_cache_hit_ratio * 100:.1f} %" for n, s in result.classes.items()
-                      if s.prefix_cache_hit_ratio is not None and len(result.classes) > 1)
-            + "\n"
-        )  # fmt: skip
+    _render_cache(result, out)
     _render_turns(result, out)
     j = result.judgement
     if j is not None and j.findings and j.findings[0].id == "target_unreachable" and not result.steps:
@@ -254,6 +247,45 @@ def _slo_line(p: SloPass, target: float, rates: dict[int, str]) -> str:
     elif p.status == "insufficient_data":
         line += f" ({p.note})"
     return line
+
+
+def _engine_cache(result: RunResult) -> str | None:
+    """``"engine counters: 61.8 % (1,718 of 2,781 prompt tokens)"``: the engine's own hit rate, when collected."""
+    rate = ((result.server or {}).get("signals") or {}).get("prefix_cache_hit_rate") or {}
+    value = rate.get("value")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    if rate.get("from") == "counters" and rate.get("queries"):
+        return f"engine counters: {value * 100:.1f} % ({rate['hits']:,.0f} of {rate['queries']:,.0f} prompt tokens)"
+    return f"engine gauge: {value * 100:.1f} % (mean)"
+
+
+def _render_cache(result: RunResult, out: TextIO) -> None:
+    """The client's prefix-cache figures (usage), and beside them the engine's own when collected.
+
+    The engine counts every prompt it started, the client only the answers whose usage arrived:
+    the requests cut at the end (``interrupted``) are in the engine's figure alone, so it is named.
+    """
+    o = result.overall
+    engine = _engine_cache(result)
+    if o.prefix_cache_hit_ratio is None and engine is None:
+        return
+    line = "prefix cache"
+    if o.prefix_cache_hit_ratio is not None:
+        line += (
+            f" (the server's usage.cached_tokens): {o.cached_prompt_tokens} prompt tokens cached, "
+            f"hit ratio {o.prefix_cache_hit_ratio * 100:.1f} %"
+            + "".join(f"; {n} {s.prefix_cache_hit_ratio * 100:.1f} %" for n, s in result.classes.items()
+                      if s.prefix_cache_hit_ratio is not None and len(result.classes) > 1)
+        )  # fmt: skip
+    if engine is not None:
+        line += ("; " if o.prefix_cache_hit_ratio is not None else ": ") + engine
+        if o.interrupted and o.prefix_cache_hit_ratio is not None:
+            line += (
+                f", which also counts the prompts of the {o.interrupted} requests interrupted at the end "
+                "(no usage reached the client; --stop-timeout lets them finish)"
+            )
+    out.write(line + "\n")
 
 
 def _render_turns(result: RunResult, out: TextIO) -> None:

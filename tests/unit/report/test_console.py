@@ -61,3 +61,31 @@ def test_an_inconclusive_rate_ladder_names_its_rates_not_its_cap():
     text = rendered(replace(result, judgement=replace(result.judgement, verdict=v)))
     assert "(as measured, not to rely on: safe rate 1 req/s, recommended rate limit 1 req/s)" in text
     assert "safe concurrency" not in text
+
+
+def _cached(result, interrupted: int, server: dict | None):
+    o = replace(result.overall, cached_prompt_tokens=841, prefix_cache_hit_ratio=0.5227, interrupted=interrupted)
+    return replace(result, overall=o, classes={}, steps=(), server=server)
+
+
+LLAMACPP_RATE = {"signals": {"prefix_cache_hit_rate": {"unit": "ratio", "value": 0.617763, "from": "counters",
+                                                       "hits": 1718.0, "queries": 2781.0}}}  # fmt: skip
+
+
+def test_the_engines_cache_figure_stands_beside_the_clients_and_the_cut_requests_are_named():
+    """llama.cpp (88 M model, 4 users, 5 s of 4-turn conversations): usage 52.3 %, the server's counters 61.8 %.
+
+    The 4 requests cut at the end had their prompts counted by the server and no usage at the
+    client; the console printed the client's figure alone, so the two sides read as disagreeing.
+    """
+    text = rendered(_cached(slo_result(gpus=0), 4, LLAMACPP_RATE))
+    line = next(x for x in text.splitlines() if x.startswith("prefix cache"))
+    assert line == (
+        "prefix cache (the server's usage.cached_tokens): 841 prompt tokens cached, hit ratio 52.3 %; "
+        "engine counters: 61.8 % (1,718 of 2,781 prompt tokens), which also counts the prompts of the 4 requests "
+        "interrupted at the end (no usage reached the client; --stop-timeout lets them finish)"
+    )
+    whole = rendered(_cached(slo_result(gpus=0), 0, LLAMACPP_RATE))
+    assert "hit ratio 52.3 %; engine counters: 61.8 % (1,718 of 2,781 prompt tokens)\n" in whole
+    alone = rendered(_cached(slo_result(gpus=0), 0, None))
+    assert "hit ratio 52.3 %\n" in alone and "engine" not in alone.split("prefix cache")[1].splitlines()[0]
