@@ -1,8 +1,8 @@
 """One run's collection: poll every source on a greenlet, from test start to test stop.
 
 :func:`start_collection` runs on the process that summarises (standalone or ``--master``;
-workers never poll): it takes a first reading at once (the baseline of every counter and
-histogram), then one every ``--collect-interval`` on an absolute schedule (a slow poll
+workers never poll): it takes a first reading at once, before the load starts (the baseline
+of every counter and histogram), then one every ``--collect-interval`` on an absolute schedule (a slow poll
 delays the next one, never shifts the rest). Each poll reads all sources concurrently,
 one greenlet each, within :attr:`CollectConfig.timeout_s`; a source that does not answer
 in time counts as unreachable for that poll. :meth:`Collection.stop` takes the last
@@ -79,18 +79,28 @@ class Collection:
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
-        self._loop = gevent.spawn(self._run)
+        """Take the baseline reading now, then poll on a greenlet.
 
-    def _run(self) -> None:
+        The baseline is read before this returns: Locust fires ``test_start`` (which calls this)
+        before it spawns a user or sends a spawn message, so no request of the run is in it. Read
+        on the greenlet instead, it came after the first requests had started: against llama.cpp
+        the first prompt's processed tokens fell before the baseline, and the run's increase of
+        ``llamacpp:prompt_tokens_total`` was 64 tokens short of the prompts the answers stated.
+        A source that does not answer holds the start up to :attr:`CollectConfig.timeout_s`.
+        """
+        started = self._monotonic()
+        self.poll()
+        self._loop = gevent.spawn(self._run, started)
+
+    def _run(self, next_at: float) -> None:
         interval = self.config.interval_s
-        next_at = self._monotonic()
         while True:
-            self.poll()
             next_at += interval
             now = self._monotonic()
             if next_at < now:  # polls took longer than the interval: skip, keep the cadence
                 next_at = now
             self._sleep(next_at - now)
+            self.poll()
 
     def stop(self, final: bool = True) -> None:
         """Stop polling; ``final``: take one last reading first (bounded by :data:`FINAL_TIMEOUT_S`)."""

@@ -270,12 +270,14 @@ class Coordinator:
         if self.steps.current() is None:  # else the shape's first tick, just before, entered this test's first step
             self.steps.reset()
         self.users_max = 0
-        self._t0_ns, self._t1_ns = self._clock_ns() + int(schedule_lead_s * 1e9), 0
         self._started_wall = time.time()
         self._stopped = {}
         if self.collection is not None:
             self.collection.stop(final=False)
+        # The engine's baseline is read here, before any user starts (start_collection waits for it);
+        # the test's time runs from after it, so a slow metrics endpoint is not part of the run's duration.
         self.collection = start_collection(self.config.collect, self._started_wall)
+        self._t0_ns, self._t1_ns = self._clock_ns() + int(schedule_lead_s * 1e9), 0
         self._summary_pending = True
 
     def on_spawned(self, user_count: int) -> None:

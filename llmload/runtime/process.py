@@ -160,12 +160,16 @@ class Runtime:
         self.on_worker_report(client_id, data)
         gevent.spawn(self._end_replay)
 
+    def _schedules(self) -> bool:
+        """A master of an open-loop run: it sends its workers their strides and a common start."""
+        return self.role == "master" and self.config.arrival.open_loop and self._env.runner is not None
+
     def _forward_schedule(self) -> float:
         """Master: the strides of the workers Locust dispatches to, and a common start just ahead.
 
         Returns how far ahead the schedule starts (s; 0 when nothing was forwarded)."""
         runner = self._env.runner
-        if self.role != "master" or not self.config.arrival.open_loop or runner is None:
+        if not self._schedules() or runner is None:
             return 0.0
         ids = sorted(c.id for c in runner.clients.ready + runner.clients.running + runner.clients.spawning)
         self.options.forward_schedule(ids, time.time() + SCHEDULE_LEAD_S)
@@ -218,13 +222,14 @@ class Runtime:
             if self._env.runner is not None:
                 self._env.runner.quit()
             return
-        lead_s = self._forward_schedule()
         self._merge_local()  # standalone: what finished since the last fold belongs to the previous run
         if self.load is not None:
             self.load.on_test_start()
             self.load.open_dump(self.config.records_jsonl)
         if self.coordinator is not None:
-            self.coordinator.on_test_start(schedule_lead_s=lead_s)
+            # first the engine metrics' baseline (read before any load), then the common start just ahead of now
+            self.coordinator.on_test_start(schedule_lead_s=SCHEDULE_LEAD_S if self._schedules() else 0.0)
+        self._forward_schedule()
         if self.interrupt is not None and (self.role == "worker" or self.options.headless):
             self.interrupt.arm()
 

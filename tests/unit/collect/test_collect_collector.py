@@ -248,3 +248,16 @@ def test_unwritable_series_path_is_logged_not_raised(tmp_path, caplog):
         c.write_timeseries()
     assert "cannot write the time series" in caplog.text
     assert "timeseries" not in c.summary_extra()
+
+
+def test_the_baseline_is_read_before_start_returns():
+    """test_start calls start() before Locust spawns a user: the baseline must not wait for the greenlet.
+
+    Read on the greenlet, it came after the first requests had started (llama.cpp: the run's
+    ``prompt_tokens_total`` increase was 64 tokens short of what the answers' usage stated).
+    """
+    t = FakeTransport({ENGINE: text("llmload-sim_healthy_8-users.txt")})
+    c = Collection(CollectConfig(engine_urls=(ENGINE,), interval_s=0.1), 0.0, request=t)
+    c.start()
+    assert len(c.timeline) == 1 and len(t.calls) == 1  # no other greenlet has run yet
+    c.stop(final=False)
