@@ -15,7 +15,9 @@ they measured: docs/real_engines.md.
 * a short ladder over ``--parallel 8``: requests deferred above 8 users, a latency-bound
   verdict, the slot (admission) cap as the top finding;
 * the server's own timings next to llmload's TTFT/TPOT/ITL at 1 and 8 users (88 M model), and
-  its per-request ``timings`` (last chunk) read into the record and the summary's phases.
+  its per-request ``timings`` (last chunk) read into the record and the summary's phases;
+* conversations and shared prefixes: llmload's cached prompt tokens, in sum and per turn, are
+  the server's own ``llamacpp:prompt_tokens_cached_total`` (nothing cut at the end: ``-s``).
 """
 
 from __future__ import annotations
@@ -199,6 +201,59 @@ def test_repeated_prompt_hits_the_prompt_cache(llama_tiny, tmp_path):
     assert len(ok) >= 10, describe(s)
     assert {r["input_tokens"] for r in ok} == {first["prompt_tokens"]} and all(r["input_tokens_from_usage"] for r in ok)
     assert cached >= len(ok) * (first["prompt_tokens"] - 2)
+
+
+CACHE_PROFILE = """name = "cache"
+[[classes]]
+name = "chat"
+weight = 1
+input_tokens = 40
+output_tokens = 16
+turns = 3
+think_time_s = 0.1
+[[classes]]
+name = "sys"
+weight = 1
+input_tokens = 30
+output_tokens = 8
+prefix = {groups = 2, tokens = 300}
+"""
+
+
+def test_cache_numbers_are_the_servers_own(llama_tiny, tmp_path):
+    """Conversations and shared prefixes: llmload's cached tokens are llama.cpp's, request by request and in sum.
+
+    ``-s 10`` lets the requests in flight at the end finish: the server counts the prompt of a
+    request it started (cached tokens at its start), the client a request's only once its usage
+    arrived, so a cut request would be in the server's counters alone. Measured here: the sums
+    equal to the token (docs/real_engines.md).
+    """
+    profile = tmp_path / "cache.toml"
+    profile.write_text(CACHE_PROFILE)
+    before = scrape_metrics(llama_tiny.url)
+    s, records, out = run_llmload(
+        llama_tiny.url, tmp_path, "-u", "3", "-r", "3", "-t", "3s", "-s", "10", "--profile", str(profile),
+        "--engine-metrics", llama_tiny.url, "--collect-interval", "0.5s",
+    )  # fmt: skip
+    after = scrape_metrics(llama_tiny.url)
+    cached = after["llamacpp:prompt_tokens_cached_total"] - before["llamacpp:prompt_tokens_cached_total"]
+    processed = after["llamacpp:prompt_tokens_total"] - before["llamacpp:prompt_tokens_total"]
+    o = s["overall"]
+    assert o["errors"] == 0 and o["interrupted"] == 0 and o["ok"] >= 20, describe(s)
+    ok = [r for r in records if r["outcome"] == "ok"]
+    assert all(r["cached_prompt_tokens"] is not None and r["input_tokens_from_usage"] for r in ok)
+    assert o["cached_prompt_tokens"] == sum(r["cached_prompt_tokens"] for r in ok) == cached > 0, describe(s)
+    assert o["input_tokens"] == cached + processed, describe(s)  # every prompt token: reused or processed
+    rate = s["server"]["signals"]["prefix_cache_hit_rate"]  # --engine-metrics read the same counters
+    assert (rate["hits"], rate["queries"]) == (cached, cached + processed), rate
+    assert f"engine counters: {rate['value'] * 100:.1f} %" in out
+    # Turn 2 re-sends turn 1 and its reply: the slot that served turn 1 holds both, so more than
+    # turn 1's whole prompt comes from the cache (the reply's tokens where they re-tokenize alike).
+    turns = s["classes"]["chat"]["by_turn"]
+    assert turns["1"]["prefix_cache_hit_ratio"] < 0.1, turns  # the chat template's opening only
+    assert turns["2"]["cached_prompt_tokens"] > turns["1"]["input_tokens_mean"] * turns["2"]["ok"], turns
+    assert s["classes"]["sys"]["prefix_cache_hit_ratio"] >= 0.6, describe(s)  # measured 0.86
+    assert not [f for f in s["findings"] if f["id"] == "prefix_cache_cold"], describe(s)
 
 
 # -- load ------------------------------------------------------------------------------------
