@@ -66,6 +66,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["intended_ns"] = rec.intended_ns - start
     if rec.arrival_index >= 0:  # open loop: the arrival's index (a trace replay: the entry's)
         doc["arrival_index"] = rec.arrival_index
+    if rec.session:  # a conversation's turn: its session's id, to join the turns of one conversation
+        doc["session"] = rec.session
     return orjson.dumps(doc) + b"\n"
 
 
@@ -95,6 +97,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.arrival_index = d.get("arrival_index", -1)
     rec.cached_prompt_tokens = d.get("cached_prompt_tokens")
     rec.turn = d.get("turn", 0)
+    rec.session = d.get("session", "")
     rec.reconnects = d.get("reconnects", 0)
     return rec
 

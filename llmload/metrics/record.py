@@ -112,6 +112,7 @@ class RequestRecord:
         "status",
         "step",
         "turn",
+        "session",
     )
 
     def __init__(self, class_name: str, input_tokens: int, max_tokens: int) -> None:
@@ -147,6 +148,7 @@ class RequestRecord:
         self.server_prefill_ms: float | None = None
         self.server_decode_ms: float | None = None
         self.turn = 0
+        self.session = ""  # a conversation's id ("<user>.<n>": the user's index across all workers, its n-th session)
         self.cached_prompt_tokens: int | None = None
         self.reply_text: str | None = None
 

@@ -108,6 +108,8 @@ class LLMUser(FastHttpUser):
     _sampler: WorkloadSampler
     _backoff: Backoff
     _session: Session | None = None
+    _session_id = ""  # "<user index>.<n>": the user's n-th conversation; user indexes are unique across workers
+    _sessions = 0
     _reply: RequestRecord | None = None  # the last turn's record, whose answer the next turn re-sends
 
     def on_start(self) -> None:
@@ -163,13 +165,17 @@ class LLMUser(FastHttpUser):
         session, last = self._session, self._reply
         if session is None or session.done or last is None:
             session = self._session = self._sampler.start_session()
+            if session.conversation:
+                self._sessions += 1
+                self._session_id = f"{self._sampler.user_index}.{self._sessions}"
             sample = session.next_turn()
         else:
             if session.think_time_s > 0:
                 self._think(session.think_time_s)
             sample = session.next_turn(last.reply_text or "", last.output_tokens)
         conversation = session.conversation
-        rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done)
+        rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done,
+                        session=self._session_id if conversation else "")  # fmt: skip
         if rec.outcome != "ok" or session.done:
             self._session = self._reply = None  # no reply to continue from, or the last turn
         else:
@@ -208,11 +214,12 @@ class LLMUser(FastHttpUser):
 
     def send(
         self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, intended_ns: int = 0,
-        arrival_index: int = -1,
+        arrival_index: int = -1, session: str = "",
     ) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request).
 
-        ``turn``: the request's turn in its conversation (0: not a conversation), recorded.
+        ``turn``: the request's turn in its conversation (0: not a conversation), and ``session`` the
+        conversation's id, recorded.
         ``keep_reply``: keep the answer text on ``record.reply_text`` (a next turn re-sends it).
         ``intended_ns`` (open loop): the ``perf_counter_ns()`` time the request should have
         been sent; its TTFT and E2E run from there (``metrics/definitions.py``); ``arrival_index``
@@ -225,7 +232,7 @@ class LLMUser(FastHttpUser):
         rec.intended_ns = intended_ns
         rec.arrival_index = arrival_index
         rec.step = ctx.steady_step
-        rec.turn = turn
+        rec.turn, rec.session = turn, session
         watchdog = ctx.watchdog
         flight = watchdog.register(rec)
         reader: BodyReader | None = None

@@ -76,12 +76,15 @@ def test_server_timing_survives_the_round_trip_and_old_lines_have_none() -> None
 
 def test_cache_turn_reconnects_and_the_arrival_index_survive_and_old_lines_read_without_them() -> None:
     rec = reasoning_record()
-    rec.cached_prompt_tokens, rec.turn, rec.reconnects = 512, 3, 1
+    rec.cached_prompt_tokens, rec.turn, rec.reconnects, rec.session = 512, 3, 1, "12.4"
     rec.intended_ns, rec.arrival_index = 4 * MS, 17
     back = record_from_line(record_to_line(rec))
     assert (back.cached_prompt_tokens, back.turn, back.reconnects, back.arrival_index) == (512, 3, 1, 17)
+    assert back.session == "12.4"
     closed = reasoning_record()
     assert "arrival_index" not in orjson.loads(record_to_line(closed))  # a closed loop has no arrival
+    assert "session" not in orjson.loads(record_to_line(closed))  # a single request belongs to no conversation
+    assert record_from_line(record_to_line(closed)).session == ""
     doc = orjson.loads(record_to_line(closed))
     for key in ("cached_prompt_tokens", "turn", "reconnects"):
         del doc[key]

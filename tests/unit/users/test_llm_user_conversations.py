@@ -25,11 +25,14 @@ def make_user(classes: list[dict], outcomes: list[str]) -> tuple[LLMUser, list[t
     user._backoff = Backoff(BackoffSpec(None, None), random.Random(0))  # error backoff off: no waits but think time
     user._context = SimpleNamespace(error_backoff=BackoffSpec(None, None), open_loop=False)  # a closed loop
     sent: list[tuple] = []
+    sessions: list[str] = []
+    user.sessions_sent = sessions  # type: ignore[attr-defined]
     script = iter(outcomes)
 
-    def send(sample, *, turn=0, keep_reply=False):
+    def send(sample, *, turn=0, keep_reply=False, session=""):
         rec = RequestRecord(sample.class_name, sample.input_tokens, sample.max_tokens)
-        rec.outcome, rec.turn, rec.output_tokens = next(script), turn, 3
+        rec.outcome, rec.turn, rec.session, rec.output_tokens = next(script), turn, session, 3
+        sessions.append(session)
         rec.reply_text = f" reply{len(sent)}" if keep_reply else None
         sent.append((sample, turn, keep_reply))
         return rec
@@ -57,6 +60,7 @@ def test_turns_follow_each_other_with_think_time_and_the_replies_received(slept)
     assert sent[1][0].messages[1] == {"role": "assistant", "content": " reply0"}
     assert sent[2][0].messages[3] == {"role": "assistant", "content": " reply1"}
     assert sent[1][0].input_tokens == 5 + 3 + 5  # the reply's tokens as received (record.output_tokens)
+    assert user.sessions_sent == ["0.1", "0.1", "0.1", "0.2"]  # the records join the turns of one conversation
 
 
 def test_a_failed_turn_ends_its_session(slept):
@@ -64,6 +68,7 @@ def test_a_failed_turn_ends_its_session(slept):
     for _ in range(3):
         user.generate()
     assert [s.turn for s, _, _ in sent] == [1, 2, 1]  # after the failed turn 2: a new conversation
+    assert user.sessions_sent == ["0.1", "0.1", "0.2"]
     assert slept == [1.5]
 
 
@@ -77,6 +82,7 @@ def test_single_request_classes_record_no_turn_and_keep_no_reply(slept):
     for _ in range(4):
         mixed.generate()
     assert [(s.class_name, turn) for s, turn, _ in sent] == [("q", 0), ("chat", 1), ("chat", 2), ("chat", 3)]
+    assert mixed.sessions_sent == ["", "0.1", "0.1", "0.1"]  # a single request belongs to no session
 
 
 def test_a_thinking_user_is_idle_and_a_graceful_stop_ends_it_at_once(monkeypatch):
