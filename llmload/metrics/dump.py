@@ -45,6 +45,7 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "end_ns": rec.end_ns - start,
         "input_tokens": rec.input_tokens,
         "input_tokens_from_usage": rec.input_tokens_from_usage,
+        "asked_input_tokens": rec.asked_input_tokens,
         "output_tokens": rec.output_tokens,
         "output_tokens_from_usage": rec.output_tokens_from_usage,
         "max_tokens": rec.max_tokens,
@@ -81,6 +82,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.chunk_tokens = d["chunk_tokens"]
     rec.end_ns = d["end_ns"]
     rec.input_tokens_from_usage = d["input_tokens_from_usage"]
+    rec.asked_input_tokens = d.get("asked_input_tokens", rec.input_tokens)
     rec.output_tokens, rec.output_tokens_from_usage = d["output_tokens"], d["output_tokens_from_usage"]
     rec.finish_reason = d["finish_reason"]
     # Channel fields (absent from dumps written before they existed: no reasoning, all output).

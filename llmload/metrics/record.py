@@ -34,6 +34,7 @@ class RequestRecord:
         status: HTTP status (0 when no answer).
         input_tokens: prompt tokens (server ``usage`` when sent, else the workload estimate).
         input_tokens_from_usage: whether ``input_tokens`` came from ``usage``.
+        asked_input_tokens: the prompt size llmload built (the profile's tokens, a dataset's estimate).
         output_tokens: generated tokens (``usage.completion_tokens`` when sent, else counted).
         output_tokens_from_usage: whether ``output_tokens`` came from ``usage``.
         max_tokens: tokens asked for.
@@ -79,6 +80,7 @@ class RequestRecord:
 
     __slots__ = (
         "arrival_index",
+        "asked_input_tokens",
         "buffered_token_jumps",
         "cached_prompt_tokens",
         "chunk_ns",
@@ -119,6 +121,7 @@ class RequestRecord:
         self.class_name = class_name
         self.input_tokens = input_tokens
         self.input_tokens_from_usage = False
+        self.asked_input_tokens = input_tokens  # the prompt size llmload built (the profile's, or its estimate)
         self.max_tokens = max_tokens
         self.start_ns = 0
         self.intended_ns = 0

@@ -79,6 +79,9 @@ COUNTERS = (
     "backoff_ms",  # user-time spent in those waits, milliseconds
     "cached_prompt_tokens",  # successful requests: prompt tokens the server served from its prefix cache
     "cache_stated_input_tokens",  # successful requests whose answer stated cached_tokens: their prompt tokens
+    "usage_input_requests",  # successful requests whose prompt size came from usage
+    "usage_input_tokens",  # ... their prompt tokens as the server counted them
+    "usage_input_asked",  # ... their prompt tokens as llmload built them (the profile's, a dataset's estimate)
 )
 
 
@@ -118,6 +121,10 @@ class ClassStats:
             c["ok"] += 1
             c["output_tokens"] += rec.output_tokens
             c["input_tokens"] += rec.input_tokens
+            if rec.input_tokens_from_usage:
+                c["usage_input_requests"] += 1
+                c["usage_input_tokens"] += rec.input_tokens
+                c["usage_input_asked"] += rec.asked_input_tokens
             c["output_tokens_from_usage"] += rec.output_tokens_from_usage
             if missed is not None:
                 if not missed:

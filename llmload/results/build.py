@@ -55,6 +55,7 @@ from llmload.results.model import (
     TraceReplay,
     TurnResult,
 )
+from llmload.results.prompt_size import prompt_size_warning
 from llmload.results.signals import Series, window_stats
 from llmload.workload.traces import Trace
 
@@ -363,7 +364,8 @@ def build_result(
     if open_loop:
         arrival = replace(arrival, achieved_rate=achieved_rate(overall.requests, duration_s))
     load = dict(load or {})
-    extra_warnings = [w for w in (unfinished_warning(overall),) if w] + arrival_warnings(arrival, overall, users_max)
+    said = (unfinished_warning(overall), prompt_size_warning(metrics.classes))
+    extra_warnings = [w for w in said if w] + arrival_warnings(arrival, overall, users_max)
     if extra_warnings:
         load["warnings"] = (*load.get("warnings", ()), *extra_warnings)
     return RunResult(
