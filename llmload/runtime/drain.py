@@ -46,6 +46,33 @@ class _Stoppable(Protocol):
     def stop(self, force: bool = False) -> bool: ...
 
 
+class _Sigint:
+    """SIGINT taken for a while: ``take`` installs a handler and keeps the one before, ``give_back`` restores it."""
+
+    def __init__(self, signals: Any) -> None:
+        self._signals = signals
+        self._previous: Any = None  # the handler before ours; None: ours is not installed
+
+    @property
+    def taken(self) -> bool:
+        return self._previous is not None
+
+    def take(self, handler: Callable[[int, Any], None]) -> None:
+        if self._previous is not None:
+            return
+        try:
+            self._previous = self._signals.signal(self._signals.SIGINT, handler)
+        except ValueError:  # not the main thread: Locust's handling stays
+            self._previous = None
+
+    def give_back(self) -> Any:
+        """The handler before ours is back (and returned; None when ours was not installed)."""
+        previous, self._previous = self._previous, None
+        if previous is not None:
+            self._signals.signal(self._signals.SIGINT, previous)
+        return previous
+
+
 class DrainGuard:
     """``users``: the process's running users; ``in_flight``: requests in flight now; ``stop_timeout``:
     Locust's stop timeout (s, 0 or None: no wait); ``signals``: the :mod:`signal` module (a fake in tests)."""
@@ -60,33 +87,26 @@ class DrainGuard:
         self._users = users
         self._in_flight = in_flight
         self._stop_timeout = stop_timeout
-        self._signals = signals
-        self._previous: Any = None  # SIGINT's handler before ours; None: ours is not installed
-        self.cut = False  # a Ctrl-C cut this stop's wait short
+        self._sigint = _Sigint(signals)
 
     def begin(self) -> None:
         """A stop begins (``test_stopping``): with requests in flight and a stop timeout, say so and take SIGINT."""
         timeout, n = self._stop_timeout() or 0, self._in_flight()
-        self.cut = False
-        if timeout <= 0 or n <= 0 or self._previous is not None:
+        if timeout <= 0 or n <= 0 or self._sigint.taken:
             return
         log.warning(
             "llmload: waiting up to %s for %d request%s in flight to finish (the stop timeout); "
             "Ctrl-C stops %s now (counted as interrupted) and the summary follows",
             _seconds(timeout), n, "" if n == 1 else "s", "it" if n == 1 else "them",
         )  # fmt: skip
-        try:
-            self._previous = self._signals.signal(self._signals.SIGINT, self._on_sigint)
-        except ValueError:  # not the main thread: Locust's handling stays
-            self._previous = None
+        self._sigint.take(self._on_sigint)
 
     def end(self) -> None:
         """The wait is over (``test_stop``, quitting): SIGINT's handler before ours is back."""
-        self._restore()
+        self._sigint.give_back()
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
-        self._restore()
-        self.cut = True
+        self._sigint.give_back()
         gevent.spawn(self._stop_users)  # not in the signal handler: stopping a user switches greenlets
 
     def _stop_users(self) -> None:
@@ -95,11 +115,6 @@ class DrainGuard:
                     len(users), "" if len(users) == 1 else "s")  # fmt: skip
         for user in users:
             user.stop(force=True)
-
-    def _restore(self) -> None:
-        if self._previous is not None:
-            previous, self._previous = self._previous, None
-            self._signals.signal(self._signals.SIGINT, previous)
 
 
 class RunInterrupt:
@@ -113,26 +128,19 @@ class RunInterrupt:
         self, end_test: Callable[[], None], give_up: Callable[[], None] | None = None, signals: Any = signal
     ) -> None:
         self._end_test, self._give_up = end_test, give_up
-        self._signals = signals
-        self._previous: Any = None
+        self._sigint = _Sigint(signals)
         self.presses = 0
 
     def arm(self) -> None:
         """A test starts (``test_start``): the next Ctrl-C is ours."""
-        if self._previous is not None:
+        if self._sigint.taken:
             return
         self.presses = 0
-        try:
-            self._previous = self._signals.signal(self._signals.SIGINT, self._on_sigint)
-        except ValueError:  # not the main thread: Locust's handling stays
-            self._previous = None
+        self._sigint.take(self._on_sigint)
 
-    def disarm(self) -> Any:
-        """The test is over (quitting): SIGINT's handler before ours is back (and returned)."""
-        previous, self._previous = self._previous, None
-        if previous is not None:
-            self._signals.signal(self._signals.SIGINT, previous)
-        return previous
+    def disarm(self) -> None:
+        """The test is over (quitting): SIGINT's handler before ours is back."""
+        self._sigint.give_back()
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         self.presses += 1
@@ -141,7 +149,7 @@ class RunInterrupt:
                         "(Ctrl-C again: stop now)")  # fmt: skip
             gevent.spawn(self._end_test)  # not in the signal handler: it switches greenlets
             return
-        previous = self.disarm()  # any further Ctrl-C is Locust's
+        previous = self._sigint.give_back()  # any further Ctrl-C is Locust's
         if self._give_up is not None:
             gevent.spawn(self._give_up)
         elif callable(previous):
