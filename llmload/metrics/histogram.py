@@ -21,7 +21,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-__all__ = ["EDGES", "GROWTH", "LOWEST", "N_BUCKETS", "Histogram", "HistogramWire", "bucket_index"]
+__all__ = ["EDGES", "GROWTH", "LOWEST", "N_BUCKETS", "Histogram", "HistogramWire", "bucket_index", "bucket_value"]
 
 LOWEST = 1e-5  # seconds: 10 µs
 GROWTH = 1.01  # 1 % relative bucket width
@@ -46,6 +46,11 @@ def bucket_index(value: float) -> int:
         return 0
     i = math.ceil((math.log(value) - _LOG_LOWEST) * _INV_LOG_GROWTH - 1e-9)
     return i if i < N_EDGES else N_EDGES
+
+
+def bucket_value(index: int) -> float:
+    """The value (seconds) a bucket stands for: its geometric centre (the overflow bucket: the highest edge)."""
+    return float(_CENTRES[index]) if index < N_EDGES else float(EDGES[-1])
 
 
 def _bucket_indices(values: np.ndarray) -> np.ndarray:

@@ -8,11 +8,12 @@
 * ``timed``: requests that carried the server's own timing (``coverage = timed / ok``);
 * the **tail attribution**: per TTFT bucket (the histograms' shared bucket index), the
   count of timed requests and the sums of their TTFT shares
-  (:func:`~llmload.metrics.definitions.tail_parts`). The TTFT percentile that decides
-  which requests are "in the tail" is only known at the end, after every worker's
-  reports are merged; sums per bucket merge by addition, and the mean share over the
-  requests at or above any percentile is the sum over the buckets from that
-  percentile's bucket up, divided by their count. No per-request data travels.
+  (:func:`~llmload.metrics.definitions.tail_parts`). Which requests are "in the tail"
+  is only known at the end, after every worker's reports are merged; sums per bucket
+  merge by addition, and the tail above a quantile ``q`` is rank-based over the same
+  timed requests: the slowest buckets holding at least ``ceil((1 - q) * timed)`` of
+  them, their sums divided by their count (:meth:`PhaseStats.tail`). No per-request
+  data travels.
 
 Wire form (msgpack/JSON safe): ``{"h": {phase: HistogramWire}, "t": timed,
 "b": [[bucket, n, s_gateway, s_queue, s_prefill, s_other], ...]}``.
@@ -20,6 +21,7 @@ Wire form (msgpack/JSON safe): ``{"h": {phase: HistogramWire}, "t": timed,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from llmload.metrics.definitions import (
@@ -32,7 +34,7 @@ from llmload.metrics.definitions import (
     server_queue_s,
     tail_parts,
 )
-from llmload.metrics.histogram import Histogram, bucket_index
+from llmload.metrics.histogram import Histogram, bucket_index, bucket_value
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["PhaseStats"]
@@ -94,18 +96,31 @@ class PhaseStats:
     def empty(self) -> bool:
         return not self.timed and not any(h.count for h in self.hist.values())
 
-    def tail_shares(self, ttft_threshold_s: float) -> tuple[int, dict[str, float]] | None:
-        """(requests, mean share per part) over timed requests whose TTFT bucket is at or above the threshold's."""
-        lo = bucket_index(ttft_threshold_s)
-        total = [0.0] * _WIDTH
-        for b, row in self.buckets.items():
-            if b >= lo:
-                for i, v in enumerate(row):
-                    total[i] += v
-        n = total[0]
-        if not n:
+    def tail(self, q: float) -> tuple[float, int, dict[str, float]] | None:
+        """The slowest ``1 - q`` of the timed requests: (their TTFT threshold in s, how many,
+        mean share per part); None when no request was timed.
+
+        Rank-based over the same population it averages (timed successful requests): the
+        buckets are taken from the slowest down until they hold at least ``ceil((1 - q) * n)``
+        requests (at least one), so a tail is never empty while timed requests exist. The
+        threshold is the TTFT of the fastest bucket taken (its geometric centre), i.e. the
+        ``q`` percentile of the timed requests, not of every TTFT (which also holds requests
+        that failed or were cut after their first token).
+        """
+        n_all = sum(row[0] for row in self.buckets.values())
+        if not n_all:
             return None
-        return int(n), {part: total[i] / n for i, part in enumerate(TAIL_PARTS, 1)}
+        need = max(1, math.ceil((1.0 - q) * n_all - 1e-9))
+        total = [0.0] * _WIDTH
+        low = 0
+        for b in sorted(self.buckets, reverse=True):
+            for i, v in enumerate(self.buckets[b]):
+                total[i] += v
+            low = b
+            if total[0] >= need:
+                break
+        n = total[0]
+        return bucket_value(low), int(n), {part: total[i] / n for i, part in enumerate(TAIL_PARTS, 1)}
 
     def to_wire(self) -> dict[str, Any]:
         return {

@@ -103,15 +103,20 @@ def median_ci(h: Histogram, z: float = _Z) -> tuple[float, float] | None:
 
 
 def phases_of(p: PhaseStats, ttft: Histogram, ok: int) -> Phases:
-    """The phases of one class (or all) and the tail attribution above its TTFT p90/p99."""
+    """The phases of one class (or all) and the tail attribution of its slowest 10 % / 1 % of
+    timed requests (:meth:`~llmload.metrics.phases.PhaseStats.tail`: rank-based over the
+    requests it averages, never empty while any was timed)."""
     tail = {}
     for name, q in TAIL_QUANTILES.items():
-        if not ttft.count:
-            tail[name] = TailShare()
+        got = p.tail(q)
+        if got is None:
+            # nothing timed: the threshold of every first token, for the reader's orientation
+            tail[name] = TailShare(ttft.percentile(q) * 1000.0 if ttft.count else None)
             continue
-        threshold = ttft.percentile(q)
-        got = p.tail_shares(threshold)
-        tail[name] = TailShare(threshold * 1000.0) if got is None else TailShare(threshold * 1000.0, *got)
+        threshold, n, shares = got
+        if ttft.count:  # a bucket's centre, within the exact range of the first tokens it counts among
+            threshold = min(max(threshold, ttft.min), ttft.max)
+        tail[name] = TailShare(threshold * 1000.0, n, shares)
     return Phases(
         timed=p.timed,
         coverage=p.timed / ok if ok else None,

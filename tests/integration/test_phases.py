@@ -100,3 +100,25 @@ def test_timing_off_leaves_phases_uncovered(sim, tmp_path):
     assert ph["timed_requests"] == 0 and ph["coverage"] == 0.0
     assert ph["decode_ms"]["count"] == s["overall"]["ok"]  # decode = E2E - TTFT needs no server timing
     assert ph["tail"]["p99"]["requests"] == 0
+
+
+def test_a_growing_queue_cut_at_the_end_still_has_a_p99_tail_led_by_the_queue(sim, tmp_path):
+    """Issue 21: 4 slots, arrivals faster than they drain, so every request waits longer than the one
+    before and the run's end cuts the last ones admitted after their first token: the slowest first
+    tokens of the run belong to cut requests. The p99 tail is over timed successful requests (its
+    threshold from them) and holds the slowest of them: non-empty, the queue's (it was empty)."""
+    url = sim("--max-num-seqs", "4", "--step-base-ms", "10", "--per-seq-ms", "0", "--host-overhead-ms", "0",
+              "--prefill-tps", "1000", "--per-kv-token-us", "0")  # fmt: skip
+    path = write_profile(tmp_path, ("chat", 50, 64, 1))  # ~50 ms prefill + 64 x 10 ms: ~5.7 req/s on 4 slots
+    s = run_inprocess(url, ["--profile", path, "--arrival", "constant", "--rate", "8"], users=60, seconds=6)
+    o = s["overall"]
+    assert o["ok"] >= 10 and o["interrupted"] >= 4, (o["ok"], o["interrupted"])
+    ph = o["phases"]
+    assert ph["coverage"] == 1.0
+    for name in ("p90", "p99"):
+        for block in (ph, s["classes"]["chat"]["phases"]):
+            tail = block["tail"][name]
+            assert tail["requests"] >= 1, (name, tail)
+            shares = tail["shares"]
+            assert max(shares, key=shares.get) == "server_queue", (name, shares)
+            assert tail["ttft_ms"] <= o["ttft_ms"]["max"]

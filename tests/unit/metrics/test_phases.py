@@ -76,7 +76,7 @@ def test_coverage_counts_timed_successful_requests_only():
     assert s.phases.hist["decode"].count == 2
 
 
-def test_tail_shares_above_a_threshold_and_merge_equals_one_process():
+def test_the_tail_is_the_slowest_timed_requests_and_merge_equals_one_process():
     fast = [rec(50, queue_ms=5, prefill_ms=40) for _ in range(90)]  # prefill-bound, fast
     slow = [rec(1000, queue_ms=900, prefill_ms=50) for _ in range(10)]  # queue-bound, slow
     one = PhaseStats()
@@ -87,17 +87,52 @@ def test_tail_shares_above_a_threshold_and_merge_equals_one_process():
         (a if i % 2 else b).add(r, ttft)
     merged = PhaseStats.from_wire(a.to_wire())
     merged.merge(PhaseStats.from_wire(b.to_wire()))
-    for threshold in (0.01, 0.5, 1.0):
-        (n1, s1), (n2, s2) = merged.tail_shares(threshold), one.tail_shares(threshold)
-        assert n1 == n2 and s1 == pytest.approx(s2, abs=1e-12)  # addition merges; only the summation order differs
-    n, shares = one.tail_shares(0.5)
-    assert n == 10
+    for q in (0.0, 0.5, 0.9, 0.99):
+        (t1, n1, s1), (t2, n2, s2) = merged.tail(q), one.tail(q)
+        assert (t1, n1) == (t2, n2) and s1 == pytest.approx(s2, abs=1e-12)  # addition merges; only the order differs
+    threshold, n, shares = one.tail(0.9)  # the slowest 10 %: exactly the slow bucket
+    assert n == 10 and threshold == pytest.approx(1.0, rel=0.005)
     assert shares["server_queue"] == pytest.approx(0.9)
     assert shares["prefill"] == pytest.approx(0.05)
     assert shares["gateway"] == pytest.approx(0.05)
-    n_all, all_shares = one.tail_shares(0.0)
-    assert n_all == 100 and max(all_shares, key=all_shares.get) == "prefill"  # the body is prefill-bound
-    assert one.tail_shares(5.0) is None
+    assert one.tail(0.99)[1] == 10  # ceil(1 %) = 1 request: its whole bucket (all at or above its TTFT)
+    threshold, n_all, all_shares = one.tail(0.5)  # 50 needed: reaches into the fast bucket, taken whole
+    assert n_all == 100 and threshold == pytest.approx(0.05, rel=0.005)
+    assert max(all_shares, key=all_shares.get) == "prefill"  # the body is prefill-bound
+    assert PhaseStats().tail(0.99) is None
+
+
+def test_a_tail_is_never_empty_while_timed_requests_exist():
+    s = PhaseStats()
+    for k in range(7):  # 7 timed requests: ceil(1 % of 7) = 1, ceil(10 %) = 1
+        s.add(rec(100 + k, queue_ms=60, prefill_ms=30), 0.1 + k / 1000)
+    for q in (0.9, 0.99, 0.999):
+        threshold, n, shares = s.tail(q)
+        assert n == 1 and threshold == pytest.approx(0.106, rel=0.006) and sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_the_p99_tail_is_not_emptied_by_cut_requests_with_the_slowest_first_tokens():
+    """A queue-bound run ends with requests cut after their first token; they waited longest in the
+    queue, so the TTFT histogram's p99 is theirs. The tail is over timed successful requests: its
+    threshold comes from them, and it holds the slowest of them (it was empty: no ok request at or
+    above the p99 of every first token)."""
+    from llmload.results.build import stats_of
+
+    m = MetricSet()
+    for k in range(180):  # ok, queue-bound: 50 ms prefill, queue growing to ~1.35 s
+        queue = 7.5 * k
+        m.add(rec(queue + 51, queue_ms=queue, prefill_ms=50))
+    for k in range(4):  # cut at the end after their first token, the longest waits of the run
+        m.add(rec(1400 + 10 * k, outcome="interrupted"))
+    s = stats_of(m.overall(), 30.0)
+    assert s.interrupted == 4 and s.latency["ttft"].p99 > 1400  # the p99 of every first token: a cut request's
+    p99 = s.phases.tail["p99"]
+    assert p99.requests >= 2 and p99.ranked()[0][0] == "server_queue"  # ceil(1 % of 180) = 2
+    assert p99.ttft_ms < 1400  # the threshold of the timed requests, not of every first token
+    p90 = s.phases.tail["p90"]
+    assert p90.requests >= 18 and p90.ranked()[0][0] == "server_queue"
+    for name in ("p90", "p99"):  # per class as well
+        assert s.phases.tail[name].requests == stats_of(m.classes["c"], 30.0).phases.tail[name].requests
 
 
 def test_metricset_wire_carries_phases_and_omits_them_when_empty():
@@ -107,7 +142,7 @@ def test_metricset_wire_carries_phases_and_omits_them_when_empty():
     assert "p" in wire["c"]
     back = MetricSet.from_wire(wire)
     assert back.classes["c"].phases.timed == 1
-    assert back.classes["c"].phases.tail_shares(0.0)[1] == pytest.approx(
+    assert back.classes["c"].phases.tail(0.0)[2] == pytest.approx(
         {"gateway": 0.1, "server_queue": 0.6, "prefill": 0.3, "other": 0.0}
     )
     empty = ClassStats()
