@@ -16,7 +16,7 @@ trap 'rm -f "$LOG"' EXIT
 
 nice -n 19 bash tests/engines/build_llama_server.sh "$PY" >"$LOG" 2>&1 &
 build=$!
-"$PY" -m pytest -q -m "not llamacpp" "$@"
+"$PY" -m pytest -q --durations=10 -m "not llamacpp" "$@"
 rc_rest=$?
 wait "$build"
 rc_build=$?
