@@ -11,7 +11,8 @@ them here; each parser returns an event as soon as one is complete.
 * :func:`iter_sseclient_events` -- the same events from the ``sseclient-py`` package, the
   spec-complete reference (``--sse-parser sseclient``). A differential test keeps the two
   identical on every recorded transcript.
-* :class:`NdjsonParser` -- one JSON document per line.
+* :class:`NdjsonParser` -- one JSON document per line; the last line of a body may come
+  without its newline (the stream loop feeds it at the end of the body).
 
 One deliberate extension to the SSE rules, applied by both SSE paths: llama.cpp's server
 reports an error inside a stream as an ``error: {...}`` *field* (not ``event: error``),
@@ -121,7 +122,7 @@ def iter_sseclient_events(lines: Iterable[bytes]) -> Iterator[SseEvent]:
 
 
 class NdjsonParser:
-    """Newline-delimited JSON: each non-blank line is one event (line ending removed)."""
+    """Newline-delimited JSON: each non-blank line is one event (line ending removed, if any)."""
 
     __slots__ = ()
 

@@ -108,19 +108,37 @@ def _consume_sseclient(reader: BodyReader, adapter: Adapter, state: StreamState,
 
 
 def _consume_ndjson(reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord) -> bool:
-    readline = reader.readline
+    # Read and split like the SSE loop (lines that arrived together share their read's stamp).
+    # The last line may come without its newline (readline() would drop it at the end of the
+    # body, and with it the final object's usage and finish reason): fed at the end.
+    read_some = reader.read_some
     feed_line = NdjsonParser().feed_line
     feed = adapter.feed
     append = rec.chunk_ns.append
+    tail = b""
+    t = 0
     while True:
-        line = readline()
+        data = read_some()
+        if not data:
+            break
         t = perf_counter_ns()
-        if not line:
-            return False
-        data = feed_line(line)
-        if data is None:
-            continue
-        n = feed(state, data, "")
+        lines = (tail + data if tail else data).split(b"\n")
+        tail = lines.pop()  # the unfinished last line (b"" when the read ended on a newline)
+        for line in lines:
+            doc = feed_line(line)
+            if doc is None:
+                continue
+            n = feed(state, doc, "")
+            if n == 1:
+                append(t)
+            elif n > 1:
+                rec.add_counted_chunk(t, n)
+            elif n == DONE:
+                rec.end_ns = t
+                return True
+    doc = feed_line(tail) if tail else None
+    if doc is not None:  # stamped when its last byte arrived (the last read), not at the end of the body
+        n = feed(state, doc, "")
         if n == 1:
             append(t)
         elif n > 1:
@@ -128,6 +146,7 @@ def _consume_ndjson(reader: BodyReader, adapter: Adapter, state: StreamState, re
         elif n == DONE:
             rec.end_ns = t
             return True
+    return False
 
 
 def _consume_raw(reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord) -> bool:

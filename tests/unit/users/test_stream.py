@@ -65,6 +65,53 @@ def test_any_cut_of_a_transcript_gives_its_events(path, seed):
         assert state.usage_completion_tokens == expect["usage_completion_tokens"]
 
 
+NDJSON = sorted(FIXTURES.glob("*/*.ndjson"))
+
+
+class GeventLikeReader(PiecesReader):
+    """Also reads lines the way geventhttpclient's ``readline`` does: ``b""`` at the end of the
+    body, whatever is buffered without a newline then lost (what BodyReader.readline returns)."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        super().__init__(pieces)
+        self._buf = b""
+
+    def readline(self) -> bytes:
+        while b"\n" not in self._buf:
+            if not self._pieces:
+                return b""
+            self._buf += self._pieces.pop(0)
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line + b"\n"
+
+
+@pytest.mark.parametrize("path", NDJSON, ids=[f"{p.parent.name}/{p.stem}" for p in NDJSON])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_any_cut_of_an_ndjson_transcript_gives_its_events(path, seed):
+    """The NDJSON loop over any cut, a last line without its newline included (issue 22, item 7:
+    that line was dropped with its token, usage and finish reason)."""
+    expect = json.loads(path.with_suffix(".expect.json").read_text())
+    adapter = get_adapter_class(path.parent.name)(AdapterConfig())
+    rec, state = RequestRecord("c", 1, 10), StreamState()
+    reader = GeventLikeReader(cut(path.read_bytes(), random.Random(seed)))
+    assert consume(Framing.NDJSON, reader, adapter, state, rec, "fast") is expect["done"]
+    assert (len(rec.chunk_ns), rec.counted_tokens) == (expect["content_events"], expect["tokens_sum"])
+    assert state.finish_reason == expect["finish_reason"]
+    assert (state.usage_prompt_tokens, state.usage_completion_tokens) == (
+        expect["usage_prompt_tokens"], expect["usage_completion_tokens"])  # fmt: skip
+    assert state.text_chars == expect["text_chars"]
+
+
+def test_ndjson_lines_that_arrive_together_share_one_stamp_and_the_last_keeps_its_read(monkeypatch):
+    clock = iter(range(1000, 100_000, 1000))  # one stamp per read: 1000, 2000, ...
+    monkeypatch.setattr("llmload.users.stream.perf_counter_ns", lambda: next(clock))
+    pieces = [b'{"text":"a"}\n{"text":"b"}\n{"te', b'xt":"c"}\n', b'{"text":"d","finish_reason":"stop"}']
+    adapter = get_adapter_class("stream")(AdapterConfig())
+    rec, state = RequestRecord("c", 1, 10), StreamState()
+    assert consume(Framing.NDJSON, PiecesReader(pieces), adapter, state, rec, "fast") is False
+    assert rec.chunk_ns == [1000, 1000, 2000, 3000] and state.finish_reason == "stop"
+
+
 def test_events_that_arrive_together_share_one_stamp():
     ev = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'
     adapter = get_adapter_class("openai-chat")(AdapterConfig())
