@@ -1,8 +1,10 @@
 """The OpenAI Responses adapter (``openai-responses``, ``POST /v1/responses``).
 
 Request: ``{model, input, max_output_tokens, stream: true, store: false, ...}``. ``input``
-is the sample's prompt (a string), or its conversation as a list of ``{role, content}``
-messages. ``store: false`` keeps a load test from filling the server's response store;
+is the sample's prompt (a string), or its conversation as a list of
+``{type: "message", role, content}`` items. The ``type`` is optional in OpenAI's schema
+but llama-server requires it on assistant items (HTTP 400 "Cannot determine type of
+'item'" from a conversation's second turn on); every item carries it. ``store: false`` keeps a load test from filling the server's response store;
 ``extra_body`` (merged last) can turn it back on. ``--ignore-eos`` and ``--temperature``
 are sent as ``ignore_eos`` / ``temperature`` when set; the Responses API has no
 ``stream_options``: usage always comes with the final event.
@@ -27,6 +29,9 @@ and dispatched on its ``"type"``.
   the response's ``status`` (``completed``), or for an incomplete response its
   ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``). A
   ``data: [DONE]`` some proxies append also ends the stream.
+* Server timing: llama-server puts its per-request ``timings`` beside ``response`` in the
+  ``response.completed`` event (:mod:`llmload.adapters.server_timing`); vLLM's
+  ``metrics`` are read from the same place should it send them.
 * Errors: ``response.failed`` (its ``response.error``) and ``error`` events raise
   :class:`~llmload.errors.ServerErrorEvent`; data that is not JSON, or a ``delta`` that
   is not a string, raises :class:`~llmload.errors.MalformedChunk`.
@@ -50,6 +55,7 @@ from llmload.adapters.base import (
     store_usage,
 )
 from llmload.adapters.chunks import malformed, server_error
+from llmload.adapters.server_timing import record_server_timing
 from llmload.adapters.typed_events import decode_typed_event
 
 if TYPE_CHECKING:
@@ -92,7 +98,7 @@ class OpenAIResponsesAdapter:
         """POST ``{model, input, max_output_tokens, stream: true, store: false}``; ``extra_body`` merged last."""
         body: dict[str, Any] = {
             "model": self.config.model,
-            "input": list(sample.messages) if sample.messages else sample.prompt,
+            "input": [{"type": "message", **m} for m in sample.messages] if sample.messages else sample.prompt,
             "max_output_tokens": sample.max_tokens,
         }
         body.update(self._tail)
@@ -129,6 +135,7 @@ class OpenAIResponsesAdapter:
             if kind == _FAILED:
                 raise server_error({"error": response.get("error") or "response.failed without an error object"})
             _record_end(state, response)
+            record_server_timing(state, obj)  # llama.cpp's timings sit beside "response"
             return DONE
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc

@@ -11,12 +11,13 @@ costs nothing per token:
   token − first token), ``mean_itl_ms``, ``tokens_per_second``; a field is left out
   (or ``null``) when the engine lacks its timestamps.
 * **llama.cpp** ``llama-server``: a top-level ``"timings"`` object on the last chunk
-  (the usage chunk with ``include_usage``, else the finish chunk): ``prompt_n``,
+  (the usage chunk with ``include_usage``, else the finish chunk; on ``/v1/responses``
+  the ``response.completed`` event's data, beside ``response``): ``prompt_n``,
   ``prompt_ms`` (prompt processing, after the slot was taken), ``cache_n``,
   ``predicted_n``, ``predicted_ms`` (generation), ``predicted_per_token_ms``, ...
   llama.cpp reports no queue (slot wait) time: ``server_queue_ms`` stays ``None``.
 
-Other servers (SGLang, TGI, Ollama, OpenAI, Anthropic, the Responses API) send no
+Other servers (SGLang, TGI, Ollama, OpenAI, Anthropic, OpenAI's Responses API) send no
 per-request timing: every field stays ``None`` and the phases built on them are absent
 (``coverage`` says how many requests had them). Values of the wrong type are ignored,
 never an error: this is optional evidence, never required.

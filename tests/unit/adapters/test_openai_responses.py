@@ -69,7 +69,7 @@ def test_options_conversation_and_extra_body_last() -> None:
     messages = ({"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"})
     sample = RequestSample("c", "Hi", 1, 5, messages=messages)
     body = orjson.loads(OpenAIResponsesAdapter(config).build_request(sample).body)
-    assert body["input"] == list(messages)
+    assert body["input"] == [{"type": "message", **m} for m in messages]
     assert (body["ignore_eos"], body["temperature"], body["store"], body["top_p"]) == (True, 0.5, True, 0.9)
 
 
@@ -100,6 +100,33 @@ def test_reasoning_deltas_are_the_reasoning_channel(adapter, state, name: str) -
 def test_lifecycle_events_are_not_parsed(adapter, state) -> None:
     for name in ("response.created", "response.output_item.added", "response.output_text.done", "response.queued"):
         assert adapter.feed(state, b"{not json", name) == 0
+
+
+def test_every_conversation_item_is_a_typed_message() -> None:
+    # llama-server (b11434) answers 400 "Cannot determine type of 'item'" to an assistant item
+    # without "type": "message" (OpenAI's schema makes it optional): every turn from the second.
+    messages = ({"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+                {"role": "user", "content": "More"})  # fmt: skip
+    sample = RequestSample("c", "More", 3, 5, messages=messages)
+    items = orjson.loads(OpenAIResponsesAdapter(AdapterConfig()).build_request(sample).body)["input"]
+    assert items == [
+        {"type": "message", "role": "user", "content": "Hi"},
+        {"type": "message", "role": "assistant", "content": "Hello"},
+        {"type": "message", "role": "user", "content": "More"},
+    ]
+    assert all("type" not in m for m in messages)  # the sample's history is not changed
+
+
+def test_llamacpp_timings_beside_the_completed_response_are_read(adapter, state) -> None:
+    # llama-server's response.completed data: {"type", "response", "timings"} (no sequence_number).
+    timings = {"cache_n": 4, "prompt_n": 6, "prompt_ms": 5.25, "predicted_n": 3, "predicted_ms": 9.5}
+    usage = {"input_tokens": 10, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 4}}
+    data = orjson.dumps({"type": "response.completed", "response": {"status": "completed", "usage": usage},
+                         "timings": timings})  # fmt: skip
+    assert adapter.feed(state, data, "response.completed") == DONE
+    assert (state.server_timing, state.server_queue_ms) == ("llamacpp", None)
+    assert (state.server_prefill_ms, state.server_decode_ms) == (5.25, 9.5)
+    assert state.usage_cached_tokens == 4
 
 
 def test_completed_records_usage_and_ends(adapter, state) -> None:
