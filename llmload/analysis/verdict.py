@@ -18,7 +18,7 @@ The same judgement is repeated:
 * on p99 (``TTFT p99``/``TPOT p99`` against ``(1 + d)`` times the baseline's p99): ``p99``;
 * per request class, each against its own baseline figures: ``per_class``;
 * twice on 95 % intervals of each ratio ``step p50 / baseline p50``: with ``h_s``, ``h_b``
-  the log half-widths of the two p50s' intervals (:func:`~llmload.analysis.steps.median_ci`),
+  the log half-widths of the two p50s' intervals (:func:`~llmload.results.build.median_ci`),
   ``h = sqrt(h_s² + h_b²)``, the *pessimistic* pass judges ``p50 · e^h`` and the
   *optimistic* one ``p50 · e^-h`` against the same limits. Their safe levels are the
   confidence band ``[low, high]`` (error rates are taken as measured in both; a step
@@ -264,8 +264,8 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
                     "extend --rate-ladder to find its limit")  # fmt: skip
     with_ci = sum(1 for s in ladder if s.ci)
     method = (
-        "95% intervals of each step's p50 / baseline p50 (order statistics of each step's own samples, ranks "
-        "n/2 ± 0.98·√n; log half-widths added in quadrature): low = the safe level with every ratio at the top of its "
+        "95% intervals of each step's p50 / baseline p50 (order statistics of each step's own samples, exact "
+        "binomial ranks; log half-widths added in quadrature): low = the safe level with every ratio at the top of its "
         "interval, high = at the bottom"
     )
     if not with_ci:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from llmload.analysis.grade import grade_ttft
+from llmload.report.intervals import render_intervals
 from llmload.results.judgement import SloPass
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
@@ -96,6 +97,7 @@ def render_summary(result: RunResult, out: TextIO) -> None:
         + (f"; received (any outcome) {o.received_output_tokens}" if o.received_output_tokens is not None else "")
         + "\n"
     )
+    render_intervals(result, out)
     _render_arrival(result, out)
     if o.reasoned:
         _render_reasoning(result, out)

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
+from llmload.report.intervals import intervals_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
 
@@ -352,6 +353,7 @@ def render_html(report: dict[str, Any]) -> str:
         arrival_html(report),
         _timeline(report),
         _classes(report),
+        intervals_html(report),
         _reasoning(report),
         _turns(report),
         _details(report),

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
+from llmload.report.intervals import intervals_markdown
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
 
@@ -218,6 +219,6 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     breach = (report.get("verdict") or {}).get("breach") or {}
     if breach:
         lines += [f"Binding metric: **{fmt.metric_name(breach.get('metric'))}**.", ""]
-    for part in (_phenomenon, _turns, _root_cause, _change, _effect):
+    for part in (_phenomenon, intervals_markdown, _turns, _root_cause, _change, _effect):
         lines += part(report)
     out.write("\n".join(lines).rstrip() + "\n")

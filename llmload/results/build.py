@@ -11,10 +11,9 @@
 * :func:`build_result` — a run's merged statistics and what the coordinator knows about the run
   → :class:`RunResult`.
 
-**The p50's 95 % confidence interval** (:func:`median_ci`) comes from the order statistics of
-the step's own histogram: with ``n`` samples the median lies between the samples of rank
-``n/2 ± 0.98·√n`` (normal approximation of the binomial, ``z = 1.96``); distribution-free,
-as fine as the histogram's buckets (≤ 1 %). The verdict's confidence band is judged on these.
+**Confidence intervals** (one definition: :mod:`llmload.metrics.confidence`, order statistics,
+exact binomial ranks): each headline latency's p50/p90/p99 per class, overall and per step, and
+each step's p50 (:func:`median_ci`, the verdict's confidence band; under 6 samples, their range).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S, ArrivalStats
+from llmload.metrics.confidence import quantile_ci
 from llmload.metrics.definitions import (
     PHASES,
     achieved_rate,
@@ -42,6 +42,7 @@ from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.slo import SLO_KEYS
 from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.model import (
+    CI_LATENCIES,
     LATENCY_KEYS,
     TAIL_QUANTILES,
     ArrivalResult,
@@ -78,7 +79,6 @@ __all__ = [
 
 #: Latencies whose p50 gets a confidence interval (the ones the verdict judges).
 CI_METRICS = ("ttft", "tpot")
-_Z = 1.96
 
 
 class Window(Protocol):
@@ -92,13 +92,13 @@ class Window(Protocol):
     rate: float | None  # a rate ladder's offered rate (requests/s)
 
 
-def median_ci(h: Histogram, z: float = _Z) -> tuple[float, float] | None:
-    """95 % confidence interval of the median of ``h``, in ms (module docstring); None without samples."""
-    n = h.count
-    if n == 0:
+def median_ci(h: Histogram) -> tuple[float, float] | None:
+    """95 % interval of the median of ``h`` in ms (:func:`~llmload.metrics.confidence.quantile_ci`); with
+    too few samples for one, their range [min, max]; None without samples."""
+    if h.count == 0:
         return None
-    half = z * 0.5 / math.sqrt(n)
-    lo, hi = h.percentiles((max(0.0, 0.5 - half), min(1.0, 0.5 + half)))
+    ci = quantile_ci(h, 0.5)
+    lo, hi = ci if ci is not None else (h.min, h.max)
     return lo * 1000.0, hi * 1000.0
 
 
@@ -153,7 +153,7 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False, open_loop: bool =
         input_tokens=c["input_tokens"],
         output_tokens_per_s=per_s(c["output_tokens"]),
         requests_per_s=per_s(c["ok"]),
-        latency={m: Latency.from_histogram(s.hist[m]) for m in LATENCY_KEYS},
+        latency={m: Latency.from_histogram(s.hist[m], ci=m in CI_LATENCIES) for m in LATENCY_KEYS},
         output_tokens_from_usage_ratio=c["output_tokens_from_usage"] / c["ok"] if c["ok"] else None,
         partial_output_tokens=c["partial_output_tokens"],
         received_output_tokens=received_output_tokens(c["output_tokens"], c["partial_output_tokens"]),

@@ -50,8 +50,9 @@ def _num(v: Any) -> float | None:
 
 def _latency(block: Mapping[str, Any] | None) -> Latency:
     b = block or {}
+    ci = {str(k): (float(v[0]), float(v[1])) if v and len(v) == 2 else None for k, v in (b.get("ci95") or {}).items()}
     return Latency(int(b.get("count") or 0), _num(b.get("mean")), _num(b.get("p50")), _num(b.get("p90")),
-                   _num(b.get("p99")), _num(b.get("max")), _num(b.get("min")))  # fmt: skip
+                   _num(b.get("p99")), _num(b.get("max")), _num(b.get("min")), ci)  # fmt: skip
 
 
 def _phases(d: Mapping[str, Any] | None) -> Phases:

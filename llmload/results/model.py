@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.metrics.confidence import HEADLINE_QUANTILES, quantile_ci
 from llmload.metrics.definitions import METRICS, PHASES, TAIL_PARTS
 from llmload.metrics.histogram import Histogram
 from llmload.results.judgement import Judgement
@@ -30,6 +31,7 @@ from llmload.results.judgement import Judgement
 __all__ = [
     "BASELINE_STEP",
     "LATENCY_KEYS",
+    "CI_LATENCIES",
     "TAIL_QUANTILES",
     "ArrivalResult",
     "Goodput",
@@ -49,6 +51,8 @@ BASELINE_STEP = -1
 #: The latency metrics every Stats holds, in display order.
 LATENCY_KEYS = METRICS
 _QUANTILES = (0.5, 0.9, 0.99)
+#: The headline latencies whose p50/p90/p99 carry a 95 % interval (:mod:`llmload.metrics.confidence`).
+CI_LATENCIES = ("ttft", "tpot", "itl", "e2e")
 #: TTFT percentiles whose tail the phase attribution explains: name → quantile.
 TAIL_QUANTILES = {"p90": 0.9, "p99": 0.99}
 
@@ -58,7 +62,12 @@ SignalStats = dict[str, dict[str, float]]
 
 @dataclass(frozen=True, slots=True)
 class Latency:
-    """One metric's distribution (ms); every figure None without samples."""
+    """One metric's distribution (ms); every figure None without samples.
+
+    ``ci95``: for a headline latency (:data:`CI_LATENCIES`) ``{"p50", "p90", "p99"}`` → the
+    percentile's 95 % interval ``(lo, hi)`` in ms, or None with too few samples for it
+    (:mod:`llmload.metrics.confidence`); empty for every other latency.
+    """
 
     count: int = 0
     mean: float | None = None
@@ -68,13 +77,24 @@ class Latency:
     max: float | None = None
     min: float | None = None
 
+    ci95: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     @classmethod
-    def from_histogram(cls, h: Histogram) -> Latency:
-        if h.count == 0:
-            return cls()
-        p50, p90, p99 = h.percentiles(_QUANTILES)
+    def from_histogram(cls, h: Histogram, ci: bool = False) -> Latency:
+        """The figures of ``h``; ``ci``: with the percentiles' 95 % intervals."""
         ms = 1000.0
-        return cls(h.count, h.mean * ms, p50 * ms, p90 * ms, p99 * ms, h.max * ms, h.min * ms)
+        intervals: dict[str, tuple[float, float] | None] = {}
+        if ci:
+            for name, q in HEADLINE_QUANTILES.items():
+                got = quantile_ci(h, q)
+                intervals[name] = (got[0] * ms, got[1] * ms) if got is not None else None
+        if h.count == 0:
+            return cls(ci95=intervals)
+        p50, p90, p99 = h.percentiles(_QUANTILES)
+        return cls(h.count, h.mean * ms, p50 * ms, p90 * ms, p99 * ms, h.max * ms, h.min * ms, intervals)
+
+    def interval(self, name: str) -> tuple[float, float] | None:
+        """The 95 % interval of percentile ``name`` (``"p99"``), ms; None when unknown or too few samples."""
+        return self.ci95.get(name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ docs/summary-schema.md)::
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
              "output_tokens_per_s", "requests_per_s",
              "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms" | "ttfo_ms" | "reasoning_ms":
-                 {"mean", "p50", "p90", "p99", "max", "min", "count"},
+                 {"mean", "p50", "p90", "p99", "max", "min", "count",
+                  "ci95"?: {"p50" | "p90" | "p99": [lo, hi] | null}},   # TTFT/TPOT/ITL/E2E: 95 % intervals
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
              "received_output_tokens_per_s", "reconnects", "errors_by_kind", "errors_examples",
              "backoffs", "backoff_s",
@@ -99,9 +100,13 @@ def _r(x: float | None, digits: int = 3) -> float | None:
 
 
 def latency_dict(lat: Latency) -> dict[str, Any]:
-    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count."""
-    return {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
-            "min": _r(lat.min), "count": lat.count}  # fmt: skip
+    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``:
+    ``{"p50" | "p90" | "p99": [lo, hi] | null}`` (null: too few samples for that percentile's interval)."""
+    out = {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
+           "min": _r(lat.min), "count": lat.count}  # fmt: skip
+    if lat.ci95:
+        out["ci95"] = {k: [round(v[0], 3), round(v[1], 3)] if v is not None else None for k, v in lat.ci95.items()}
+    return out
 
 
 def phases_dict(p: Phases) -> dict[str, Any]:
