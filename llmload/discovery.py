@@ -28,7 +28,7 @@ def discover_model(host: str, headers: dict[str, str] | None = None, timeout: fl
         if e.code in (401, 403):  # --model would not help: every request would be refused the same way
             raise ConfigError(
                 f"{url} answered HTTP {e.code}: the server refuses the API key (or its absence); pass --api-key KEY "
-                "(default: $OPENAI_API_KEY, $ANTHROPIC_API_KEY for --api anthropic-messages)"
+                "(default: $LLMLOAD_API_KEY, else $OPENAI_API_KEY; $ANTHROPIC_API_KEY for --api anthropic-messages)"
             ) from None
         raise ConfigError(f"--model not given and {url} answered HTTP {e.code}; pass --model NAME") from None
     except (urllib.error.URLError, OSError, ValueError) as e:

@@ -92,8 +92,8 @@ def check_models(host: str, model: str, headers: Mapping[str, str], timeout: flo
     except urllib.error.HTTPError as e:
         if e.code in (401, 403):
             raise ConfigError(
-                f"{url} answered HTTP {e.code}: the server refuses the API key; check --api-key / "
-                f"$OPENAI_API_KEY {_SKIP}"
+                f"{url} answered HTTP {e.code}: the server refuses the API key; check --api-key / $LLMLOAD_API_KEY / "
+                f"$OPENAI_API_KEY ($ANTHROPIC_API_KEY for --api anthropic-messages) {_SKIP}"
             ) from None
         return None  # no such route (404), or a gateway that does not serve it
     except (urllib.error.URLError, OSError, ValueError):

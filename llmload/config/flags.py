@@ -141,8 +141,9 @@ FLAGS: tuple[Flag, ...] = (
          "GET /v1/models: the API key accepted, the model listed); the other checks (flags, output paths, ports) "
          "always run", action="store_true"),
     Flag("--api-key", "", "API key for the endpoint, sent the adapter's way (a bearer token; x-api-key for "
-         "anthropic-messages). Default: $OPENAI_API_KEY ($ANTHROPIC_API_KEY for anthropic-messages). Never logged "
-         "or written to summaries", secret=True, env="OPENAI_API_KEY"),
+         "anthropic-messages). Default: $LLMLOAD_API_KEY, else $OPENAI_API_KEY ($ANTHROPIC_API_KEY for "
+         "anthropic-messages). Never logged or written to summaries; masked in what a server echoes of it",
+         secret=True),
     Flag("--max-tokens-cap", 0, "Cap every request's max_tokens at this value (0 = no cap)", kind=int),
     Flag("--seed", -1, "Seed for prompts and the mix; the same seed replays the same requests. Default: a fresh "
          "seed per run (recorded in the summary), so that prefix caches warm from an earlier run do not flatter "

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.adapters.base import DEFAULT_API_KEY_ENV, AdapterConfig
+from llmload.adapters.base import AdapterConfig
 from llmload.config.arrival import ArrivalConfig
 from llmload.config.backoff import BackoffSpec
 from llmload.config.collect import CollectConfig
@@ -50,18 +50,15 @@ def _workload(v: Mapping[str, Any], worker: bool) -> str:
 
 
 def _api_key(given: str, api: str) -> str:
-    """``--api-key``, else the adapter's own variable (``$OPENAI_API_KEY``, ``$ANTHROPIC_API_KEY``).
+    """The key sent: the one given (``--api-key``, else ``$LLMLOAD_API_KEY``: Locust fills the flag from it),
+    else the API's own variable (``$OPENAI_API_KEY``; ``$ANTHROPIC_API_KEY`` for anthropic-messages).
 
-    Locust fills the flag from ``$OPENAI_API_KEY``; for an adapter whose key lives in
-    another variable, a value equal to ``$OPENAI_API_KEY`` is that default, not a choice,
-    so an OpenAI key is never sent to another API's endpoint unless given as another value.
+    The one place of this rule: an API's variable is read for that API only, so an OpenAI key
+    never goes to another API's endpoint unless given (every caller builds its key here).
     """
     from llmload.adapters import api_key_env_of, get_adapter_class
 
-    env = api_key_env_of(get_adapter_class(api))
-    if env != DEFAULT_API_KEY_ENV and given == os.environ.get(DEFAULT_API_KEY_ENV, ""):
-        given = ""
-    return given or os.environ.get(env, "")
+    return given or os.environ.get(api_key_env_of(get_adapter_class(api)), "")
 
 
 def _seed(value: Any) -> int:

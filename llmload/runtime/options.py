@@ -15,12 +15,14 @@ stride of the global arrival sequence each worker sends, and the common start on
 clock, both decided by the master at its test start.
 
 A worker's own ``--records-jsonl`` and API key are kept from its own command line: the
-master's (usually empty) values overwrite its options at spawn.
+master's (usually empty) values overwrite its options at spawn. The key given (``--api-key``,
+``$LLMLOAD_API_KEY``) goes to :class:`~llmload.config.RunConfig` like every value, which alone
+decides the key sent (its API's own variable when none was given); every key this process
+sends is masked in the server text it keeps (:mod:`llmload.redact`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -56,7 +58,7 @@ class Options:
         self._worker = worker
         own = read(environment.parsed_options)
         self._own_records_jsonl = own["records_jsonl"] or ""
-        self._own_api_key = own["api_key"] or os.environ.get("OPENAI_API_KEY", "")
+        self._own_api_key = own["api_key"] or ""  # given (flag, $LLMLOAD_API_KEY); the API's own variable: config
 
     @property
     def host(self) -> str | None:
@@ -65,11 +67,11 @@ class Options:
 
     def config(self) -> RunConfig:
         """The configuration as the options say now (at start-up, and at each test start: web UI form, spawn)."""
-        config = RunConfig.from_values(read(self._env.parsed_options), worker=self._worker)
+        values = read(self._env.parsed_options)
+        values["api_key"] = values["api_key"] or self._own_api_key  # the key rule itself is RunConfig's
+        config = RunConfig.from_values(values, worker=self._worker)
         if not config.records_jsonl and self._own_records_jsonl:
             config = replace(config, records_jsonl=self._own_records_jsonl)
-        if not config.api_key and self._own_api_key:
-            config = replace(config, api_key=self._own_api_key)
         return config
 
     @property

@@ -1,6 +1,6 @@
 """The API key never reaches the web UI: not in the start page, not in any endpoint.
 
-``llmload run`` in web UI mode with a key from ``--api-key`` or from ``$OPENAI_API_KEY``;
+``llmload run`` in web UI mode with a key from ``--api-key``, ``$OPENAI_API_KEY`` or ``$LLMLOAD_API_KEY``;
 every page and endpoint the UI serves is fetched (before, during and after a run started
 from the form) and searched for the key. A run started with the form's key field left
 empty still sends the key it was started with (checked on the server side).
@@ -118,7 +118,7 @@ def _assert_no_key(base: str) -> None:
     assert statuses["/"] == statuses["/llmload/live"] == statuses["/stats/report"] == 200, statuses
 
 
-@pytest.mark.parametrize("source", ["flag", "env"])
+@pytest.mark.parametrize("source", ["flag", "env", "LLMLOAD_API_KEY"])
 def test_api_key_never_reaches_the_web_ui(source, chat_server, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -126,12 +126,12 @@ def test_api_key_never_reaches_the_web_ui(source, chat_server, tmp_path):
     log = tmp_path / "llmload.log"
     cmd = [sys.executable, "-m", "llmload", "run", "--web-host", "127.0.0.1", "--web-port", str(port),
            "--host", host, "--model", "m", "--max-tokens-cap", "3", "-u", "1", "-r", "1"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "LLMLOAD_API_KEY", "ANTHROPIC_API_KEY")}
     env["LLMLOAD_EXPORTER_PORT"] = "0"
     if source == "flag":
         cmd += ["--api-key", KEY]
     else:
-        env["OPENAI_API_KEY"] = KEY
+        env["OPENAI_API_KEY" if source == "env" else source] = KEY
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     try:

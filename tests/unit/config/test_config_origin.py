@@ -55,10 +55,10 @@ def test_a_bad_value_from_a_config_file_names_the_file_and_the_command_line_wins
 
 
 def test_a_secret_value_is_never_shown_only_where_it_was_set(parsed):
-    parser, _ = parsed([], {"LLMLOAD_WEB_AUTH": "admin-s3cret", "OPENAI_API_KEY": "sk-123"})
+    parser, _ = parsed([], {"LLMLOAD_WEB_AUTH": "admin-s3cret", "LLMLOAD_API_KEY": "sk-123"})
     where = origins(parser)
     assert where["--web-auth"] == "LLMLOAD_WEB_AUTH (environment variable)"
-    assert where["--api-key"] == "OPENAI_API_KEY (environment variable)"
+    assert where["--api-key"] == "LLMLOAD_API_KEY (environment variable)"
     assert "s3cret" not in str(where) and "sk-123" not in str(where)
 
 

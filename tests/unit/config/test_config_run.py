@@ -48,9 +48,10 @@ def test_valid_options_build_a_frozen_config_without_the_secret_in_its_repr():
         ("openai-responses", "", {"ANTHROPIC_API_KEY": "ant"}, ""),
         ("anthropic-messages", "sk-flag", {"ANTHROPIC_API_KEY": "ant"}, "sk-flag"),
         ("anthropic-messages", "", {"ANTHROPIC_API_KEY": "ant"}, "ant"),
-        # Locust filled --api-key from $OPENAI_API_KEY: not a choice, never sent to Anthropic
-        ("anthropic-messages", "sk-openai", {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "ant"}, "ant"),
-        ("anthropic-messages", "sk-openai", {"OPENAI_API_KEY": "sk-openai"}, ""),
+        # an API's own variable is read for that API only: $OPENAI_API_KEY never goes to Anthropic
+        ("anthropic-messages", "", {"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "ant"}, "ant"),
+        ("anthropic-messages", "", {"OPENAI_API_KEY": "sk-openai"}, ""),
+        ("openai-chat", "", {"ANTHROPIC_API_KEY": "ant"}, ""),
     ],
 )
 def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api, given, env, key):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
+from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.ladder.plan import FixedLoad
 from llmload.runtime import Options
 
@@ -44,6 +46,30 @@ def test_a_worker_forwards_nothing_and_keeps_its_own_dump_path_and_key(monkeypat
     before = vars(env.parsed_options).copy()
     opts.forward(c)
     assert vars(env.parsed_options) == before
+
+
+@pytest.mark.parametrize(
+    ("api", "args", "env", "key"),
+    [
+        ("openai-chat", ("--api-key", "flag"), {"LLMLOAD_API_KEY": "llm", "OPENAI_API_KEY": "oai"}, "flag"),
+        ("openai-chat", (), {"LLMLOAD_API_KEY": "llm", "OPENAI_API_KEY": "oai"}, "llm"),
+        ("openai-chat", (), {"OPENAI_API_KEY": "oai", "ANTHROPIC_API_KEY": "ant"}, "oai"),
+        ("anthropic-messages", (), {"LLMLOAD_API_KEY": "llm", "ANTHROPIC_API_KEY": "ant"}, "llm"),
+        ("anthropic-messages", (), {"OPENAI_API_KEY": "oai", "ANTHROPIC_API_KEY": "ant"}, "ant"),
+        # the OpenAI key went to Anthropic as x-api-key: Options.config() put it back when the config's was empty
+        ("anthropic-messages", (), {"OPENAI_API_KEY": "oai"}, ""),
+    ],
+)
+def test_the_key_sent_is_the_flag_else_llmload_api_key_else_the_apis_own_variable(monkeypatch, api, args, env, key):
+    for name in ("LLMLOAD_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for role, worker in ((FakeLocal(), False), (FakeWorker(), True)):
+        c = Options(environment(role, "--api", api, *args), worker=worker).config()
+        headers = api_headers_for(get_adapter_class(api), c.api_key)
+        assert c.api_key == key, role
+        assert (headers.get("x-api-key") or headers.get("Authorization", "").removeprefix("Bearer ")) == key
 
 
 def test_the_host_is_the_environments_or_the_options():
