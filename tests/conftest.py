@@ -18,3 +18,15 @@ import locust  # noqa: F401  (must come first: gevent monkey-patching)
 os.environ.setdefault("LLMLOAD_NO_EXPORTER", "true")
 # Nor do they write run directories into the checkout's runs/ (a test's own --runs-dir wins).
 os.environ.setdefault("LLMLOAD_RUNS_DIR", tempfile.mkdtemp(prefix="llmload-test-runs-"))
+
+
+import pytest  # noqa: E402
+
+from llmload import redact  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _forget_api_keys():
+    """The keys a test's configuration remembered for masking (llmload.redact) do not outlive it."""
+    yield
+    redact.forget()

@@ -96,6 +96,10 @@ FLAGS: tuple[Flag, ...] = (
          metavar="KEY=MS,..."),
     Flag("--slo-attainment", 0.99, "The ladder's SLO verdict: the largest step where at least this share of the "
          "finished requests is good. Default: %(default)s", kind=float),
+    Flag("--threshold", None, "Pass/fail limit of the run (k6 style), [CLASS:]FIGURE OP NUMBER, e.g. "
+         "'ttft_p99_ms<800', 'error_rate<0.01', 'long:tpot_p50_ms<40'; repeatable or comma-separated, added to the "
+         "profile's thresholds. Exit code 1 when one fails, 3 when one has no value (docs/ci.md)",
+         action="append", web_ui=False, metavar="EXPR"),
     # Open-loop arrivals (llmload.arrivals).
     Flag("--arrival", "closed", "When requests are sent: closed (each of -u users sends its next request when the "
          "last one ended), or an open-loop process at --rate: constant, poisson, gamma (--burstiness). Open loop: "

@@ -23,6 +23,7 @@ from llmload.config.ladder import LadderConfig
 from llmload.config.values import parse_duration, parse_json_object, parse_number, parse_web_auth
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SLO, parse_slo_text
+from llmload.metrics.thresholds import Threshold, parse_thresholds
 
 __all__ = ["RunConfig"]
 
@@ -124,6 +125,7 @@ class RunConfig:
     arrival: ArrivalConfig = field(default_factory=ArrivalConfig)  # closed loop, or an open-loop process at a rate
     locust_ttft_rows: bool = False  # --locust-ttft-rows: a second Locust request event (type TTFT) per success
     web_auth: tuple[str, str] | None = field(default=None, repr=False)  # --web-auth: checked under --headless too
+    thresholds: tuple[Threshold, ...] = ()  # --threshold: the run's pass/fail limits (with the profile's)
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -148,6 +150,7 @@ class RunConfig:
             "slo_attainment": self.slo_attainment,
             "error_backoff_s": [self.error_backoff.min_s, self.error_backoff.max_s] if self.error_backoff.on else None,
             **({"arrival": self.arrival.public_dict()} if self.arrival.open_loop else {}),  # closed loop: as before
+            **({"thresholds": [t.expr for t in self.thresholds]} if self.thresholds else {}),
         }
 
     @classmethod
@@ -209,4 +212,5 @@ class RunConfig:
             arrival=_arrival(v, worker),
             locust_ttft_rows=bool(v["locust_ttft_rows"]),
             web_auth=parse_web_auth(v["web_auth"]),
+            thresholds=parse_thresholds(v["threshold"]),
         )

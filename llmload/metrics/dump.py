@@ -21,6 +21,7 @@ from typing import IO, Any
 import orjson
 
 from llmload.metrics.record import RequestRecord
+from llmload.redact import mask
 
 __all__ = ["RecordDump", "dump_path", "record_from_line", "record_to_line"]
 
@@ -36,7 +37,7 @@ def record_to_line(rec: RequestRecord) -> bytes:
         "class": rec.class_name,
         "outcome": rec.outcome,
         "error_kind": rec.error_kind,
-        "error": rec.error_message,
+        "error": mask(rec.error_message) if rec.error_message else None,  # guard (llmload.redact)
         "status": rec.status,
         "start_wall_ns": rec.start_wall_ns,
         "headers_ns": rec.headers_ns - start if rec.headers_ns else None,

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from llmload.redact import mask, remember_environment
 from llmload.report import compare, html, markdown
 from llmload.report.data import build_report
 from llmload.rundir import Run, RunDirError, load_run
@@ -64,7 +65,7 @@ def write_report(run: Run, out_dir: str | Path | None = None, formats: tuple[str
         buf = io.StringIO()
         writer(report, buf)
         path = target / name
-        path.write_text(buf.getvalue(), encoding="utf-8")
+        path.write_text(mask(buf.getvalue()), encoding="utf-8")  # guard: a key a server echoed (llmload.redact)
         paths.append(path)
     return paths
 
@@ -96,6 +97,7 @@ def report_main(argv: list[str]) -> int:
     p.add_argument("--format", default="html,md,json", help="which files, comma-separated (default: %(default)s)")
     ns = p.parse_args(argv)
     formats = _formats(ns.format, p)
+    remember_environment()  # a run saved before llmload masked echoed keys
     run = _load(ns.run, "llmload report")
     if run is None:
         return 2
@@ -125,6 +127,7 @@ def compare_main(argv: list[str]) -> int:
     out.add_argument("--json", action="store_true", help="print the comparison as JSON (llmload.compare/1)")
     p.add_argument("--out", metavar="FILE", default="", help="write to FILE instead of standard output")
     ns = p.parse_args(argv)
+    remember_environment()  # a run saved before llmload masked echoed keys
     a, b = _load(ns.run_a, "llmload compare"), _load(ns.run_b, "llmload compare")
     if a is None or b is None:
         return 2
@@ -136,12 +139,15 @@ def compare_main(argv: list[str]) -> int:
             return 2
     result = compare.compare_runs(analysed(a), analysed(b))  # an old summary without a verdict: analysed now
     writer: Any = compare.write_json if ns.json else compare.write_markdown if ns.markdown else compare.write_console
+    buf = io.StringIO()
+    writer(result, buf)
+    text = mask(buf.getvalue())  # guard: a key a server echoed (llmload.redact)
     if not ns.out:
-        writer(result, sys.stdout)
+        sys.stdout.write(text)
         return 0
     try:
         with open(ns.out, "w", encoding="utf-8") as f:
-            writer(result, f)
+            f.write(text)
     except OSError as e:
         sys.stderr.write(f"llmload compare: error: cannot write {ns.out}: {e}\n")
         return 1

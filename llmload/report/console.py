@@ -6,10 +6,12 @@ GPU when GPU metrics were collected, and goodput/attainment when the run had SLO
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from llmload.analysis.grade import grade_ttft
+from llmload.redact import mask
 from llmload.report.intervals import render_intervals
 from llmload.results.judgement import SloPass
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
@@ -78,7 +80,14 @@ def _fmt(value: Any, width: int) -> str:
 
 
 def render_summary(result: RunResult, out: TextIO) -> None:
-    """Write the summary table (latencies in ms) and the error breakdown to ``out``."""
+    """Write the summary table (latencies in ms) and the error breakdown to ``out``, with any key a server
+    echoed masked (:mod:`llmload.redact`: a guard; the records are masked where server text enters them)."""
+    buf = io.StringIO()
+    _render_summary(result, buf)
+    out.write(mask(buf.getvalue()))
+
+
+def _render_summary(result: RunResult, out: TextIO) -> None:
     o = result.overall
     config = result.config
     out.write(

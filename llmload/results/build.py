@@ -40,6 +40,7 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.phases import PhaseStats
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.slo import SLO_KEYS
+from llmload.metrics.thresholds import Threshold
 from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.model import (
     CI_LATENCIES,
@@ -58,6 +59,7 @@ from llmload.results.model import (
 )
 from llmload.results.prompt_size import prompt_size_warning
 from llmload.results.signals import Series, window_stats
+from llmload.results.thresholds import evaluate
 from llmload.workload.traces import Trace
 
 __all__ = [
@@ -349,6 +351,7 @@ def build_result(
     series: tuple[Series, Series] = ({}, {}),
     slos: bool = False,
     arrival: ArrivalResult | None = None,
+    thresholds: Sequence[Threshold] = (),
 ) -> RunResult:
     """The run's results from its merged ``metrics`` over ``duration_s`` seconds of test time.
 
@@ -358,7 +361,8 @@ def build_result(
     ``server``/``gpu``/``timeseries`` blocks; ``series`` its plain (server, gpu) series, for
     the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``);
     ``arrival`` the arrival block before its achieved rate (:func:`arrival_result`
-    with any rate: it is recomputed here from the requests and ``duration_s``).
+    with any rate: it is recomputed here from the requests and ``duration_s``); ``thresholds``
+    are judged on the result (:mod:`llmload.results.thresholds`).
     """
     duration_s = duration_s if math.isfinite(duration_s) and duration_s > 0 else 0.0
     names = list(weights) + [n for n in metrics.classes if n not in weights]
@@ -373,7 +377,7 @@ def build_result(
     extra_warnings = [w for w in said if w] + arrival_warnings(arrival, overall, users_max)
     if extra_warnings:
         load["warnings"] = (*load.get("warnings", ()), *extra_warnings)
-    return RunResult(
+    result = RunResult(
         duration_s=duration_s,
         users_max=users_max,
         overall=overall,
@@ -389,3 +393,4 @@ def build_result(
         arrival=arrival,
         **load,
     )
+    return replace(result, thresholds=evaluate(result, thresholds)) if thresholds else result

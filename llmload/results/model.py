@@ -27,11 +27,12 @@ from llmload.metrics.confidence import HEADLINE_QUANTILES, quantile_ci
 from llmload.metrics.definitions import METRICS, PHASES, TAIL_PARTS
 from llmload.metrics.histogram import Histogram
 from llmload.results.judgement import Judgement
+from llmload.results.thresholds import ThresholdResult
 
 __all__ = [
     "BASELINE_STEP",
-    "LATENCY_KEYS",
     "CI_LATENCIES",
+    "LATENCY_KEYS",
     "TAIL_QUANTILES",
     "ArrivalResult",
     "Goodput",
@@ -50,9 +51,9 @@ __all__ = [
 BASELINE_STEP = -1
 #: The latency metrics every Stats holds, in display order.
 LATENCY_KEYS = METRICS
-_QUANTILES = (0.5, 0.9, 0.99)
 #: The headline latencies whose p50/p90/p99 carry a 95 % interval (:mod:`llmload.metrics.confidence`).
 CI_LATENCIES = ("ttft", "tpot", "itl", "e2e")
+_QUANTILES = (0.5, 0.9, 0.99)
 #: TTFT percentiles whose tail the phase attribution explains: name → quantile.
 TAIL_QUANTILES = {"p90": 0.9, "p99": 0.99}
 
@@ -76,8 +77,8 @@ class Latency:
     p99: float | None = None
     max: float | None = None
     min: float | None = None
-
     ci95: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
+
     @classmethod
     def from_histogram(cls, h: Histogram, ci: bool = False) -> Latency:
         """The figures of ``h``; ``ci``: with the percentiles' 95 % intervals."""
@@ -362,6 +363,7 @@ class RunResult:
     judgement: Judgement | None = None
     arrival: ArrivalResult = field(default_factory=ArrivalResult)
     schema: str | None = None  # as read back (a live result is written as llmload.summary/2)
+    thresholds: tuple[ThresholdResult, ...] = ()  # --threshold / the profile's, judged (llmload.results.thresholds)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -66,6 +66,7 @@ from __future__ import annotations
 from typing import Any
 
 from llmload.metrics.turns import TURN_METRICS
+from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
 from llmload.results.model import (
     LATENCY_KEYS,
@@ -302,4 +303,4 @@ def to_summary(result: RunResult) -> dict[str, Any]:
         out["baseline"] = baseline_dict(result, j)
         out["verdict"] = j.verdict.to_dict()
         out["findings"] = [f.to_dict() for f in j.findings]
-    return out
+    return mask_tree(out)  # a key a server echoed, wherever it went (llmload.redact): the run dir reads this too

@@ -46,6 +46,7 @@ from llmload.config import RunConfig, add_arguments, read
 from llmload.config.flags import local_master_default
 from llmload.config.origin import locate, located, origins
 from llmload.errors import ConfigError
+from llmload.metrics.thresholds import check_classes
 from llmload.preflight import (
     check_host,
     check_models,
@@ -86,6 +87,7 @@ def preflight(
 ) -> list[str]:
     """Run the checks (module docstring); ConfigError on the first problem, else the warnings (one line each)."""
     sampler = WorkloadSampler(run_workload(config).profile, seed=config.seed, user_index=0)  # reads datasets, the trace
+    check_classes(config.thresholds, sampler.profile.class_names)  # --threshold CLASS:...: a class of the profile
     if config.arrival.open_loop and sampler.has_conversations:
         names = ", ".join(c.name for c in sampler.profile.classes if c.is_conversation)
         raise ConfigError(

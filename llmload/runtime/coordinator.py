@@ -46,6 +46,7 @@ from llmload.metrics.slo import class_slos
 from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
 from llmload.results.build import arrival_result, load_generator, trace_replay
+from llmload.results.thresholds import exit_code as thresholds_exit_code
 from llmload.rundir import save_run
 from llmload.runtime.workload import run_workload
 from llmload.web import ChartInputs
@@ -354,6 +355,7 @@ class Coordinator:
             series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
             slos=self.slos is not None,
             arrival=self._arrival(snap),
+            thresholds=(*self.config.thresholds, *self.profile.thresholds),
         )
         return replace(result, judgement=analyze(result, self.config.degradation))
 
@@ -383,6 +385,8 @@ class Coordinator:
         out = self._out or sys.stdout
         render_summary(result, out)
         out.flush()
+        if result.thresholds:  # the process's exit code: 0 passed, 1 one failed, 3 one had no value
+            self._env.process_exit_code = thresholds_exit_code(result.thresholds)
         path = self.config.summary_json
         if path:
             try:

@@ -31,6 +31,7 @@ from llmload.config import FLAGS, RunConfig, read
 from llmload.config.values import parse_web_auth
 from llmload.errors import ConfigError
 from llmload.ladder.plan import FixedLoad
+from llmload.redact import remember
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -72,6 +73,7 @@ class Options:
         config = RunConfig.from_values(values, worker=self._worker)
         if not config.records_jsonl and self._own_records_jsonl:
             config = replace(config, records_jsonl=self._own_records_jsonl)
+        remember(config.api_key)  # masked in whatever a server echoes of it (llmload.redact)
         return config
 
     @property

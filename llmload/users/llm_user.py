@@ -64,6 +64,7 @@ from llmload.errors import (
 )
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
+from llmload.redact import mask
 from llmload.users.backoff import RETRY_AFTER_STATUSES, Backoff, retry_after_s
 from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline
@@ -383,4 +384,4 @@ def _fail(rec: RequestRecord, kind: str, message: str) -> None:
         return
     rec.outcome = "error"
     rec.error_kind = kind
-    rec.error_message = message
+    rec.error_message = mask(message)  # a key the server echoed never reaches the record (llmload.redact)

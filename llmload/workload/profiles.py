@@ -4,6 +4,7 @@ A profile is a TOML (or JSON) file::
 
     name = "chat"                      # optional; defaults to the file name (stem)
     description = "what it models"     # optional
+    thresholds = ["ttft_p99_ms<800"]   # optional: the run's pass/fail limits, as --threshold (docs/ci.md)
 
     [[classes]]
     name = "short"                     # required, unique, not "overall" (the whole run's row)
@@ -61,6 +62,7 @@ import orjson
 
 from llmload.errors import ProfileError
 from llmload.metrics.slo import SLO, slo_from_mapping
+from llmload.metrics.thresholds import Threshold, parse_thresholds
 from llmload.workload.datasets import FORMATS
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.prefixes import PrefixSpec, parse_prefix
@@ -72,7 +74,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "load_profile", "profile_from_dict"]
 
-_TOP_KEYS = ("name", "description", "classes", "source")  # source: informational, written by to_dict
+_TOP_KEYS = ("name", "description", "classes", "source", "thresholds")  # source: informational, written by to_dict
 _CLASS_KEYS = (
     "name",
     "weight",
@@ -153,6 +155,7 @@ class Profile:
     description: str
     classes: tuple[RequestClass, ...]
     source: str = ""
+    thresholds: tuple[Threshold, ...] = ()  # the run's pass/fail limits (llmload.metrics.thresholds)
 
     @property
     def weights(self) -> tuple[float, ...]:
@@ -169,6 +172,7 @@ class Profile:
             "description": self.description,
             "source": self.source,
             "classes": [c.to_dict() for c in self.classes],
+            **({"thresholds": [t.expr for t in self.thresholds]} if self.thresholds else {}),
         }
 
     def describe(self) -> str:
@@ -272,7 +276,8 @@ def profile_from_dict(
             )
         seen[rc.name] = i
         parsed.append(rc)
-    return Profile(name, description, tuple(parsed), source)
+    limits = parse_thresholds(data.get("thresholds"), f"{where}: thresholds", ProfileError, classes=seen)
+    return Profile(name, description, tuple(parsed), source, limits)
 
 
 def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:

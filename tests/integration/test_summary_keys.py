@@ -38,7 +38,7 @@ DATA_KEYED_PATHS = ("steps[].server", "steps[].gpu", "verdict.inconclusive")
 SIM = ["--ttft-ms", "20", "--itl-ms", "2"]
 COMMON = ["--headless", "--only-summary", "--seed", "7", "--profile", "default", "--max-tokens-cap", "16",
           "--stop-timeout", "5"]  # fmt: skip
-PLAIN = ["-u", "3", "-r", "3", "-t", "4s"]
+PLAIN = ["-u", "3", "-r", "3", "-t", "4s", "--threshold", "ttft_p99_ms<60000", "--threshold", "long:error_rate<=1"]
 LADDER = ["--ladder", "1,2", "--step-time", "3s", "--step-warmup", "1s", "--baseline-requests", "3",
           "--collect-interval", "0.5s", "--slo", "ttft_ms=5000,tpot_ms=1000,e2e_ms=60000"]  # fmt: skip
 

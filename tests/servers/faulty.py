@@ -18,6 +18,8 @@ mode                       on the wire
 ``retry_after:<code>:<s>`` ``http:<code>`` with ``Retry-After: <s>``
 ``context_length``         400 with vLLM's message for a prompt over the context window
 ``html``                   200 ``text/html`` page (a web server, not an LLM endpoint)
+``echo_key``               401 echoing the request's key (bearer or ``x-api-key``) in OpenAI's
+                           "Incorrect API key provided: <key>" message, as some gateways do
 ``close_before_headers``   reads the request, closes the connection without answering
 ``reset_midstream:<k>``    role + k content chunks, then a TCP RST (SO_LINGER 0), no last chunk
 ``close_midstream:<k>``    role + k content chunks, then the socket is closed (FIN) without the
@@ -81,7 +83,7 @@ __all__ = ["MODES", "FaultyServer", "start_faulty_server"]
 MODES = (
     "ok", "http", "close_before_headers", "slow_headers", "reset_midstream", "slow_first", "stall_after", "slow_total",
     "malformed_after", "short", "short_with_finish", "empty", "error_event", "no_done", "multi_token",
-    "close_midstream", "keepalive", "retry_after", "context_length", "html",
+    "close_midstream", "keepalive", "retry_after", "context_length", "html", "echo_key",
 )  # fmt: skip
 _PARAMS = {"http": 1, "slow_headers": 1, "reset_midstream": 1, "slow_first": 1, "stall_after": 2, "slow_total": 1,
            "malformed_after": 1, "short": 1, "short_with_finish": 1, "error_event": 1, "multi_token": 1,
@@ -239,6 +241,11 @@ class FaultyServer:
             return True
         if mode == "context_length":
             writer.write(http11.json_response(400, http11.error_body(400, _CONTEXT, "BadRequestError")))
+            return True
+        if mode == "echo_key":
+            key = req.headers.get("x-api-key") or req.headers.get("authorization", "").removeprefix("Bearer ")
+            said = f"Incorrect API key provided: {key}. You can find your API key at https://example.com/keys."
+            writer.write(http11.json_response(401, http11.error_body(401, said, "invalid_request_error")))
             return True
         if mode == "html":
             writer.write(http11.head(200, "text/html; charset=utf-8", length=len(_HTML)) + _HTML)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from llmload import redact
 from llmload.metrics.definitions import reasoning_s, settle_reasoning, settle_token_counts, ttfo_s, ttft_s
 from llmload.metrics.dump import RecordDump, dump_path, record_from_line, record_to_line
 from llmload.metrics.record import RequestRecord
@@ -90,3 +91,14 @@ def test_cache_turn_reconnects_and_the_arrival_index_survive_and_old_lines_read_
         del doc[key]
     old = record_from_line(orjson.dumps(doc))
     assert (old.cached_prompt_tokens, old.turn, old.reconnects, old.arrival_index) == (None, 0, 0, -1)
+
+
+def test_a_key_in_an_error_message_is_masked_on_its_line() -> None:
+    """Guard behind the user's own masking (llmload.redact): the records file never holds a known key."""
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    rec = reasoning_record()
+    rec.outcome, rec.error_kind, rec.error_message = "error", "http_401", f"Incorrect API key provided: {key}"
+    redact.remember(key)
+    line = record_to_line(rec)
+    assert key[:8].encode() not in line and key[-8:].encode() not in line
+    assert record_from_line(line).error_message == f"Incorrect API key provided: {redact.MASK}"

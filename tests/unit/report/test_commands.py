@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from llmload.redact import MASK
 from llmload.report.commands import report_main
+from tests.unit.report.samples import plain_summary
 
 
 @pytest.mark.parametrize(
@@ -27,3 +29,24 @@ def test_not_a_summary_is_one_line_and_exit_2(tmp_path, capsys, doc, message):
     assert report_main([str(path), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("llmload report: error: ") and message in err[0], err
+
+
+def test_a_key_of_the_environment_is_masked_in_every_report_file(tmp_path, monkeypatch, capsys):
+    """A run saved before llmload masked echoed keys: the report files do not copy the key out of it."""
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LLMLOAD_API_KEY", key)
+    s = plain_summary()
+    s["errors_by_kind"] = {"http_401": 1}
+    s["errors_examples"] = s["overall"]["errors_examples"] = {"http_401": f"Incorrect API key provided: {key}."}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(s))
+    assert report_main([str(path), "--out", str(tmp_path / "out")]) == 0
+    files = sorted((tmp_path / "out").iterdir())
+    assert [f.name for f in files] == ["report.html", "report.json", "report.md"]
+    for f in files:
+        text = f.read_text()
+        assert key[:8] not in text and key[-8:] not in text, f.name
+    assert any(MASK in f.read_text() for f in files)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+from llmload import redact
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
@@ -307,3 +308,23 @@ def test_a_trace_replay_has_its_trace_block_a_console_line_and_reads_back():
     line = next(x for x in out.getvalue().splitlines() if x.startswith("trace replay"))
     assert line.startswith("trace replay mooncake.jsonl: 3 of 4 entries sent at speedup 2 (span 1.5 s, 25% of hash_ids")
     assert "send lag p50" in line and "p99" in line
+
+
+def test_a_key_in_a_message_is_masked_in_the_summary_and_the_console():
+    """Guard behind the record's own masking: a key that reached the results (a message kept before the key was
+    known, a plugin's text) is not written to the summary (whence --summary-json and the run directory) nor
+    printed."""
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    r = Recorder()
+    bad = rec("medium", "error", "http_401", n=0)
+    bad.error_message = f"Incorrect API key provided: {key}."
+    r.add(bad)
+    result = build_result(r.snapshot(), duration_s=2.0, users_max=1, weights={"medium": 1})
+    redact.remember(key)
+    s = to_summary(result)
+    out = io.StringIO()
+    render_summary(result, out)
+    assert s["errors_examples"] == {"http_401": f"Incorrect API key provided: {redact.MASK}."}
+    assert key[:8] not in json.dumps(s) and key[-8:] not in json.dumps(s)
+    assert f"e.g. http_401: Incorrect API key provided: {redact.MASK}." in out.getvalue()
+    assert key[:8] not in out.getvalue() and key[-8:] not in out.getvalue()

@@ -18,6 +18,7 @@ from gevent.event import Event
 from gevent.server import StreamServer
 from locust.env import Environment
 
+from llmload import redact
 from llmload.adapters.base import AdapterConfig, Framing, RequestSpec
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.config.backoff import BackoffSpec
@@ -242,6 +243,27 @@ def test_an_error_body_gives_the_servers_message_and_a_429_its_retry_after(rig):
     assert (rec.error_kind, rec.error_message, rec.retry_after_s) == ("http_429", "maximum context length is 32768 tokens", 0.0)
     assert [(r, s > 0) for r, s in ctx.backoffs] == [(rec, True)]  # one wait after the error, reported
     assert user._backoff.errors_in_a_row == 1
+
+
+KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+ECHO = b'{"error": {"message": "Incorrect API key provided: %s."}}' % KEY.encode()
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(ECHO), ECHO)],  # a gateway's 401
+        [HEAD, token("a"), event({"error": {"message": f"upstream refused Bearer {KEY[:20]}"}}), END],  # mid-stream
+    ],
+)  # fmt: skip
+def test_a_key_the_server_echoes_never_reaches_the_record(rig, script):
+    """Some gateways echo the key they refuse: the record (whence summary, console, reports) holds it masked."""
+    redact.remember(KEY)
+    _, ctx, user = rig(script)
+    settle(run(user))
+    rec = only(ctx)
+    assert rec.outcome == "error" and redact.MASK in rec.error_message
+    assert KEY[:8] not in rec.error_message and KEY[-8:] not in rec.error_message
 
 
 def test_a_success_resets_the_backoff_and_waits_nothing(rig):
