@@ -6,6 +6,11 @@ summaries lack: a missing figure is None (or 0 for a count), a missing analysis 
 :attr:`RunResult.judgement` None (the report then runs it), keys this version does not know
 are kept in :attr:`RunResult.extra`. Derived figures (error rates, in-flight means) are not
 read: they follow from the counts. A value of the wrong type raises :class:`SummaryError`.
+
+The versions read are :data:`READABLE` (a summary without ``schema`` is read as the oldest). A
+newer or unknown version is refused (:class:`SummaryError`, one line saying how to fix it), not
+read as if it were this one: its keys may mean something else, and a report of it would be
+silently wrong.
 """
 
 from __future__ import annotations
@@ -31,7 +36,11 @@ from llmload.results.model import (
     TurnResult,
 )
 
-__all__ = ["SummaryError", "from_summary", "stats_from_dict"]
+__all__ = ["READABLE", "SummaryError", "check_schema", "from_summary", "stats_from_dict"]
+
+_PREFIX = "llmload.summary/"
+#: The summary schema versions this llmload reads (it writes the last one).
+READABLE = (f"{_PREFIX}1", f"{_PREFIX}2")
 
 _KNOWN = frozenset(
     {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "errors_examples", "started_at", "arrival",
@@ -185,8 +194,23 @@ def _judgement(d: Mapping[str, Any]) -> Judgement | None:
     return Judgement(baseline, Verdict.from_dict(d["verdict"]), tuple(Finding.from_dict(f) for f in d.get("findings") or ()))
 
 
+def check_schema(schema: Any) -> None:
+    """:class:`SummaryError` unless ``schema`` is a version in :data:`READABLE` (or absent: the oldest)."""
+    if schema is None or schema in READABLE:
+        return
+    version = schema[len(_PREFIX) :] if isinstance(schema, str) and schema.startswith(_PREFIX) else ""
+    known = ", ".join(READABLE)
+    if version.isdigit() and int(version) > int(READABLE[-1][len(_PREFIX) :]):
+        raise SummaryError(f"summary schema {schema} is newer than this llmload reads ({known}): "
+                           "upgrade llmload (pip install -U llmload) to report or compare it")  # fmt: skip
+    raise SummaryError(f"unknown summary schema {schema!r} (this llmload reads {known}): "
+                       "give a summary.json written by llmload run, or upgrade llmload")  # fmt: skip
+
+
 def from_summary(d: Mapping[str, Any]) -> RunResult:
-    """The :class:`RunResult` of a summary dict (module docstring); :class:`SummaryError` when it cannot be read."""
+    """The :class:`RunResult` of a summary dict (module docstring); :class:`SummaryError` when it cannot be read
+    (a schema version it does not know among them: :func:`check_schema`)."""
+    check_schema(d.get("schema") if isinstance(d, Mapping) else None)
     try:
         classes = d.get("classes") or {}
         steps = sorted((_step(e) for e in d.get("steps") or ()), key=lambda s: s.index)

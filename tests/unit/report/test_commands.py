@@ -7,7 +7,7 @@ import json
 import pytest
 
 from llmload.redact import MASK
-from llmload.report.commands import report_main
+from llmload.report.commands import compare_main, report_main
 from tests.unit.report.samples import plain_summary
 
 
@@ -50,3 +50,28 @@ def test_a_key_of_the_environment_is_masked_in_every_report_file(tmp_path, monke
         assert key[:8] not in text and key[-8:] not in text, f.name
     assert any(MASK in f.read_text() for f in files)
 
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ("llmload.summary/3", "summary schema llmload.summary/3 is newer than this llmload reads "
+                              "(llmload.summary/1, llmload.summary/2): upgrade llmload"),
+        ("llmload.summary/x", "unknown summary schema 'llmload.summary/x' (this llmload reads llmload.summary/1, "
+                              "llmload.summary/2)"),
+        ("llmload.summary/0", "unknown summary schema 'llmload.summary/0'"),
+    ],
+)  # fmt: skip
+def test_a_summary_of_a_schema_version_it_does_not_know_is_refused_in_one_line(tmp_path, capsys, schema, message):
+    """It was read as if it were this version (a report of keys that may mean something else)."""
+    known, path = tmp_path / "known.json", tmp_path / "summary.json"
+    s = plain_summary()  # llmload.summary/1: still read
+    known.write_text(json.dumps(s))
+    path.write_text(json.dumps({**s, "schema": schema}))
+    assert report_main([str(known), "--out", str(tmp_path / "known")]) == 0
+    assert compare_main([str(known), str(known)]) == 0
+    capsys.readouterr()
+    for main, argv in ((report_main, [str(path), "--out", str(tmp_path)]), (compare_main, [str(known), str(path)])):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("llmload ") and f"{path}: {message}" in err[0], err
+    assert not (tmp_path / "report.html").exists()
