@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from llmload.analysis.grade import grade_ttft
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
+from llmload.report.thresholds import render_thresholds
 from llmload.results.judgement import SloPass
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
@@ -143,6 +144,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
     _render_ladder(result, out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
+    render_thresholds(result.thresholds, out)
 
 
 def _table(result: RunResult, columns: tuple[tuple[str, int, _Getter], ...], out: TextIO) -> None:

@@ -17,7 +17,7 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "reasoning": {"rows": [REASONING], "tokens", "from_usage", "counted", "hidden"} | null,  # null: nothing reasoned
      "buffered_token_jumps": n,                 # events that carried k > 1 tokens (whole run, any outcome)
      "arrival": ARRIVAL | null,                 # open loop only (llmload.report.arrivals)
-     "intervals": [...],                        # 95 % intervals of the percentiles (llmload.report.intervals)
+     "intervals": [...], "thresholds": {...} | null,   # 95 % intervals, --threshold (report.intervals, .thresholds)
      "signals": {"server": {name: {"unit", "mean", "max"}}, "gpu": {...}},   # whole run
      "series": {"t0": wall s, "signals": {"server.waiting": [[t_s, v], ...], "gpu.utilization": ...},
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from llmload.analysis.grade import grade_ttft
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
+from llmload.report.thresholds import threshold_data
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
 from llmload.results.summary import SCHEMA, baseline_dict
@@ -314,6 +315,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "buffered_token_jumps": result.overall.buffered_token_jumps,
         "arrival": arrival_data(result),
         "intervals": interval_rows(result),
+        "thresholds": threshold_data(result.thresholds),
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
     }

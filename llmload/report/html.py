@@ -21,6 +21,7 @@ from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.intervals import intervals_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
+from llmload.report.thresholds import thresholds_html
 
 __all__ = ["render_html", "write_html"]
 
@@ -347,6 +348,7 @@ def render_html(report: dict[str, Any]) -> str:
         f'<header><div class="brand">llmload report</div><h1>{_e(title)}</h1><p class="meta">{meta_html}</p></header>',
         f'<div class="warnings">{warnings}</div>' if warnings else "",
         _verdict(report),
+        thresholds_html(report),
         _findings(report) if report.get("steps") or report.get("findings") else "",
         ladder,
         _steps(report),

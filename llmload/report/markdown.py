@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
+from llmload.report.thresholds import thresholds_markdown
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
 
@@ -213,6 +214,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     ]
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
     lines += arrival_markdown(report)
+    lines += thresholds_markdown(report)
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")

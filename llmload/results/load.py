@@ -35,6 +35,7 @@ from llmload.results.model import (
     TraceReplay,
     TurnResult,
 )
+from llmload.results.thresholds import ThresholdResult
 
 __all__ = ["READABLE", "SummaryError", "check_schema", "from_summary", "stats_from_dict"]
 
@@ -45,7 +46,7 @@ READABLE = (f"{_PREFIX}1", f"{_PREFIX}2")
 _KNOWN = frozenset(
     {"schema", "duration_s", "users_max", "overall", "classes", "errors_by_kind", "errors_examples", "started_at", "arrival",
      "config", "profile", "workers", "workers_lost", "client", "warnings", "steps", "server", "gpu", "timeseries", "baseline", "verdict",
-     "findings"}
+     "findings", "thresholds"}
 )  # fmt: skip
 
 
@@ -186,6 +187,13 @@ def _step(e: Mapping[str, Any]) -> StepResult:
     )
 
 
+def _threshold(t: Mapping[str, Any]) -> ThresholdResult:
+    ci = t.get("ci95")
+    passed = t.get("passed")
+    return ThresholdResult(str(t["expr"]), _num(t.get("value")), (float(ci[0]), float(ci[1])) if ci else None,
+                           bool(passed) if passed is not None else None, str(t.get("note") or ""))  # fmt: skip
+
+
 def _judgement(d: Mapping[str, Any]) -> Judgement | None:
     if not d.get("verdict"):
         return None
@@ -237,6 +245,7 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             judgement=_judgement(d),
             arrival=_arrival(d.get("arrival")),
             schema=d.get("schema"),
+            thresholds=tuple(_threshold(t) for t in d.get("thresholds") or ()),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )
     except (AttributeError, KeyError, TypeError, ValueError) as e:

@@ -7,6 +7,7 @@ docs/summary-schema.md)::
      "overall": STATS, "classes": {name: STATS + {"weight": w, "share_of_requests"}}, "errors_by_kind": {kind: n},
      "errors_examples": {kind: message},
      "started_at", "config", "profile", "arrival", "workers"?, "workers_lost"?, "client", "warnings",
+     "thresholds"?: [{"expr", "value", "ci95": [lo, hi] | null, "passed": bool | null, "note"}],   # --threshold
      "steps"?, "server"?, "gpu"?, "timeseries"?, "baseline", "verdict", "findings"}
 
     STATS = {"requests", "ok", "errors", "interrupted", "output_tokens", "input_tokens",
@@ -79,6 +80,7 @@ from llmload.results.model import (
     StepResult,
     TurnResult,
 )
+from llmload.results.thresholds import ThresholdResult
 
 __all__ = [
     "SCHEMA",
@@ -89,6 +91,7 @@ __all__ = [
     "phases_dict",
     "stats_dict",
     "step_dict",
+    "threshold_dict",
     "to_summary",
     "turn_dict",
 ]
@@ -232,6 +235,12 @@ def step_dict(st: StepResult) -> dict[str, Any]:
     return out
 
 
+def threshold_dict(t: ThresholdResult) -> dict[str, Any]:
+    """One entry of ``thresholds``: the expression, the measured value, its 95 % interval, passed (null: no value)."""
+    ci = [_r(t.ci95[0], 4), _r(t.ci95[1], 4)] if t.ci95 is not None else None
+    return {"expr": t.expr, "value": _r(t.value, 4), "ci95": ci, "passed": t.passed, "note": t.note}
+
+
 def _pair(lat: Latency) -> dict[str, float | None]:
     return {"p50": _r(lat.p50), "p99": _r(lat.p99)}
 
@@ -290,6 +299,8 @@ def to_summary(result: RunResult) -> dict[str, Any]:
         out["workers_lost"] = list(result.workers_lost or ())
     out["client"] = {"saturated": result.client_saturated, "saturated_processes": list(result.client_saturated_processes)}
     out["warnings"] = list(result.warnings)
+    if result.thresholds:
+        out["thresholds"] = [threshold_dict(t) for t in result.thresholds]
     if result.steps:
         out["steps"] = [step_dict(st) for st in result.steps]
     for key in ("server", "gpu", "timeseries"):
