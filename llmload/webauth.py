@@ -6,8 +6,8 @@ was set"), and its old ``--web-auth`` only says it was removed. :func:`install_w
 adds one Flask ``before_request`` guard to the web UI's app: every route — the pages, the
 form's ``/swarm``, the statistics, ``/metrics`` and ``/llmload/live`` — answers 401 with
 ``WWW-Authenticate: Basic`` unless the request carries the user and password (compared in
-constant time). The dedicated exporter port (``--exporter-port``) is a separate listener:
-keep it local with ``--exporter-host 127.0.0.1`` or turn it off with ``--exporter-port 0``.
+constant time). The dedicated exporter port (``--exporter-port``) is a separate listener, on
+127.0.0.1 unless ``--exporter-host`` opens it (``--exporter-port 0`` turns it off).
 
 What the page shows of secrets is here too: :func:`hide_secret_defaults` keeps ``--api-key``
 out of the start form's HTML (:func:`llmload.webui.install_web_ui` calls it).

@@ -165,9 +165,9 @@ FLAGS: tuple[Flag, ...] = (
          "spec-complete reference)", choices=("fast", "sseclient"), web_ui=False),
     # Prometheus exporter (llmload.exporter): on the master or a standalone process only.
     Flag("--exporter-port", 9646, _EXPORTER_HELP, kind=int, web_ui=False),
-    Flag("--exporter-host", "0.0.0.0", "Address the exporter listens on. The default 0.0.0.0 exposes /metrics on "
-         "every interface (what a Prometheus on another host or pod needs); use 127.0.0.1 to keep it local. "
-         "Default: %(default)s", web_ui=False),
+    Flag("--exporter-host", "127.0.0.1", "Address the exporter listens on. The default keeps /metrics on this "
+         "machine; 0.0.0.0 opens it on every interface, for a Prometheus on another host, pod or container "
+         "(docker-compose.yml and deploy/kubernetes set it). Default: %(default)s", web_ui=False),
     Flag("--exporter-linger", "0", "After the run ends, keep serving /metrics this long before exiting (e.g. 15s, "
          "at least your scrape interval) so that Prometheus scrapes the final counts. Default: 0 (exit at once)",
          web_ui=False),

@@ -4,7 +4,7 @@ The coordinator (:mod:`llmload.runtime.coordinator`, on the master or a standalo
 workers hold no merged state and export nothing) calls :func:`start_exporter`, which serves
 ``/metrics`` in two places:
 
-* a dedicated listener on ``--exporter-host:--exporter-port`` (default ``0.0.0.0:9646``),
+* a dedicated listener on ``--exporter-host:--exporter-port`` (default ``127.0.0.1:9646``),
   in headless and web-UI mode alike, so one scrape config fits every run;
 * the Locust web UI's Flask app, when the web UI runs: ``<--web-base-path>/metrics``, same
   answer, on the web port (not behind ``--web-login``, which Prometheus cannot pass).

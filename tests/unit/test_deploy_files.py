@@ -436,6 +436,7 @@ def test_compose_services():
             for j in load_yaml(PROMETHEUS_DIR / "prometheus.yml")["scrape_configs"]}  # fmt: skip
     assert jobs["llmload"] == "master:9646" and "--exporter-port" in master["command"]
     assert master["command"][master["command"].index("--exporter-port") + 1] == "9646"
+    assert master["command"][master["command"].index("--exporter-host") + 1] == "0.0.0.0"  # default: 127.0.0.1
     assert jobs["engine"] == "sim:8000" and jobs["gpu"] == "gpu-sidecar:9401"
     assert gpu["command"][gpu["command"].index("--port") + 1] == "9401"
     assert "./prometheus:/etc/prometheus:ro" in s["prometheus"]["volumes"]
@@ -517,6 +518,7 @@ def test_kubernetes_manifests():
     assert {p["name"]: p["containerPort"] for p in container["ports"]} == svc_ports
     assert container["args"][:2] == ["run", "--master"]
     assert container["args"][container["args"].index("--exporter-port") + 1] == "9646"
+    assert container["args"][container["args"].index("--exporter-host") + 1] == "0.0.0.0"  # scraped at the pod's IP
     # Selectors select the pods.
     for dep in (master, worker):
         assert dep["spec"]["selector"]["matchLabels"].items() <= dep["spec"]["template"]["metadata"]["labels"].items()

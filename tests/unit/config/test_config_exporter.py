@@ -18,9 +18,9 @@ def parse(args: list[str]) -> ExporterConfig:
 def test_flags_are_validated_once(monkeypatch):
     monkeypatch.delenv("LLMLOAD_NO_EXPORTER", raising=False)  # the suite's default (tests/conftest.py)
     c = parse([])
-    assert (c.enabled, c.host, c.port, c.linger_s) == (True, "0.0.0.0", 9646, 0.0)
-    c = parse(["--exporter-port", "0", "--exporter-linger", "2s", "--exporter-host", "127.0.0.1"])
-    assert (c.port, c.linger_s, c.host) == (0, 2.0, "127.0.0.1")
+    assert (c.enabled, c.host, c.port, c.linger_s) == (True, "127.0.0.1", 9646, 0.0)  # local, as the master's port
+    c = parse(["--exporter-port", "0", "--exporter-linger", "2s", "--exporter-host", "0.0.0.0"])
+    assert (c.port, c.linger_s, c.host) == (0, 2.0, "0.0.0.0")
     assert not parse(["--no-exporter"]).enabled
     with pytest.raises(ConfigError, match=r"--exporter-port 70000: must be 1\.\.65535"):
         parse(["--exporter-port", "70000"])

@@ -11,7 +11,7 @@ from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.env import Environment
 
-from llmload.config import ExporterConfig, add_arguments
+from llmload.config import ExporterConfig, add_arguments, read
 from llmload.errors import ConfigError
 from llmload.exporter import start_exporter
 from llmload.exporter.collector import ExportContext, LlmloadCollector, new_registry
@@ -62,6 +62,19 @@ def test_listener_serves_the_registry_and_stops():
     finally:
         server.stop()
     assert refused(server.port)
+
+
+def test_by_default_the_listener_is_on_loopback_only(monkeypatch):
+    """It listened on every interface (0.0.0.0:9646, no auth) unless told otherwise; now --exporter-host opens it."""
+    monkeypatch.delenv("LLMLOAD_EXPORTER_HOST", raising=False)
+    for args, bound in (([], "127.0.0.1"), (["--exporter-host", "0.0.0.0"], "0.0.0.0")):
+        config = ExporterConfig.from_values(read(parse(["--exporter-port", str(free_port()), *args])))
+        server = MetricsServer(registry(), config.host, config.port)
+        server.start()
+        try:
+            assert server._server.socket.getsockname()[0] == bound
+        finally:
+            server.stop()
 
 
 def test_a_busy_port_is_one_config_error_line():
