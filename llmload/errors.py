@@ -13,6 +13,8 @@
         ├── ServerErrorEvent          the server reported an error inside the stream (``server_error``)
         ├── StreamTruncated           ended early: fewer tokens than asked and no finish reason (``stream_truncated``)
         ├── EmptyResponse             a successful answer that carried no content (``empty_response``)
+        ├── StreamFormatMismatch      an answer in another API's events or another framing than
+        │                             --api / --stream-format say (``stream_format_mismatch``)
         └── WrongContentType          a successful status whose body is not a stream, e.g. an HTML page
                                       (``wrong_content_type``: wrong --host or --endpoint-path)
     RequestFailed                     what Locust's failure table shows for a failed request (``kind: message``)
@@ -48,6 +50,7 @@ __all__ = [
     "ServerErrorEvent",
     "StreamDisconnected",
     "StreamError",
+    "StreamFormatMismatch",
     "StreamTruncated",
     "WrongContentType",
 ]
@@ -64,6 +67,7 @@ ERROR_KINDS = (
     "malformed_chunk",
     "stream_truncated",
     "empty_response",
+    "stream_format_mismatch",
     "wrong_content_type",
     "server_error",
     CLIENT_ERROR,
@@ -110,7 +114,13 @@ class StreamDisconnected(StreamError):
 
 
 class MalformedChunk(StreamError):
+    """``data``: the event (or line, or read) that could not be parsed, when the adapter gave it."""
+
     kind = "malformed_chunk"
+
+    def __init__(self, message: str = "", *, data: bytes = b"") -> None:
+        super().__init__(message)
+        self.data = data
 
 
 class ServerErrorEvent(StreamError):
@@ -123,6 +133,14 @@ class StreamTruncated(StreamError):
 
 class EmptyResponse(StreamError):
     kind = "empty_response"
+
+
+class StreamFormatMismatch(StreamError):
+    """No content could be read, but the body held one in another format: SSE ``data:`` lines
+    read as NDJSON, JSON lines read as SSE, another API's events. The message names what was
+    seen and the flag that reads it (:mod:`llmload.adapters.sniff`)."""
+
+    kind = "stream_format_mismatch"
 
 
 class WrongContentType(StreamError):

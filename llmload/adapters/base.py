@@ -130,10 +130,13 @@ class StreamState:
     Anthropic ``cache_read_input_tokens``). ``text_parts`` is ``None`` unless the caller
     wants the answer text (a conversation's next turn re-sends it): then a list, and
     adapters append each event's answer text to it (nothing joined per event; the caller
-    joins once, :meth:`reply_text`).
+    joins once, :meth:`reply_text`). ``body_start`` is the stream loop's first read, kept
+    (not copied) to tell what the body held when no content could be read from it
+    (:mod:`llmload.adapters.sniff`).
     """
 
     __slots__ = (
+        "body_start",
         "finish_reason",
         "first_output_chunk",
         "reasoning_chunks",
@@ -167,6 +170,7 @@ class StreamState:
         self.server_decode_ms: float | None = None
         self.usage_cached_tokens: int | None = None
         self.text_parts: list[str | bytes] | None = None
+        self.body_start = b""
 
     def reply_text(self) -> str:
         """The answer text kept in :attr:`text_parts`, joined (raw reads are bytes: decoded once, together)."""

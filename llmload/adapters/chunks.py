@@ -30,7 +30,7 @@ def malformed(why: str, data: bytes) -> MalformedChunk:
     """A :class:`MalformedChunk` saying ``why`` with a short excerpt of ``data``."""
     excerpt = data[:_EXCERPT].decode("utf-8", "replace")
     more = "…" if len(data) > _EXCERPT else ""
-    return MalformedChunk(shorten(f"{why}: {excerpt!r}{more}"))
+    return MalformedChunk(shorten(f"{why}: {excerpt!r}{more}"), data=data)
 
 
 def server_error(obj: dict[str, Any]) -> ServerErrorEvent:

@@ -8,6 +8,12 @@ event: no allocation beyond the stamp, no derived metric, no Locust event.
 Each loop returns ``True`` when an end-of-stream sentinel (``[DONE]``) was seen and
 ``False`` at the end of the body; errors propagate as exceptions
 (:mod:`llmload.errors`, connection errors from the HTTP layer).
+
+The first read is kept on the state (``body_start``, a reference). When no content could
+be read (or an adapter found an event it cannot parse), :func:`consume` asks
+:mod:`llmload.adapters.sniff` whether the body was in another framing or another API's
+events, and then raises :class:`~llmload.errors.StreamFormatMismatch` naming the flag that
+reads it: once per failed request, nothing per chunk.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import TYPE_CHECKING
 
 from llmload.adapters.base import DONE, Framing
 from llmload.adapters.framing import NdjsonParser, SseParser, iter_sseclient_events
+from llmload.adapters.sniff import format_mismatch
+from llmload.errors import MalformedChunk, StreamFormatMismatch
 
 if TYPE_CHECKING:
     from llmload.adapters.base import Adapter, StreamState
@@ -30,13 +38,32 @@ def consume(
     framing: Framing, reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord, sse_parser: str
 ) -> bool:
     """Read the whole stream with the given framing; see the module docstring."""
-    if framing is Framing.SSE:
-        if sse_parser == "sseclient":
-            return _consume_sseclient(reader, adapter, state, rec)
-        return _consume_sse(reader, adapter, state, rec)
-    if framing is Framing.NDJSON:
-        return _consume_ndjson(reader, adapter, state, rec)
-    return _consume_raw(reader, adapter, state, rec)
+    try:
+        if framing is Framing.SSE:
+            if sse_parser == "sseclient":
+                done = _consume_sseclient(reader, adapter, state, rec)
+            else:
+                done = _consume_sse(reader, adapter, state, rec)
+        elif framing is Framing.NDJSON:
+            done = _consume_ndjson(reader, adapter, state, rec)
+        else:
+            done = _consume_raw(reader, adapter, state, rec)
+    except MalformedChunk as exc:
+        _raise_if_mismatched(framing, adapter, state, exc)
+        raise
+    if not rec.chunk_ns:
+        _raise_if_mismatched(framing, adapter, state, None)
+    return done
+
+
+def _raise_if_mismatched(framing: Framing, adapter: Adapter, state: StreamState, cause: Exception | None) -> None:
+    """The failure path: raise StreamFormatMismatch when the body was in another format."""
+    stream_format = getattr(getattr(adapter, "config", None), "stream_format", "auto")
+    # An SSE event's data alone says nothing of the framing (a cut JSON is no JSON body).
+    broken = getattr(cause, "data", b"") if framing is not Framing.SSE else b""
+    message = format_mismatch(framing, adapter.name, stream_format, state.body_start, broken)
+    if message is not None:
+        raise StreamFormatMismatch(message) from cause
 
 
 def _consume_sse(reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord) -> bool:
@@ -49,11 +76,9 @@ def _consume_sse(reader: BodyReader, adapter: Adapter, state: StreamState, rec: 
     feed = adapter.feed
     append = rec.chunk_ns.append
     tail = b""
-    while True:
-        data = read_some()
+    data = state.body_start = read_some()
+    while data:
         t = perf_counter_ns()
-        if not data:
-            break
         lines = (tail + data if tail else data).split(b"\n")
         tail = lines.pop()  # the unfinished last line (b"" when the read ended on a newline)
         for line in lines:
@@ -68,6 +93,7 @@ def _consume_sse(reader: BodyReader, adapter: Adapter, state: StreamState, rec: 
             elif n == DONE:
                 rec.end_ns = t
                 return True
+        data = read_some()
     if tail:
         parser.feed_line(tail)
     return _flush_sse(parser, adapter, state, rec)
@@ -90,7 +116,9 @@ def _flush_sse(parser: SseParser, adapter: Adapter, state: StreamState, rec: Req
 
 
 def _consume_sseclient(reader: BodyReader, adapter: Adapter, state: StreamState, rec: RequestRecord) -> bool:
-    """Same as :func:`_consume_sse` with sseclient-py as the (spec-complete, slower) parser."""
+    """Same as :func:`_consume_sse` with sseclient-py as the (spec-complete, slower) parser.
+
+    Reads line by line: ``body_start`` stays empty (no format mismatch is told here)."""
     readline = reader.readline
     lines = iter(readline, b"")
     feed = adapter.feed
@@ -117,10 +145,8 @@ def _consume_ndjson(reader: BodyReader, adapter: Adapter, state: StreamState, re
     append = rec.chunk_ns.append
     tail = b""
     t = 0
-    while True:
-        data = read_some()
-        if not data:
-            break
+    data = state.body_start = read_some()
+    while data:
         t = perf_counter_ns()
         lines = (tail + data if tail else data).split(b"\n")
         tail = lines.pop()  # the unfinished last line (b"" when the read ended on a newline)
@@ -136,6 +162,7 @@ def _consume_ndjson(reader: BodyReader, adapter: Adapter, state: StreamState, re
             elif n == DONE:
                 rec.end_ns = t
                 return True
+        data = read_some()
     doc = feed_line(tail) if tail else None
     if doc is not None:  # stamped when its last byte arrived (the last read), not at the end of the body
         n = feed(state, doc, "")
@@ -153,11 +180,9 @@ def _consume_raw(reader: BodyReader, adapter: Adapter, state: StreamState, rec: 
     read_some = reader.read_some
     feed = adapter.feed
     append = rec.chunk_ns.append
-    while True:
-        data = read_some()
+    data = state.body_start = read_some()
+    while data:
         t = perf_counter_ns()
-        if not data:
-            return False
         n = feed(state, data, "")
         if n == 1:
             append(t)
@@ -166,3 +191,5 @@ def _consume_raw(reader: BodyReader, adapter: Adapter, state: StreamState, rec: 
         elif n == DONE:
             rec.end_ns = t
             return True
+        data = read_some()
+    return False

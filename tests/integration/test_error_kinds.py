@@ -111,3 +111,20 @@ def test_a_stream_cut_after_the_headers_says_how_many_tokens_had_arrived(faulty,
     cut = sum(r.output_tokens for r in seen if r.outcome == "interrupted")
     assert o["partial_output_tokens"] == 3 * o["errors"] + cut
     assert o["received_output_tokens"] == o["partial_output_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--stream-format", "ndjson"], "the body is SSE (data: {"),  # was malformed_chunk
+        (["--api", "openai-completions", "--endpoint-path", "/v1/chat/completions"], "use --api openai-chat"),  # was empty_response
+    ],
+    ids=["ndjson_on_sse", "completions_on_chat"],
+)  # fmt: skip
+def test_an_answer_in_another_format_is_a_stream_format_mismatch(faulty, tiny_profile, flags, says):
+    """A body that holds an answer the flags do not read is counted as what it is, with the flag that reads it."""
+    s = run_inprocess(faulty, ["--model", "ok", "--profile", tiny_profile, *flags], users=1, seconds=0.6)
+    o = s["overall"]
+    assert o["requests"] == o["ok"] + o["errors"] + o["interrupted"] and o["errors"] >= 1
+    assert s["errors_by_kind"] == {"stream_format_mismatch": o["errors"]}
+    assert says in s["errors_examples"]["stream_format_mismatch"]

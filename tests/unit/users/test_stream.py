@@ -15,7 +15,7 @@ import pytest
 
 from llmload.adapters import get_adapter_class
 from llmload.adapters.base import AdapterConfig, Framing, StreamState
-from llmload.errors import StreamError
+from llmload.errors import MalformedChunk, StreamError, StreamFormatMismatch
 from llmload.metrics.record import RequestRecord
 from llmload.users.stream import consume
 
@@ -110,6 +110,47 @@ def test_ndjson_lines_that_arrive_together_share_one_stamp_and_the_last_keeps_it
     rec, state = RequestRecord("c", 1, 10), StreamState()
     assert consume(Framing.NDJSON, PiecesReader(pieces), adapter, state, rec, "fast") is False
     assert rec.chunk_ns == [1000, 1000, 2000, 3000] and state.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    ("framing", "api", "body", "says", "was"),
+    [
+        (Framing.SSE, "openai-chat", "openai-responses/openai_text_completed.sse", "use --api openai-responses", None),
+        (Framing.SSE, "anthropic-messages", "openai-chat/llamacpp_timings.sse", "use --api openai-chat", None),
+        (Framing.SSE, "openai-chat", "stream/ollama_generate.ndjson", "use --stream-format ndjson --api stream", None),
+        (Framing.NDJSON, "openai-chat", "openai-chat/llamacpp_timings.sse", "use --stream-format sse", MalformedChunk),
+        (Framing.RAW, "openai-chat", "openai-chat/llamacpp_timings.sse", "use --stream-format sse", MalformedChunk),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_answer_in_another_format_is_a_stream_format_mismatch(framing, api, body, says, was, seed):
+    """Issue 22, item 11: these were empty_response (no content read) or malformed_chunk, the answer unnamed.
+
+    The first read holds the server's first write (its first event or line), the rest is cut anywhere."""
+    adapter = get_adapter_class(api)(AdapterConfig(stream_format=framing.value))
+    raw = (FIXTURES / body).read_bytes()
+    first = raw.index(b"\n\n" if body.endswith(".sse") else b"\n") + 2
+    reader = PiecesReader([raw[:first], *cut(raw[first:], random.Random(seed))])
+    with pytest.raises(StreamFormatMismatch, match=says) as caught:
+        consume(framing, reader, adapter, StreamState(), RequestRecord("c", 1, 10), "fast")
+    assert caught.value.kind == "stream_format_mismatch"
+    assert caught.value.__cause__ is None if was is None else isinstance(caught.value.__cause__, was)
+
+
+def test_a_first_read_that_shows_nothing_leaves_the_original_outcome():
+    """Only the first read is looked at (nothing is kept per chunk): a fragment that tells nothing tells nothing."""
+    raw = (FIXTURES / "openai-responses" / "openai_text_completed.sse").read_bytes()
+    adapter = get_adapter_class("openai-chat")(AdapterConfig())
+    rec = RequestRecord("c", 1, 10)
+    consume(Framing.SSE, PiecesReader([raw[:20], raw[20:]]), adapter, StreamState(), rec, "fast")
+    assert rec.chunk_ns == []  # empty_response, as before
+
+
+def test_a_truly_empty_answer_is_left_to_the_empty_check():
+    adapter = get_adapter_class("openai-chat")(AdapterConfig())
+    rec = RequestRecord("c", 1, 10)
+    assert consume(Framing.SSE, PiecesReader([b"data: [DONE]\n\n"]), adapter, StreamState(), rec, "fast") is True
+    assert rec.chunk_ns == []  # the user's completeness check calls it empty_response
 
 
 def test_events_that_arrive_together_share_one_stamp():
