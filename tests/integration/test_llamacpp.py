@@ -17,7 +17,8 @@ they measured: docs/real_engines.md.
 * the server's own timings next to llmload's TTFT/TPOT/ITL at 1 and 8 users (88 M model), and
   its per-request ``timings`` (last chunk) read into the record and the summary's phases;
 * conversations and shared prefixes: llmload's cached prompt tokens, in sum and per turn, are
-  the server's own ``llamacpp:prompt_tokens_cached_total`` (nothing cut at the end: ``-s``).
+  the server's own ``llamacpp:prompt_tokens_cached_total`` (nothing cut at the end: ``-s``);
+* ``--api openai-responses`` conversations: every turn ok, the server's ``timings`` read.
 """
 
 from __future__ import annotations
@@ -250,10 +251,47 @@ def test_cache_numbers_are_the_servers_own(llama_tiny, tmp_path):
     # Turn 2 re-sends turn 1 and its reply: the slot that served turn 1 holds both, so more than
     # turn 1's whole prompt comes from the cache (the reply's tokens where they re-tokenize alike).
     turns = s["classes"]["chat"]["by_turn"]
-    assert turns["1"]["prefix_cache_hit_ratio"] < 0.1, turns  # the chat template's opening only
+    # Turn 1 reuses the chat template's opening and whatever its random words share with the slot's last
+    # prompt: 3-10 % over ~20 turn-1 requests, 16.5 % once over 6 (a box so busy that 3 s held 6 sessions).
+    assert turns["1"]["prefix_cache_hit_ratio"] < 0.25, turns
     assert turns["2"]["cached_prompt_tokens"] > turns["1"]["input_tokens_mean"] * turns["2"]["ok"], turns
     assert s["classes"]["sys"]["prefix_cache_hit_ratio"] >= 0.6, describe(s)  # measured 0.86
     assert not [f for f in s["findings"] if f["id"] == "prefix_cache_cold"], describe(s)
+
+
+RESPONSES_PROFILE = """name = "responses"
+[[classes]]
+name = "chat"
+weight = 1
+input_tokens = 30
+output_tokens = 12
+turns = 3
+think_time_s = 0.05
+"""
+
+
+def test_responses_conversations_run_and_read_the_servers_timings(llama_tiny, tmp_path):
+    """``--api openai-responses`` conversations: every turn ok, llama.cpp's ``timings`` read.
+
+    Fails on llmload before issue 22 item 9: turns 2 and 3 were HTTP 400 "Cannot determine type
+    of 'item'" (an assistant input item without ``"type": "message"``), and the Responses
+    adapter ignored the ``timings`` llama-server puts beside ``response`` in ``response.completed``.
+    """
+    profile = tmp_path / "responses.toml"
+    profile.write_text(RESPONSES_PROFILE)
+    s, records, _ = run_llmload(
+        llama_tiny.url, tmp_path, "--api", "openai-responses", "-u", "2", "-r", "2", "-t", "3s", "-s", "10",
+        "--profile", str(profile),
+    )  # fmt: skip
+    o = s["overall"]
+    assert o["errors"] == 0 and s["errors_by_kind"] == {} and o["interrupted"] == 0, describe(s)
+    ok = [r for r in records if r["outcome"] == "ok"]
+    assert len(ok) == o["requests"] and {r["turn"] for r in ok} == {1, 2, 3}, describe(s)
+    assert sum(r["turn"] > 1 for r in ok) >= 10, describe(s)
+    assert all(r["output_tokens"] == 12 and r["output_tokens_from_usage"] for r in ok)
+    assert all(r["server_timing"] == "llamacpp" and 0 < r["server_prefill_ms"] < r["chunks_ns"][0] / 1e6 for r in ok)
+    assert all(r["server_decode_ms"] is not None and r["cached_prompt_tokens"] is not None for r in ok)
+    assert o["phases"]["coverage"] == 1.0, describe(s)
 
 
 # -- load ------------------------------------------------------------------------------------

@@ -188,7 +188,9 @@ def test_llm_tab_shows_live_numbers_in_a_real_browser(sim, tmp_path):
         assert TTFT_MS * 0.95 <= ttft <= TTFT_MS * 1.5 + 20, overall  # the simulator's configured TTFT
         for name in CLASSES:
             assert TTFT_MS * 0.95 <= number(rows[name]["TTFT p50 ms"]) <= TTFT_MS * 1.5 + 20, rows[name]
-        assert ITL_MS * 0.8 <= number(overall["ITL p50 ms"]) <= ITL_MS * 3 + 5, overall
+        # The simulator catches up after a stall (tokens on its schedule), so a busy box shortens the gaps that
+        # follow one: 2.3 ms for 3 ms was seen with the CPUs twice oversubscribed. 0.5x still tells 3 ms from 0.
+        assert ITL_MS * 0.5 <= number(overall["ITL p50 ms"]) <= ITL_MS * 3 + 5, overall
         assert number(overall["Output tok/s"]) > 0 and number(overall["OK req/s"]) > 0 and number(overall["Err/s"]) == 0
         assert 0 <= int(overall["In flight"]) <= 6
         assert overall["Errors (run)"] == ""
