@@ -135,6 +135,7 @@ def _rate_summary(run: tuple) -> dict:
     return summary
 
 
+@pytest.mark.slow  # over 20 s
 def test_twenty_per_second_over_thirty_seconds_in_one_process(long_runs):
     s = _rate_summary(long_runs["one"])
     a = s["arrival"]
@@ -144,6 +145,7 @@ def test_twenty_per_second_over_thirty_seconds_in_one_process(long_runs):
     assert s["overall"]["client_wait_ms"]["p50"] < 5
 
 
+@pytest.mark.slow  # shares the 30 s runs of long_runs
 def test_twenty_per_second_with_two_worker_processes(long_runs):
     s = _rate_summary(long_runs["two"])
     folder = long_runs["two"][3]

@@ -204,6 +204,7 @@ def label_values(prom: Prom, query: str, start: float, end: float) -> list[str]:
     return body["data"]
 
 
+@pytest.mark.slow  # over 20 s
 def test_every_dashboard_and_rule_query_returns_data(sim, tmp_path):
     if not os.access(PROMETHEUS, os.X_OK):
         pytest.fail(f"{PROMETHEUS} not found: `make system-deps` installs Debian's prometheus")

@@ -87,6 +87,7 @@ def top_finding(s: dict) -> dict:
     return findings[0]
 
 
+@pytest.mark.slow  # over 20 s
 def test_batch_starved_safe_at_the_batch_cap_ttft_binds(sim, profile, tmp_path):
     url = sim("--preset", "batch-starved", "--time-scale", "0.25")  # --max-num-seqs 4
     # --stop-on-breach: the breach at 8 users is judged a report interval into the 16-user step; 32 never runs.
@@ -139,6 +140,7 @@ def test_healthy_with_room_holds_the_top_step(sim, profile, tmp_path):
     )
 
 
+@pytest.mark.slow  # over 20 s
 def test_rate_ladder_against_batch_starved_names_the_safe_rate_and_the_binding_metric(sim, profile, tmp_path):
     """Offered rates at a fixed in-flight cap (-u 32): 4 req/s fit the batch of 4, 16 req/s queue behind it."""
     url = sim("--preset", "batch-starved", "--time-scale", "0.25")

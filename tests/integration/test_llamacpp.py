@@ -312,6 +312,7 @@ def test_one_user_many_requests_no_errors(llama_tiny, tmp_path):
     assert o["output_tokens"] == 4 * o["ok"]
 
 
+@pytest.mark.slow  # over 20 s
 def test_ladder_over_the_slot_cap(llama_88m, tmp_path):
     """1, 8, 16 users on --parallel 8: requests wait above 8; latency (not errors) binds; the slot cap is named."""
     profile = write_profile(

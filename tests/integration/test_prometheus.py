@@ -133,6 +133,7 @@ def prometheus(tmp_path):
         stop(p)
 
 
+@pytest.mark.slow  # over 20 s
 def test_prometheus_agrees_with_the_summary(sim, prometheus, tmp_path):
     url = sim(ttft_ms=60, itl_ms=2)
     exporter_port = free_port()

@@ -15,6 +15,7 @@ from tests.integration.harness import run_cli
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.slow  # over 20 s
 def test_per_token_timing_is_accurate_at_40_streams(sim, tmp_path):
     url = sim(ttft_ms=50, itl_ms=5)
     code, output, s = run_cli(

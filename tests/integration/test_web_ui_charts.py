@@ -56,6 +56,7 @@ def last_before(t: list[float], values: list, at: float):
     return seen[-1] if seen else None
 
 
+@pytest.mark.slow  # over 20 s
 @pytest.mark.skipif(not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)), reason="chromium not installed")
 def test_charts_move_with_load_in_the_llm_tab(sim, tmp_path):
     pytest.importorskip("selenium")
