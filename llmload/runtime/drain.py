@@ -47,29 +47,42 @@ class _Stoppable(Protocol):
 
 
 class _Sigint:
-    """SIGINT taken for a while: ``take`` installs a handler and keeps the one before, ``give_back`` restores it."""
+    """SIGINT and SIGTERM taken for a while: ``take`` installs a handler and keeps the ones before, ``give_back``
+    restores them.
 
-    def __init__(self, signals: Any) -> None:
+    Locust's own SIGTERM handler is gevent's (installed below Python's :mod:`signal`, which reads it as the
+    default, ``SIG_DFL``): ``own_sigterm`` takes SIGTERM all the same (the run interrupt: for the length of a
+    headless run, whose end quits anyway); else SIGTERM is taken only from a Python handler (the drain guard: the
+    run interrupt's), so that a web UI process keeps Locust's.
+    """
+
+    def __init__(self, signals: Any, own_sigterm: bool = False) -> None:
         self._signals = signals
-        self._previous: Any = None  # the handler before ours; None: ours is not installed
+        self._own_sigterm = own_sigterm
+        self._previous: dict[int, Any] = {}  # signal -> the handler before ours; empty: ours is not installed
 
     @property
     def taken(self) -> bool:
-        return self._previous is not None
+        return bool(self._previous)
 
     def take(self, handler: Callable[[int, Any], None]) -> None:
-        if self._previous is not None:
+        if self._previous:
             return
+        s = self._signals
+        signums = [s.SIGINT]
+        if self._own_sigterm or callable(s.getsignal(s.SIGTERM)):
+            signums.append(s.SIGTERM)
         try:
-            self._previous = self._signals.signal(self._signals.SIGINT, handler)
+            for signum in signums:
+                self._previous[signum] = s.signal(signum, handler)
         except ValueError:  # not the main thread: Locust's handling stays
-            self._previous = None
+            self.give_back()
 
-    def give_back(self) -> Any:
-        """The handler before ours is back (and returned; None when ours was not installed)."""
-        previous, self._previous = self._previous, None
-        if previous is not None:
-            self._signals.signal(self._signals.SIGINT, previous)
+    def give_back(self) -> dict[int, Any]:
+        """The handlers before ours are back (and returned by signal; empty when ours were not installed)."""
+        previous, self._previous = self._previous, {}
+        for signum, handler in previous.items():
+            self._signals.signal(signum, handler if handler is not None else self._signals.SIG_DFL)
         return previous
 
 
@@ -107,53 +120,71 @@ class DrainGuard:
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         self._sigint.give_back()
-        gevent.spawn(self._stop_users)  # not in the signal handler: stopping a user switches greenlets
+        gevent.spawn(self._stop_users, _name(signum))  # not in the signal handler: stopping a user switches greenlets
 
-    def _stop_users(self) -> None:
+    def _stop_users(self, name: str = "Ctrl-C") -> None:
         users = list(self._users())
-        log.warning("llmload: Ctrl-C: stopping %d user%s now; requests in flight count as interrupted",
-                    len(users), "" if len(users) == 1 else "s")  # fmt: skip
+        log.warning("llmload: %s: stopping %d user%s now; requests in flight count as interrupted",
+                    name, len(users), "" if len(users) == 1 else "s")  # fmt: skip
         for user in users:
             user.stop(force=True)
 
 
 class RunInterrupt:
-    """A Ctrl-C during a test on a headless master or a worker: see the module docstring.
+    """A Ctrl-C or SIGTERM during a headless test (one process or a master) or on a worker: see the module docstring.
 
-    ``end_test``: ends the test as its end does, then quits; ``give_up``: what a second Ctrl-C does (None:
-    Locust's handling, the handler before ours).
+    ``end_test``: ends the test as its end does, then quits; ``give_up``: what a second signal does (None: the
+    handler before ours; Locust's SIGTERM handler, out of Python's reach, as its Ctrl-C: a shutdown);
+    ``stop_timeout``: Locust's stop timeout (s), for what the first signal says.
     """
 
     def __init__(
-        self, end_test: Callable[[], None], give_up: Callable[[], None] | None = None, signals: Any = signal
+        self,
+        end_test: Callable[[], None],
+        give_up: Callable[[], None] | None = None,
+        stop_timeout: Callable[[], float | None] = lambda: None,
+        signals: Any = signal,
     ) -> None:
-        self._end_test, self._give_up = end_test, give_up
-        self._sigint = _Sigint(signals)
+        self._end_test, self._give_up, self._stop_timeout = end_test, give_up, stop_timeout
+        self._signals = signals
+        self._sigint = _Sigint(signals, own_sigterm=True)
         self.presses = 0
 
     def arm(self) -> None:
-        """A test starts (``test_start``): the next Ctrl-C is ours."""
+        """A test starts (``test_start``): the next Ctrl-C or SIGTERM is ours."""
         if self._sigint.taken:
             return
         self.presses = 0
         self._sigint.take(self._on_sigint)
 
     def disarm(self) -> None:
-        """The test is over (quitting): SIGINT's handler before ours is back."""
+        """The test is over (quitting): the handlers before ours are back."""
         self._sigint.give_back()
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         self.presses += 1
+        name = _name(signum)
         if self.presses == 1:
-            log.warning("llmload: Ctrl-C: stopping the test; requests in flight finish and are reported "
-                        "(Ctrl-C again: stop now)")  # fmt: skip
+            timeout = self._stop_timeout() or 0
+            if timeout > 0:
+                log.warning("llmload: %s: stopping the test; requests in flight finish within the stop timeout (%s) "
+                            "and count (%s again: stop them now)", name, _seconds(timeout), name)  # fmt: skip
+            else:
+                log.warning("llmload: %s: stopping the test; requests in flight stop now and count as interrupted "
+                            "(--stop-timeout lets them finish)", name)  # fmt: skip
             gevent.spawn(self._end_test)  # not in the signal handler: it switches greenlets
             return
-        previous = self._sigint.give_back()  # any further Ctrl-C is Locust's
+        previous = self._sigint.give_back().get(signum)  # any further signal is Locust's
         if self._give_up is not None:
             gevent.spawn(self._give_up)
         elif callable(previous):
             previous(signum, frame)  # this one too
+        else:
+            self._signals.default_int_handler(signum, frame)  # Locust's SIGTERM: a shutdown, as its Ctrl-C
+
+
+def _name(signum: int) -> str:
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
 def _seconds(s: float) -> str:

@@ -26,16 +26,28 @@ the master had no worker for ten minutes: the next test from the form "started" 
 connected") and llmload marked every worker lost. :func:`ready_after_stop`, called on a worker's
 ``test_stop`` (after its users have stopped), sets the worker's stop timeout to 0, so Locust's
 sleep ends at once; the next spawn message brings the master's stop timeout back.
+
+**Two stops at once stop each user twice** (Locust 2.47.0, ``Runner.stop`` and ``stop_users``): a
+stop while another is under way (its runner's state is ``cleanup``) starts its own: both ask every
+user to stop gracefully before either request is handled, and the second one raises "Tried to stop
+User in an unexpected state: stopping" (a traceback in the output). A worker that gets a Ctrl-C or
+SIGTERM stops itself, and its master, which got the same signal (``--processes``, a terminal's
+Ctrl-C, a process group's SIGTERM), sends it ``stop`` a few milliseconds later.
+:func:`one_stop_at_a_time`: a stop while one is under way waits for that one to end.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
+import gevent
+from gevent.event import Event
 from locust import argument_parser
+from locust import runners as locust_runners
 
-__all__ = ["cache_default_args", "install_locust_workarounds", "ready_after_stop"]
+__all__ = ["cache_default_args", "install_locust_workarounds", "one_stop_at_a_time", "ready_after_stop"]
 
 
 def cache_default_args(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
@@ -53,11 +65,36 @@ def cache_default_args(build: Callable[[], dict[str, Any]]) -> Callable[[], dict
     return default_args_dict
 
 
+def one_stop_at_a_time(stop: Callable[..., Any]) -> Callable[..., Any]:
+    """``Runner.stop``, but a call while another call's stop is under way waits for that one to end (and a call
+    from inside it, a listener of its events, returns at once)."""
+
+    @functools.wraps(stop)
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        under_way: tuple[Any, Event] | None = getattr(self, "_llmload_stop", None)
+        if under_way is not None:
+            if under_way[0] is not gevent.getcurrent():
+                under_way[1].wait()
+            return None
+        done = Event()
+        self._llmload_stop = (gevent.getcurrent(), done)
+        try:
+            return stop(self, *args, **kwargs)
+        finally:
+            self._llmload_stop = None
+            done.set()
+
+    wrapped.llmload_one_stop = True  # type: ignore[attr-defined]
+    return wrapped
+
+
 def install_locust_workarounds() -> None:
     """Install every workaround of this module in this process (once)."""
     current = getattr(argument_parser, "default_args_dict", None)
     if current is not None and not getattr(current, "llmload_cached", False):
         argument_parser.default_args_dict = cache_default_args(current)
+    if not getattr(locust_runners.Runner.stop, "llmload_one_stop", False):
+        locust_runners.Runner.stop = one_stop_at_a_time(locust_runners.Runner.stop)  # type: ignore[method-assign]
 
 
 def ready_after_stop(environment: Any) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import gevent
 from locust import runners as locust_runners
-from locust.runners import STATE_RUNNING, STATE_SPAWNING, STATE_STOPPED, MasterRunner, WorkerRunner
+from locust.runners import STATE_CLEANUP, STATE_RUNNING, STATE_SPAWNING, STATE_STOPPED, MasterRunner, WorkerRunner
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig
@@ -92,20 +92,22 @@ class Runtime:
         if self.role != "worker":
             self.coordinator = Coordinator(environment, self.steps, master=self.role == "master", clock=clock,
                                            fixed_load=self.options.fixed_load)  # fmt: skip
-        self.interrupt: RunInterrupt | None = None  # one process: Locust's Ctrl-C, then the drain guard's
-        if self.role != "standalone":
-            self.interrupt = RunInterrupt(self._end_test, self._quit_now if self.role == "master" else None)
+        # Ctrl-C / SIGTERM during a headless test or on a worker: the test ends as its end does (the drain guard
+        # takes the second during the wait); a master's or one process's second signal stops now.
+        give_up = {"master": self._quit_now, "standalone": self._stop_now}.get(self.role)
+        self.interrupt = RunInterrupt(self._end_test, give_up, lambda: environment.stop_timeout)
         self._pump: gevent.Greenlet | None = None
         self.configure(startup=True)
 
     def _end_test(self) -> None:
-        """End the running test as its end does, then quit. A master with a shape: its next tick (it stops the
-        workers, waits for them, then Locust quits); else a graceful stop (a worker's sends its stop report
-        before the quit tells the master it is gone) and a quit here."""
+        """End the running test as its end does, then quit. A ladder (a shape, on a master or one process): its
+        next tick (a master stops the workers and waits for them; then Locust quits); else a graceful stop (its
+        users' requests finish within the stop timeout; a worker's sends its stop report before the quit tells
+        the master it is gone) and a quit here."""
         runner = self._env.runner
         if runner is None:
             return
-        if self.role == "master" and self.coordinator is not None and getattr(runner, "shape_greenlet", None):
+        if self.coordinator is not None and getattr(runner, "shape_greenlet", None):
             self.coordinator.driver.end_now()
         else:
             runner.stop()
@@ -113,9 +115,28 @@ class Runtime:
 
     def _quit_now(self) -> None:
         """Master, a second Ctrl-C: no more waiting for the workers; the summary holds what they reported."""
-        log.warning("llmload: Ctrl-C: not waiting for the workers any more; the summary holds what they reported")
+        log.warning("llmload: stopping now: not waiting for the workers any more; the summary holds what they reported")
         if self._env.runner is not None:
             self._env.runner.quit()
+
+    def _stop_now(self) -> None:
+        """One process, a second Ctrl-C/SIGTERM that no wait for its requests took (a ladder stops at its next
+        tick): the test stops now, then the quit."""
+        self._stop_users_now()
+        if self._env.runner is not None:
+            self._env.runner.quit()
+
+    def _stop_users_now(self) -> None:
+        """One process: the test stops now; its requests in flight count as interrupted (a stop under way, waiting
+        for them: its users are stopped, and this stop waits for that one; its ``test_stop`` writes the summary)."""
+        runner = self._env.runner
+        if runner is None:
+            return
+        self._env.stop_timeout = 0
+        if runner.state == STATE_CLEANUP:
+            for user in self._users():
+                user.stop(force=True)
+        runner.stop()
 
     def _user_count(self) -> int:
         runner = self._env.runner
@@ -230,7 +251,7 @@ class Runtime:
             # first the engine metrics' baseline (read before any load), then the common start just ahead of now
             self.coordinator.on_test_start(schedule_lead_s=SCHEDULE_LEAD_S if self._schedules() else 0.0)
         self._forward_schedule()
-        if self.interrupt is not None and (self.role == "worker" or self.options.headless):
+        if self.role == "worker" or self.options.headless:
             self.interrupt.arm()
 
     def on_spawned(self, user_count: int) -> None:
@@ -259,20 +280,31 @@ class Runtime:
             self.coordinator.on_test_stop(lambda: self._merge_local(final=True))
 
     def on_quitting(self) -> None:
+        if self.role == "standalone":
+            self._stop_before_quit()
         if self.coordinator is not None:
             if self.role == "master":
                 self._check_workers(during_test=False)
             self.coordinator.on_quitting()
         if self.drain is not None:
             self.drain.end()
-        if self.interrupt is not None:
-            self.interrupt.disarm()
+        self.interrupt.disarm()
         if self.load is not None:
             self.load.stop()
         if self._pump is not None:
             self._pump.kill(block=False)
         if self.coordinator is not None:
             self.coordinator.close()
+
+    def _stop_before_quit(self) -> None:
+        """One process quitting while its test runs (Locust's own Ctrl-C or SIGTERM: a third one, one before the
+        test started, a web UI process): Locust stops the users only after ``quitting``, when the summary and the
+        ``--records-jsonl`` file are written and closed, so the requests then in flight were in neither, and what
+        had finished since the last fold was in the file only. The test stops first, now (its requests in flight
+        count as interrupted), and its ``test_stop`` folds the final report and writes the summary."""
+        runner = self._env.runner
+        if runner is not None and runner.state in (STATE_SPAWNING, STATE_RUNNING, STATE_CLEANUP):
+            self._stop_users_now()
 
     # -- reports and messages ----------------------------------------------------------------
     def on_report_to_master(self, data: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.event import EventHook
-from locust.runners import STATE_RUNNING, LocalRunner, MasterRunner, WorkerRunner
+from locust.runners import STATE_RUNNING, STATE_STOPPED, LocalRunner, MasterRunner, WorkerRunner
 
 from llmload.config import add_arguments
 
@@ -19,7 +19,7 @@ def parse(*args: str):
 
 
 class _Fake:
-    """What llmload reads from a runner: the user count, the state, messages, the clients, quit()."""
+    """What llmload reads from a runner: the user count, the state, messages, the clients, stop(), quit()."""
 
     def __init__(self, users: int = 0, worker_index: int = 0) -> None:
         self.users = users
@@ -28,6 +28,7 @@ class _Fake:
         self.sent: list[tuple[str, dict]] = []
         self.handlers: dict[str, object] = {}
         self.quit_called = 0
+        self.stop_called = 0
         self.greenlet = None
         self.clients = SimpleNamespace(all=[])
 
@@ -40,6 +41,10 @@ class _Fake:
 
     def register_message(self, kind: str, handler, concurrent: bool = False) -> None:
         self.handlers[kind] = handler
+
+    def stop(self) -> None:
+        self.stop_called += 1
+        self.state = STATE_STOPPED
 
     def quit(self) -> None:
         self.quit_called += 1

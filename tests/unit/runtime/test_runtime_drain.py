@@ -11,17 +11,32 @@ from llmload.runtime.drain import DrainGuard, RunInterrupt
 
 
 class Signals:
-    """The two names of :mod:`signal` the guard uses; handlers are kept, not installed."""
+    """What the guards use of :mod:`signal`; handlers are kept, not installed. SIGINT's before ours is Locust's
+    (Python's KeyboardInterrupt); SIGTERM's reads as the default, as gevent's handler (Locust's) does."""
 
-    SIGINT = signal.SIGINT
+    SIGINT, SIGTERM, SIG_DFL = signal.SIGINT, signal.SIGTERM, signal.SIG_DFL
 
     def __init__(self) -> None:
-        self.handler: object = "locust's"
+        self.handlers: dict[int, object] = {signal.SIGINT: "locust's", signal.SIGTERM: signal.SIG_DFL}
+        self.interrupted: list[int] = []  # default_int_handler calls (a KeyboardInterrupt: Locust's shutdown)
+
+    @property
+    def handler(self) -> object:
+        return self.handlers[signal.SIGINT]
+
+    @handler.setter
+    def handler(self, handler: object) -> None:
+        self.handlers[signal.SIGINT] = handler
 
     def signal(self, signum, handler):
-        assert signum == signal.SIGINT
-        previous, self.handler = self.handler, handler
+        previous, self.handlers[signum] = self.handlers[signum], handler
         return previous
+
+    def getsignal(self, signum):
+        return self.handlers[signum]
+
+    def default_int_handler(self, signum, frame):
+        self.interrupted.append(signum)
 
 
 class User:
@@ -112,3 +127,52 @@ def test_a_run_interrupt_armed_twice_keeps_locusts_handler_to_give_back():
     r.arm()  # the next test of the same process
     r.disarm()
     assert sig.handler == "locust's"
+
+
+def test_a_run_interrupt_takes_sigterm_too_and_gives_gevents_default_back():
+    """SIGTERM on a headless run (systemd, docker stop, kill): as Ctrl-C. Locust's SIGTERM handler is gevent's, which
+    Python reads as the default: a second SIGTERM without give_up raises KeyboardInterrupt, Locust's Ctrl-C path."""
+    ended, sig = [], Signals()
+    r = RunInterrupt(lambda: ended.append(1), signals=sig)
+    r.arm()
+    assert sig.handlers[signal.SIGTERM] == r._on_sigint
+    sig.handlers[signal.SIGTERM](signal.SIGTERM, None)
+    gevent.sleep(0)
+    assert ended == [1] and sig.interrupted == []
+    sig.handlers[signal.SIGTERM](signal.SIGTERM, None)
+    assert sig.interrupted == [signal.SIGTERM]
+    assert sig.handlers == {signal.SIGINT: "locust's", signal.SIGTERM: signal.SIG_DFL}
+
+
+def test_the_first_signal_says_whether_requests_in_flight_finish_or_are_cut(caplog):
+    for timeout, said in ((10.0, "SIGTERM: stopping the test; requests in flight finish within the stop timeout (10 s)"),
+                          (0, "SIGTERM: stopping the test; requests in flight stop now and count as interrupted")):
+        caplog.clear()
+        r = RunInterrupt(lambda: None, stop_timeout=lambda t=timeout: t, signals=Signals())
+        r.arm()
+        with caplog.at_level(logging.WARNING, logger="llmload"):
+            r._on_sigint(signal.SIGTERM, None)
+        assert said in caplog.text, caplog.text
+
+
+def test_a_second_sigterm_during_the_wait_stops_the_users_and_hands_back_the_run_interrupts():
+    """One process: the run interrupt's SIGTERM (the first ended the test), then the drain guard's for the wait."""
+    users, sig = [User(), User()], Signals()
+    r = RunInterrupt(lambda: None, signals=sig)
+    r.arm()
+    g = DrainGuard(lambda: users, lambda: 2, lambda: 10.0, signals=sig)
+    g.begin()
+    assert sig.handlers == {signal.SIGINT: g._on_sigint, signal.SIGTERM: g._on_sigint}
+    sig.handlers[signal.SIGTERM](signal.SIGTERM, None)
+    gevent.sleep(0)
+    assert [u.stopped for u in users] == [[True], [True]]
+    assert sig.handlers == {signal.SIGINT: r._on_sigint, signal.SIGTERM: r._on_sigint}
+
+
+def test_the_drain_guard_leaves_locusts_sigterm_alone():
+    """A web UI process (no run interrupt): SIGTERM stays gevent's, which Python could not give back."""
+    g, _, sig = guard()
+    g.begin()
+    assert sig.handlers == {signal.SIGINT: g._on_sigint, signal.SIGTERM: signal.SIG_DFL}
+    g.end()
+    assert sig.handlers == {signal.SIGINT: "locust's", signal.SIGTERM: signal.SIG_DFL}

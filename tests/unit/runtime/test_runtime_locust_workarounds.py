@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import inspect
 
+import gevent
+from gevent.event import Event
 from locust import argument_parser
-from locust.runners import WorkerRunner
+from locust.runners import Runner, WorkerRunner
 
-from llmload.runtime.locust_workarounds import cache_default_args, install_locust_workarounds
+from llmload.runtime.locust_workarounds import cache_default_args, install_locust_workarounds, one_stop_at_a_time
 
 
 def test_the_defaults_are_built_once_and_each_caller_gets_its_own_copy():
@@ -40,3 +42,41 @@ def test_the_locust_code_it_mends_is_still_there():
     drop the workaround (llmload/runtime/locust_workarounds.py)."""
     source = inspect.getsource(WorkerRunner)
     assert "argument_parser.default_args_dict()" in source and 'job["parsed_options"].items()' in source
+
+
+class _Stoppable:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.release = Event()
+        self.inside = Event()
+
+    @one_stop_at_a_time
+    def stop(self) -> None:
+        self.calls += 1
+        self.inside.set()
+        self.stop()  # a listener of its events stopping again: returns at once
+        self.release.wait()
+
+
+def test_a_stop_while_one_is_under_way_waits_for_it_and_stops_nobody_twice():
+    r = _Stoppable()
+    first = gevent.spawn(r.stop)
+    r.inside.wait()
+    second = gevent.spawn(r.stop)
+    gevent.sleep(0)  # the second has started, and waits
+    assert not second.ready() and r.calls == 1
+    r.release.set()
+    gevent.joinall([first, second], raise_error=True)
+    assert r.calls == 1
+    r.release.clear()
+    third = gevent.spawn(r.stop)  # a later stop is a stop of its own
+    r.release.set()
+    third.get()
+    assert r.calls == 2
+
+
+def test_the_locust_code_the_stop_workarounds_mend_is_still_there():
+    """When this fails Locust's stop changed: check whether a second stop still asks each user to stop again;
+    drop the workaround if it no longer needs it."""
+    assert "if self.state == STATE_STOPPED:" in inspect.getsource(Runner.stop)
+    assert "spawn_later(0, user_to_stop.stop, force=False)" in inspect.getsource(Runner.stop_users)

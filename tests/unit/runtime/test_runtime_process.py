@@ -298,3 +298,42 @@ def test_the_test_stop_checks_for_missing_workers_before_the_summary():
     s = master.coordinator.last_summary
     assert s is not None and s["workers_lost"] == ["w1"] and s["overall"]["ok"] == 2
     master.on_quitting()
+
+
+def test_a_signal_on_a_headless_standalone_run_ends_the_test_gracefully_then_quits():
+    """Ctrl-C/SIGTERM on one process was Locust's: a quit at once (the requests in flight in no count, the last
+    second's records in the file only); now it is taken at the test start and ends the test as its end does."""
+    import signal
+
+    runner = FakeLocal(users=1)
+    r = Runtime(environment(runner, "--headless", "--runs-dir", ""))
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    r.on_test_start()
+    try:
+        assert signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == r.interrupt._on_sigint
+        r.interrupt._on_sigint(signal.SIGTERM, None)
+        gevent.sleep(0)
+        assert (runner.stop_called, runner.quit_called) == (1, 1)
+    finally:
+        r.on_quitting()
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_quitting_during_a_test_stops_it_first_and_the_summary_holds_the_last_report():
+    """Locust's own quit (a third Ctrl-C, the web UI process's SIGTERM) fires quitting before it stops the users:
+    the summary was written without what finished since the last fold (records file: 1, summary: 0)."""
+    from test_runtime_load import finished
+
+    runner = FakeLocal(users=1)
+    r = Runtime(environment(runner, "--runs-dir", ""))
+    r.on_test_start()
+    r.load.on_record(finished())
+
+    def stop():  # as Locust's: test_stopping, the users stop, test_stop
+        r.on_test_stopping()
+        runner.state = process_module.STATE_STOPPED
+        r.on_test_stop()
+
+    runner.stop = stop
+    r.on_quitting()
+    assert r.coordinator.last_summary["overall"]["ok"] == 1
