@@ -33,6 +33,11 @@ gamma       Gamma(shape K, scale 1/K)                1/√K (K = 0.25 → 2)
 
 ``gamma`` with ``K = 1`` is Poisson; ``K < 1`` is burstier (many short gaps, a few long
 ones), ``K > 1`` more regular. Draws use numpy's PCG64 seeded from the run seed, in blocks.
+
+**Bounds.** A run offers at most :data:`MAX_RATE` requests/s (all processes together), and
+one process schedules at most :data:`MAX_PROCESS_RATE` of them well (above, the dispatcher
+falls behind: :func:`process_rate_warning`); gamma's shape is at least :data:`MIN_BURSTINESS`
+(below, nearly every gap is 0 and arrivals come in bursts of millions).
 """
 
 from __future__ import annotations
@@ -44,13 +49,34 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ARRIVAL_MODES", "TRACE_MODE", "ArrivalSpec", "RatePlan", "unit_arrivals", "worker_share"]
+__all__ = [
+    "ARRIVAL_MODES",
+    "MAX_PROCESS_RATE",
+    "MAX_RATE",
+    "MIN_BURSTINESS",
+    "TRACE_MODE",
+    "ArrivalSpec",
+    "RatePlan",
+    "process_rate_warning",
+    "unit_arrivals",
+    "worker_share",
+]
 
 #: ``closed`` is today's closed loop (no schedule); the others are open-loop processes.
 ARRIVAL_MODES = ("closed", "constant", "poisson", "gamma")
 #: The mode of a trace replay (``--trace``): open loop at the times a file gives, not a drawn process.
 TRACE_MODE = "trace"
 _BLOCK = 1024
+#: The most requests/s a run can offer (``--rate``, each ``--rate-ladder`` step; all processes together).
+#: One dispatcher releases ~450,000 arrivals/s with nothing else to do, and a load process sends a
+#: few thousand requests/s at most: a rate above this is a typo (``1e9``), refused before any load.
+MAX_RATE = 100_000.0
+#: The most requests/s one load process is expected to keep on schedule; a larger share is said
+#: in one warning at its start (the run goes on: the dispatcher stays bounded and the summary
+#: shows the shortfall: unsent arrivals, schedule lag).
+MAX_PROCESS_RATE = 10_000.0
+#: gamma's smallest shape (inter-arrival CV 1/sqrt(K) = 10). Below it nearly every gap underflows to 0.
+MIN_BURSTINESS = 0.01
 # Separates the arrival stream from every other use of the run seed (prompts use user RNGs).
 _STREAM = 0x41_52_52_49_56_41_4C  # "ARRIVAL"
 
@@ -65,8 +91,9 @@ class ArrivalSpec:
     def __post_init__(self) -> None:
         if self.mode not in ARRIVAL_MODES and self.mode != TRACE_MODE:
             raise ValueError(f"arrival mode must be one of {', '.join(ARRIVAL_MODES)}, got {self.mode!r}")
-        if not (math.isfinite(self.burstiness) and self.burstiness > 0):
-            raise ValueError(f"burstiness must be a number > 0 (gamma shape; 1 = Poisson), got {self.burstiness!r}")
+        if not (math.isfinite(self.burstiness) and self.burstiness >= MIN_BURSTINESS):
+            raise ValueError(f"burstiness must be a number >= {MIN_BURSTINESS:g} (gamma shape; 1 = Poisson), "
+                             f"got {self.burstiness!r}")  # fmt: skip
 
     @property
     def open_loop(self) -> bool:
@@ -96,6 +123,16 @@ def unit_arrivals(spec: ArrivalSpec, seed: int) -> Iterator[float]:
         times = u + np.cumsum(gaps)
         u = float(times[-1])
         yield from times.tolist()
+
+
+def process_rate_warning(rate: float, workers: int) -> str | None:
+    """One line when this process's share of ``rate`` (requests/s, the run's) is above :data:`MAX_PROCESS_RATE`."""
+    share = rate / max(workers, 1)
+    if share <= MAX_PROCESS_RATE:
+        return None
+    return (f"this load process's share of the arrivals is {share:,.0f} req/s, more than one process keeps on "
+            f"schedule ({MAX_PROCESS_RATE:,.0f} req/s): the client will fall behind (see the summary's unsent "
+            "arrivals and schedule lag); add processes (--processes N)")
 
 
 def worker_share(arrivals: Iterator[float], worker: int, workers: int) -> Iterator[tuple[int, float]]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmload.arrivals.process import ARRIVAL_MODES, TRACE_MODE, ArrivalSpec
+from llmload.arrivals.process import ARRIVAL_MODES, MAX_RATE, MIN_BURSTINESS, TRACE_MODE, ArrivalSpec
 from llmload.config.values import parse_number
 from llmload.errors import ConfigError
 
@@ -32,6 +32,9 @@ def parse_rates(text: str, flag: str = "--rate-ladder") -> tuple[float, ...]:
         raise ConfigError(f"{flag} {text!r}: must be request rates (requests/s) separated by commas, e.g. 1,2,4,8") from None
     if not rates or any(not math.isfinite(r) or r <= 0 for r in rates):
         raise ConfigError(f"{flag} {text!r}: every rate must be a number > 0 (requests/s), e.g. 1,2,4,8")
+    if max(rates) > MAX_RATE:
+        raise ConfigError(f"{flag} {text!r}: {max(rates):g} req/s is more than llmload can offer "
+                          f"({MAX_RATE:,.0f} req/s for a run); lower it")  # fmt: skip
     if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
         raise ConfigError(f"{flag} {text!r}: rates must increase from step to step")
     return rates
@@ -111,6 +114,9 @@ class ArrivalConfig:
             return cls()
         if not (math.isfinite(burst) and burst > 0):
             raise ConfigError(f"--burstiness {burst:g}: must be > 0 (gamma shape: 1 = Poisson, 0.25 = bursty)")
+        if burst < MIN_BURSTINESS:
+            raise ConfigError(f"--burstiness {burst:g}: must be >= {MIN_BURSTINESS:g} (inter-arrival CV 10; below, "
+                              "nearly every gap is 0: one burst of every arrival)")  # fmt: skip
         if burst != 1.0 and mode != "gamma":
             raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma, not {mode}; use --arrival gamma")
         if levels and rate is not None:
@@ -121,6 +127,9 @@ class ArrivalConfig:
                                   "or --rate-ladder 1,2,4,8")  # fmt: skip
             if not (math.isfinite(rate) and rate > 0):
                 raise ConfigError(f"--rate {rate:g}: must be > 0 (requests/s for the whole run, e.g. --rate 10)")
+            if rate > MAX_RATE:
+                raise ConfigError(f"--rate {rate:g}: more than llmload can offer ({MAX_RATE:,.0f} req/s for a run; "
+                                  "one load process sends a few thousand at most); lower it")  # fmt: skip
         return cls(ArrivalSpec(mode, burst), float(rate) if rate is not None else None, levels)
 
 

@@ -9,7 +9,10 @@ report.json's ``arrival`` (null in a closed loop), read from the summary's ``arr
      "offered_rate": req/s | null,            # null for a rate ladder: its steps' rates are "ladder_rates"
      "ladder_rates": [req/s] | null,
      "achieved_rate": req/s | null,           # requests started / test time, whole run
-     "arrivals": n, "waited": n,              # released by the dispatchers; found every user busy (-u cap)
+     "arrivals": n, "sent": n,                # due in the run; sent (a request started for each)
+     "unsent": n, "unsent_wait_ms": ms | null,# due, never sent (queued in the client at the end); their longest wait
+     "waited": n,                             # of the sent, found every user busy and queued (the -u cap)
+     "held_back": n,                          # waited + unsent (unless the unsent waited only the loop's jitter)
      "cap": n,                                # -u: the most requests in flight
      "client_wait_ms": {"p50", "p99"} | null, # actual - intended send of every sent request
      "schedule_lag_ms": {"p50", "p99"},       # the dispatchers' own lateness
@@ -28,6 +31,7 @@ from typing import Any
 
 from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
 from llmload.report import fmt
+from llmload.results.arrival import held_back
 from llmload.results.model import Latency, RunResult
 
 __all__ = ["arrival_data", "arrival_html", "arrival_markdown", "plain_headline"]
@@ -58,14 +62,18 @@ def arrival_data(result: RunResult) -> dict[str, Any] | None:
         "ladder_rates": list(rates) if rates else None,
         "achieved_rate": a.achieved_rate,
         "arrivals": a.arrivals,
+        "sent": a.started,
+        "unsent": a.unsent,
+        "unsent_wait_ms": a.unsent_wait_ms if a.unsent else None,
         "waited": a.waited,
+        "held_back": held_back(a),
         "cap": result.users_max,
         "client_wait_ms": _lat(result.overall.client_wait),
         "schedule_lag_ms": _lat(a.schedule_lag),
         "scheduler_behind": a.scheduler_behind,
         "trace": None if t is None else {
             "file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": round(t.span_s, 3),
-            "block_reuse": round(t.block_reuse, 4), "sent": a.arrivals, "complete": a.arrivals >= t.entries,
+            "block_reuse": round(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries,
         },
     }  # fmt: skip
 
@@ -98,20 +106,24 @@ def _pair(lat: dict[str, Any] | None) -> str | None:
 
 
 def _waited(a: dict[str, Any]) -> str:
-    n, waited = a.get("arrivals") or 0, a.get("waited") or 0
-    share = f" ({fmt.pct(waited / n)})" if n else ""
-    return (
-        f"{n:,} sent; {waited:,}{share} found all {fmt.users(a.get('cap'))} (the -u cap) busy and waited in the client"
-    )
+    n, waited, unsent = a.get("arrivals") or 0, a.get("waited") or 0, a.get("unsent") or 0
+    sent = a.get("sent", n)
+    share = f" ({fmt.pct(waited / sent)})" if sent else ""
+    text = f"{n:,} sent" if not unsent else (
+        f"{n:,} due, {sent:,} sent, {unsent:,} still queued in the client at the end (never sent, in no count or "
+        f"latency; the longest waited {fmt.ms(a.get('unsent_wait_ms'))})"
+    )  # fmt: skip
+    return text + f"; {waited:,}{share} of the sent found all {fmt.users(a.get('cap'))} (the -u cap) busy and waited in the client"
 
 
-def _trace_rows(t: dict[str, Any]) -> list[tuple[str, str]]:
+def _trace_rows(t: dict[str, Any], unsent: int) -> list[tuple[str, str]]:
     sent = f"{t['sent']:,} of {t['entries']:,} entries"
-    sent += (
-        " (complete)"
-        if t.get("complete")
-        else " (the run ended first: raise --run-time, or use --trace-limit / --trace-speedup)"
-    )
+    if t.get("complete"):
+        sent += " (complete)"
+    elif unsent:
+        sent += f" ({unsent:,} due but still waiting for a free user at the end: the -u cap; raise -u)"
+    else:
+        sent += " (the run ended first: raise --run-time, or use --trace-limit / --trace-speedup)"
     return [
         ("trace", f"{PurePath(str(t['file'])).name}: {t['entries']:,} entries at speedup {t['speedup']:g}, "
                   f"span {fmt.num(t['span_s'])} s"),
@@ -128,7 +140,7 @@ def _rows(a: dict[str, Any]) -> list[tuple[str, str]]:
         if v
     ]
     if a.get("trace"):
-        rows += _trace_rows(a["trace"])
+        rows += _trace_rows(a["trace"], a.get("unsent") or 0)
     return rows
 
 
@@ -143,11 +155,13 @@ MEANING = (
 def _reading(a: dict[str, Any]) -> str:
     """What this run's figures say: the cap held arrivals back, the generator fell behind, or the schedule was kept."""
     n, waited = a.get("arrivals") or 0, a.get("waited") or 0
+    held = a.get("held_back", waited)
     lag99 = (a.get("schedule_lag_ms") or {}).get("p99")
     out = []
-    if n and waited > HELD_BACK_SHARE * n:
-        out.append(f"Here {fmt.pct(waited / n)} of arrivals waited for a free user: the -u cap, not the server, held them "
-                   "back; raise -u to offer the whole rate to the server.")  # fmt: skip
+    if n and held > HELD_BACK_SHARE * n:
+        never = f" ({a['unsent']:,} of them never sent)" if a.get("unsent") else ""
+        out.append(f"Here {fmt.pct(held / n)} of arrivals waited for a free user{never}: the -u cap, not the server, "
+                   "held them back; raise -u to offer the whole rate to the server.")  # fmt: skip
     if a.get("scheduler_behind"):
         out.append(f"The generator fell behind its schedule (send lag p99 {fmt.ms(lag99)} > {_BOUND_MS:g} ms): add "
                    "processes (--processes N) or lower the rate.")  # fmt: skip

@@ -160,12 +160,15 @@ def _render_arrival(result: RunResult, out: TextIO) -> None:
     if not a.open_loop:
         return
     t = a.trace
+    unsent = (f", {a.unsent} still queued in the client at the end (never sent, in no latency; the longest waited "
+              f"{(a.unsent_wait_ms or 0) / 1000:.3g} s)") if a.unsent else ""  # fmt: skip
     if t is not None:
-        what = (f"trace replay {t.file.rsplit('/', 1)[-1]}: {a.arrivals} of {t.entries} entries sent at speedup "
+        what = (f"trace replay {t.file.rsplit('/', 1)[-1]}: {a.started} of {t.entries} entries sent{unsent} at speedup "
                 f"{t.speedup:g} (span {t.span_s:.1f} s, {t.block_reuse:.0%} of hash_ids blocks reused)")  # fmt: skip
     else:
         offered = f"{a.offered_rate:g}/s" if a.offered_rate is not None else "the ladder's rates"
-        what = f"arrivals ({a.mode}, offered {offered}): {a.arrivals} sent"
+        what = f"arrivals ({a.mode}, offered {offered}): " + (f"{a.arrivals} due, {a.started} sent{unsent}" if a.unsent
+                                                               else f"{a.arrivals} sent")  # fmt: skip
     lag = a.schedule_lag
     out.write(
         what

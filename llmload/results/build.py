@@ -24,7 +24,6 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
-from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S, ArrivalStats
 from llmload.metrics.confidence import quantile_ci
 from llmload.metrics.definitions import (
     PHASES,
@@ -42,6 +41,7 @@ from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.slo import SLO_KEYS
 from llmload.metrics.thresholds import Threshold
 from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
+from llmload.results.arrival import arrival_result, arrival_warnings, held_back, trace_replay
 from llmload.results.model import (
     CI_LATENCIES,
     LATENCY_KEYS,
@@ -54,13 +54,11 @@ from llmload.results.model import (
     Stats,
     StepResult,
     TailShare,
-    TraceReplay,
     TurnResult,
 )
 from llmload.results.prompt_size import prompt_size_warning
 from llmload.results.signals import Series, window_stats
 from llmload.results.thresholds import evaluate
-from llmload.workload.traces import Trace
 
 __all__ = [
     "CI_METRICS",
@@ -70,10 +68,12 @@ __all__ = [
     "build_result",
     "build_steps",
     "goodput_of",
+    "held_back",
     "load_generator",
     "median_ci",
     "phases_of",
     "stats_of",
+    "trace_replay",
     "turn_of",
     "unfinished_warning",
     "with_step_signals",
@@ -265,53 +265,6 @@ def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, 
     if out["workers_lost"]:
         warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(out['workers_lost'])}")
     out["warnings"] = tuple(warnings)
-    return out
-
-
-def arrival_result(
-    mode: str, offered_rate: float | None, stats: ArrivalStats | None, requests: int, duration_s: float,
-    burstiness: float | None = None, trace: TraceReplay | None = None,
-) -> ArrivalResult:
-    """The ``arrival`` block: ``closed``, or the open loop's offered/achieved rates and its dispatchers' statistics."""
-    if mode == "closed":
-        return ArrivalResult()
-    stats = stats or ArrivalStats()
-    lag = Latency.from_histogram(stats.lag)
-    behind = lag.p99 is not None and lag.p99 > SCHEDULE_LAG_P99_BOUND_S * 1000.0
-    return ArrivalResult(mode, offered_rate, achieved_rate(requests, duration_s), stats.arrivals, stats.waited, lag,
-                         behind, burstiness, trace)  # fmt: skip
-
-
-def trace_replay(trace: Trace, speedup: float) -> TraceReplay:
-    """What the summary says of a replayed trace (``--trace``)."""
-    return TraceReplay(str(trace.path), len(trace), speedup, trace.duration_ms / 1000.0 / speedup, trace.block_reuse())
-
-
-def arrival_warnings(a: ArrivalResult, overall: Stats, users: int) -> list[str]:
-    """Open loop: the ``-u`` cap held arrivals back; the dispatcher fell behind its schedule."""
-    out = []
-    if a.open_loop and a.arrivals and a.waited > HELD_BACK_SHARE * a.arrivals:
-        wait = overall.client_wait.p50 if overall.client_wait is not None else None
-        offered = f"{round(a.offered_rate, 2):g}/s" if a.offered_rate is not None else "the ladder's rates"
-        out.append(
-            f"the -u cap ({users} requests in flight) held arrivals back: {a.waited} of {a.arrivals} arrivals "
-            f"({a.waited / a.arrivals:.0%}) found every user busy and waited in the client"
-            f"{f' (client wait p50 {wait:.0f} ms)' if wait is not None else ''}; offered {offered}, achieved "
-            f"{a.achieved_rate or 0:.3g}/s. Latencies include that wait (they run from the intended send time); "
-            "raise -u to offer the whole rate to the server"
-        )
-    if a.trace is not None and a.arrivals < a.trace.entries:
-        out.append(
-            f"the trace was not replayed to its end: {a.arrivals} of its {a.trace.entries} entries were sent "
-            f"(the run ended first; the replay needs {a.trace.span_s:.0f} s at speedup {a.trace.speedup:g}: raise "
-            "--run-time, or use --trace-limit / --trace-speedup)"
-        )
-    if a.scheduler_behind:
-        out.append(
-            f"the arrival scheduler fell behind: schedule lag p99 {a.schedule_lag.p99:.1f} ms > "
-            f"{SCHEDULE_LAG_P99_BOUND_S * 1000:g} ms (the client, not the server, delayed sends); add processes "
-            "(--processes N) or lower the rate"
-        )
     return out
 
 

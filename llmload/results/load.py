@@ -144,6 +144,8 @@ def _arrival(d: Mapping[str, Any] | None) -> ArrivalResult:
         scheduler_behind=bool(d.get("scheduler_behind")),
         burstiness=_num(d.get("burstiness")),
         trace=_trace(d.get("trace")),
+        sent=int(d["sent"]) if d.get("sent") is not None else None,  # older summaries: as many as were due
+        unsent_wait_ms=_num(d.get("unsent_wait_max_ms")),
     )
 
 

@@ -214,6 +214,8 @@ class Stats:
     errors_examples: Mapping[str, str] = field(default_factory=dict)  # kind -> the server's message, first seen
     backoffs: int = 0  # waits after a failed request (--error-backoff)
     backoff_s: float = 0.0  # user-seconds spent in them
+    retry_afters: int = 0  # failed requests whose 429/503 carried a readable Retry-After
+    retry_after_s: float | None = None  # the mean wait they asked for (None: none did)
     cached_prompt_tokens: int = 0  # prompt tokens the server says it served from its prefix cache
     prefix_cache_hit_ratio: float | None = None  # cached / prompt tokens where stated (None: never stated)
     by_turn: Mapping[str, TurnResult] = field(default_factory=dict)  # conversation turns: "1", "2", ..., "10+"
@@ -280,12 +282,13 @@ class TraceReplay:
 class ArrivalResult:
     """How requests arrived: ``mode`` ``closed`` (nothing else set), or an open-loop process.
 
-    ``offered_rate`` is the schedule's rate (None for a rate ladder: see its steps),
-    ``achieved_rate`` requests started per second of test time; ``arrivals`` released by the
-    dispatchers, ``waited`` those that found every user busy (the ``-u`` cap held them back);
+    ``offered_rate`` is the schedule's rate (None for a rate ladder: see its steps), ``achieved_rate``
+    requests started per second of test time; ``arrivals`` due in the run, ``sent`` those a user sent
+    (None: all, an older summary), ``waited`` the sent that found every user busy and queued (the ``-u``
+    cap); :attr:`unsent` the due never sent (queued at the end), ``unsent_wait_ms`` their longest wait;
     ``schedule_lag`` the dispatchers' own lateness (ms); ``scheduler_behind`` its p99 above
-    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`. ``mode`` ``trace``: a
-    trace replay (``trace``; its offered rate is the trace's mean rate at the speedup).
+    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`. ``mode`` ``trace``: a trace replay
+    (``trace``; its offered rate is the trace's mean rate at the speedup).
     """
 
     mode: str = "closed"
@@ -297,10 +300,22 @@ class ArrivalResult:
     scheduler_behind: bool = False
     burstiness: float | None = None
     trace: TraceReplay | None = None
+    sent: int | None = None
+    unsent_wait_ms: float | None = None
 
     @property
     def open_loop(self) -> bool:
         return self.mode != "closed"
+
+    @property
+    def started(self) -> int:
+        """Arrivals sent (a request started for each)."""
+        return self.arrivals if self.sent is None else self.sent
+
+    @property
+    def unsent(self) -> int:
+        """Arrivals due that were never sent (still waiting for a free user when the run ended)."""
+        return max(self.arrivals - self.started, 0)
 
 
 @dataclass(frozen=True, slots=True)

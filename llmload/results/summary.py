@@ -32,7 +32,8 @@ docs/summary-schema.md)::
              "received_output_tokens_per_s", "reconnects", "errors_by_kind", "client_wait_ms"? (open loop)}
 
     ARRIVAL = {"mode": "closed"} | {"mode": "constant"|"poisson"|"gamma"|"trace", "offered_rate", "achieved_rate",
-               "arrivals", "waited", "schedule_lag_ms": {...as a latency}, "scheduler_behind", "burstiness"?,
+               "arrivals", "sent", "unsent", "unsent_wait_max_ms", "waited", "schedule_lag_ms": {...as a latency},
+               "scheduler_behind", "burstiness"?,
                "trace"?: {"file", "entries", "speedup", "span_s", "block_reuse", "sent", "complete"}}
 
 In an open loop (``--arrival`` other than ``closed``) TTFT and E2E run from the intended send
@@ -190,6 +191,9 @@ def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
         "offered_rate": _r(a.offered_rate),
         "achieved_rate": _r(a.achieved_rate),
         "arrivals": a.arrivals,
+        "sent": a.started,
+        "unsent": a.unsent,
+        "unsent_wait_max_ms": _r(a.unsent_wait_ms) if a.unsent else None,
         "waited": a.waited,
         "schedule_lag_ms": latency_dict(a.schedule_lag),
         "scheduler_behind": a.scheduler_behind,
@@ -199,7 +203,7 @@ def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
     if a.trace is not None:
         t = a.trace
         out["trace"] = {"file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": _r(t.span_s),
-                        "block_reuse": _r(t.block_reuse, 4), "sent": a.arrivals, "complete": a.arrivals >= t.entries}  # fmt: skip
+                        "block_reuse": _r(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries}  # fmt: skip
     return out
 
 

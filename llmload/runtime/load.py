@@ -247,8 +247,8 @@ class LoadProcess:
         )
         report: ReportWire = {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(),
                               "final": final}  # fmt: skip
-        if self.dispatcher is not None:
-            report["a"] = self.dispatcher.drain_stats().to_wire()
+        if self.dispatcher is not None:  # final: the arrivals still queued are counted unsent (drain_stats)
+            report["a"] = self.dispatcher.drain_stats(final=final).to_wire()
         return report
 
     def _schedule_done(self) -> bool:

@@ -101,9 +101,10 @@ CO_RUN = ["--headless", "-u", "2", "-r", "2", "-t", "10s", "--arrival", "constan
 
 @pytest.fixture(scope="module")
 def long_runs(tmp_path_factory):
-    """The module's three timed runs, started side by side, each against a simulator of its own:
+    """The module's four timed runs, started side by side, each against a simulator of its own:
     {"one": 20 req/s over 30 s in one process, "two": the same with ``--processes 2``,
-    "co": the coordinated-omission run (E2E ~1 s, ``-u 2``, 10 req/s for 10 s)}, each as
+    "co": the coordinated-omission run (E2E ~1 s, ``-u 2``, 10 req/s for 10 s), "co2": the same with
+    ``--processes 2`` (one user each; its simulator is co's, whose capacity is not the limit)}, each as
     (code, output, summary, its folder).
 
     Their durations are what the tests assert on (the issue's "20 req/s over 30 s"), so they
@@ -118,11 +119,14 @@ def long_runs(tmp_path_factory):
         start_sim_process(fast, timeout=20) as two_sim,
         start_sim_process(["--ttft-ms", "200", "--itl-ms", "100"], timeout=20) as co_sim,  # 9 tokens: E2E ~1 s
     ):
-        folders = {name: tmp_path_factory.mktemp(name) for name in ("one", "two", "co")}
+        folders = {name: tmp_path_factory.mktemp(name) for name in ("one", "two", "co", "co2")}
         two_extra = ["--processes", "2", "--master-bind-port", port, "--master-port", port,
                      "--records-jsonl", str(folders["two"] / "rec.jsonl")]  # fmt: skip
+        port2 = str(free_port())
         args = {"one": [*RATE_RUN, "--host", one_sim.url], "two": [*RATE_RUN, "--host", two_sim.url, *two_extra],
-                "co": [*CO_RUN, "--host", co_sim.url]}  # fmt: skip
+                "co": [*CO_RUN, "--host", co_sim.url],
+                "co2": [*CO_RUN, "--host", co_sim.url, "--processes", "2", "--master-bind-port", port2,
+                        "--master-port", port2]}  # fmt: skip
         jobs = {name: gevent.spawn(run_cli, args[name], folders[name], 120) for name in args}
         gevent.joinall(list(jobs.values()))
         yield {name: (*job.get(), folders[name]) for name, job in jobs.items()}
@@ -167,8 +171,52 @@ def test_coordinated_omission_is_made_visible(long_runs):
     assert o["ttft_ms"]["p50"] > 2000  # from the intended send time: the wait is in it
     assert o["tpot_ms"]["p50"] == pytest.approx(100, rel=0.2)  # never the wait
     assert a["achieved_rate"] == pytest.approx(2.0, rel=0.25)
-    assert a["waited"] > 0.5 * a["arrivals"]
+    assert a["waited"] + a["unsent"] > 0.5 * a["arrivals"]
     assert "the -u cap (2 requests in flight) held arrivals back" in out
+    _unsent_are_not_sent(out, s)
+
+
+def _unsent_are_not_sent(out: str, s: dict) -> None:
+    """The arrivals still queued in the client at the end are counted unsent, not sent: the run said '100 sent'
+    (and report 'arrivals: 100 sent') where ~20 requests reached the server."""
+    o, a = s["overall"], s["arrival"]
+    assert a["sent"] == o["requests"] == o["ok"] + o["errors"] + o["interrupted"], (a, o)
+    assert a["unsent"] == a["arrivals"] - a["sent"] > 0.6 * a["arrivals"], a
+    assert a["unsent_wait_max_ms"] > 5000, a  # the oldest waited most of the 10 s run
+    assert f"{a['arrivals']} due, {a['sent']} sent, {a['unsent']} still queued in the client at the end" in out
+    assert f"{a['unsent']} of them were still queued at the end" in out
+
+
+def test_unsent_arrivals_merge_from_two_worker_processes(long_runs):
+    code, out, s, _ = long_runs["co2"]
+    assert code == 0 and s is not None, out[-3000:]
+    assert s["workers"] == 2
+    _unsent_are_not_sent(out, s)
+
+
+def _limited_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def test_a_rate_no_process_can_schedule_is_one_line_and_a_fast_one_ends_by_its_run_time(sim):
+    """--rate 1e9 -t 2s (or 1e6, or --burstiness 1e-9) never ended: the dispatcher queued tickets in a loop that never
+    yielded, ignoring -t and SIGTERM, until the kernel killed it at 24 GB. Above the most a run can offer it is one
+    line before any load; a rate one process cannot keep (1e5 req/s, -u 2) ends at -t with a bounded queue."""
+    url = sim(**FAST)
+    base = [sys.executable, "-m", "llmload", "run", "--headless", "-u", "2", "-t", "2s", "--host", url, *SHORT]
+    for args, said in ((["--arrival", "constant", "--rate", "1e9"], "--rate 1e+09: more than llmload can offer"),
+                       (["--arrival", "gamma", "--burstiness", "1e-9", "--rate", "10"], "--burstiness 1e-09: must be >= 0.01"),
+                       (["--arrival", "poisson", "--rate-ladder", "10,1e6"], "1e+06 req/s is more than llmload can offer")):  # fmt: skip
+        p = subprocess.run([*base, *args], capture_output=True, text=True, timeout=30, cwd=ROOT, preexec_fn=_limited_memory)
+        assert p.returncode == 2 and said in p.stderr, (args, p.stderr[-1000:])
+    p = subprocess.run([*base, "--arrival", "constant", "--rate", "1e5", "--only-summary"], capture_output=True,
+                       text=True, timeout=60, cwd=ROOT, preexec_fn=_limited_memory)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "more than one process keeps on schedule (10,000 req/s)" in p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("arrivals (constant, offered 100000/s)"))
+    assert "still queued in the client at the end" in line, line
 
 
 def test_bad_arrival_flags_fail_before_any_load():

@@ -97,17 +97,106 @@ def test_a_late_dispatcher_reports_its_lag():
     assert d.stats.lag.max == pytest.approx(0.003)
 
 
-def test_arrivals_with_no_free_user_queue_and_are_counted_as_waited():
+def test_arrivals_with_no_free_user_queue_and_count_as_waited_once_taken():
     d, clock = _dispatcher(rate=100.0)
     d.start()
     gevent.sleep(0)
-    for _ in range(20):  # nobody takes: every arrival waits
+    for _ in range(20):  # nobody takes: every arrival queues
         gevent.sleep(0)
     d.stop()
     assert d.pending == d.stats.arrivals > 5
-    assert d.stats.waited == d.stats.arrivals
-    first = d.take()
+    assert d.stats.sent == d.stats.waited == 0  # not sent yet
+    first = d.take()  # queued for the whole run so far (virtual seconds > the jitter bound)
     assert first.waited and first.index == 0
+    assert (d.stats.sent, d.stats.waited, d.stats.unsent) == (1, 1, d.stats.arrivals - 1)
+
+
+class FrozenClock(VirtualClock):
+    """Time moves only when the test moves it (a dispatcher's wait just yields)."""
+
+    def wait(self, event, seconds):
+        self.waits.append(seconds)
+        gevent.sleep(0)
+
+
+def test_a_wait_within_the_loops_jitter_is_not_the_cap():
+    """The first arrival of a run is due before the first user has spawned: no user is free when it is released,
+    and it waits ~1-2 ms for one. That is not the -u cap (it counted as 'waited', and every short or low-rate run
+    warned "the -u cap held arrivals back ... raise -u")."""
+    clock = FrozenClock()
+    d, _ = _dispatcher(rate=10.0, clock=clock)
+    d.start()
+    gevent.sleep(0)
+    assert d.pending == 1  # released with no user waiting
+    clock.now += 2_000_000  # a user takes it 2 ms later
+    first = d.take()
+    assert not first.waited and (d.stats.sent, d.stats.waited) == (1, 0)
+    clock.now += 150_000_000  # the next one (due at 100 ms) is released late, and taken at once: lag, not a wait
+    gevent.sleep(0)
+    assert d.pending == 1
+    late = d.take()
+    assert late.lag_ns == 52_000_000 and not late.waited and d.stats.waited == 0
+    clock.now += 100_000_000  # due at 200 ms, released at 250 ms, taken 50 ms later: the cap held it back
+    gevent.sleep(0)
+    clock.now += 50_000_000
+    held = d.take()
+    d.stop()
+    assert held.waited and (d.stats.sent, d.stats.waited) == (3, 1)
+
+
+def test_at_the_end_the_arrivals_still_queued_are_unsent_with_their_longest_wait():
+    """The final report counts what was due and never sent, and how long the oldest of them had waited: the
+    arrivals still queued at the end were in no count (the run said 500 sent where the server got 84)."""
+    d, clock = _dispatcher(rate=10.0)
+    t0 = clock.now
+    d.start()
+    first = d.take()  # index 0, a user was waiting
+    while d.stats.arrivals < 11:  # nobody takes for 1 s: 10 more are due
+        gevent.sleep(0)
+    second = d.take()  # index 1, queued for ~0.9 s
+    stats = d.drain_stats(final=True)
+    assert (first.index, second.index) == (0, 1) and not first.waited and second.waited
+    assert stats.sent == 2 and stats.waited == 1 and stats.unsent == stats.arrivals - 2 >= 9
+    assert stats.unsent_wait == pytest.approx((clock.now - t0 - 0.2 * NS) / NS)  # index 2, due at 0.2 s
+    assert d.pending == 0 and not d.running
+    again = d.drain_stats(final=True)  # a worker's later reports are final too: nothing is counted twice
+    assert again.empty and again.unsent_wait == 0.0
+
+
+class RunawayClock:
+    """1 ms later at every reading, so a dispatcher at 1e9 req/s is always behind. After ``limit`` readings it
+    raises, which ends a loop that never yields (the test then fails instead of hanging)."""
+
+    def __init__(self, limit: int) -> None:
+        self.now, self.calls, self.limit = 10 * NS, 0, limit
+
+    def __call__(self) -> int:
+        self.calls += 1
+        if self.calls > self.limit:
+            raise RuntimeError("the dispatcher never yielded")
+        self.now += 1_000_000
+        return self.now
+
+
+def test_a_rate_far_beyond_the_client_yields_and_keeps_a_bounded_queue(monkeypatch):
+    """--rate 1e9 queued tickets in a loop that never yielded: -t and SIGTERM were never served, 24 GB later the
+    kernel killed the process. Now the loop yields while behind, and arrivals due while MAX_PENDING tickets wait are
+    counted (due, never sent) without a ticket."""
+    import llmload.arrivals.dispatcher as dispatcher
+
+    monkeypatch.setattr(dispatcher, "MAX_PENDING", 100)
+    clock = RunawayClock(limit=200_000)
+    d = Dispatcher(ArrivalSpec("constant"), seed=5, plan=RatePlan(1e9), weights=[1.0], clock=clock,
+                   wait=lambda event, seconds: gevent.sleep(0))  # fmt: skip
+    d.start()
+    for _ in range(50):  # the test's greenlet gets its turns while the dispatcher is behind
+        gevent.sleep(0)
+    assert d.running and not d._greenlet.dead and clock.calls < 200_000
+    assert d.pending == 100 and d.stats.arrivals > 50 * dispatcher.YIELD_EVERY - 100
+    d.take()
+    stats = d.drain_stats(final=True)
+    assert stats.sent == 1 and stats.unsent == stats.arrivals - 1
+    assert stats.unsent_wait > 0 and d.pending == 0
 
 
 def test_a_rate_change_takes_effect_without_restarting_the_sequence():
@@ -165,3 +254,17 @@ def test_an_empty_schedule_is_at_its_end_at_once():
     d.start()
     d._greenlet.join(timeout=1)
     assert d.exhausted and d.pending == 0 and d.stats.arrivals == 0
+
+
+def test_a_time_beyond_any_run_waits_instead_of_killing_the_loop():
+    """A trace timestamp of 1e308 ms (or a rate of ~0) made a due time that overflowed: OverflowError killed the
+    dispatcher's greenlet, with a traceback. The loop now waits for a change that never comes (the run ends at -t)."""
+    clock = VirtualClock()
+    d = Dispatcher(ArrivalSpec("trace"), seed=1, plan=RatePlan(1.0), weights=[1.0], clock=clock, wait=clock.wait,
+                   times=[0.0, 1e305])  # fmt: skip
+    d.start()
+    first = d.take()
+    for _ in range(5):
+        gevent.sleep(0)
+    assert first.index == 0 and d.running and not d._greenlet.dead and d.pending == 0 and None in clock.waits
+    d.stop()

@@ -97,3 +97,12 @@ def test_rate_changes_in_the_past_or_invalid_rates_are_refused():
     for bad in (-1.0, math.nan, math.inf, True):
         with pytest.raises(ValueError, match="requests/s"):
             RatePlan(bad)
+
+
+def test_a_share_above_what_one_process_keeps_on_schedule_is_said():
+    from llmload.arrivals.process import MAX_PROCESS_RATE, process_rate_warning
+
+    assert process_rate_warning(MAX_PROCESS_RATE, 1) is None and process_rate_warning(4 * MAX_PROCESS_RATE, 4) is None
+    said = process_rate_warning(50_000, 2)
+    assert said is not None and said.startswith("this load process's share of the arrivals is 25,000 req/s")
+    assert "add processes (--processes N)" in said

@@ -42,12 +42,22 @@ def test_open_loop_processes_at_a_rate():
         ({"arrival": "gamma", "rate": 2, "burstiness": 0}, "--burstiness 0: must be > 0"),
         ({"arrival": "gamma", "rate": 2, "rate_ladder": "1,2"}, "--rate and --rate-ladder: give one"),
         ({"arrival": "often"}, "--arrival 'often': choose one of closed, constant, poisson, gamma"),
+        # More than a run can offer: --rate 1e9 queued tickets until the kernel killed the process at 24 GB.
+        ({"arrival": "constant", "rate": 1e9}, "--rate 1e+09: more than llmload can offer (100,000 req/s for a run"),
+        ({"arrival": "poisson", "rate": 1e6}, "--rate 1e+06: more than llmload can offer"),
+        ({"arrival": "poisson", "rate_ladder": "10,2e5"}, "200000 req/s is more than llmload can offer"),
+        ({"arrival": "gamma", "rate": 2, "burstiness": 1e-9}, "--burstiness 1e-09: must be >= 0.01"),
     ],
 )
 def test_every_mistake_is_one_line(values, message):
     with pytest.raises(ConfigError) as e:
         cfg(**values)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_largest_rate_and_the_burstiest_shape_are_accepted():
+    assert cfg(arrival="poisson", rate=100_000).rate == 100_000
+    assert cfg(arrival="gamma", rate=5, burstiness=0.01).spec.burstiness == 0.01
 
 
 def test_a_concurrency_ladder_is_not_an_open_loop():

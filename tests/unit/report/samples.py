@@ -243,7 +243,8 @@ def rate_ladder_summary() -> dict[str, Any]:
     return s
 
 
-def open_loop_summary(mode: str = "poisson", waited: int = 0, lag_p99: float = 0.9, trace: bool = False) -> dict[str, Any]:  # fmt: skip
+def open_loop_summary(mode: str = "poisson", waited: int = 0, lag_p99: float = 0.9, trace: bool = False,
+                      unsent: int = 0) -> dict[str, Any]:  # fmt: skip
     """:func:`plain_summary` run open-loop (-u 10): its ``arrival`` block and client wait written by the results' own
     writers (:func:`llmload.results.summary.arrival_dict`), so the report reads the keys a run writes."""
     from llmload.results.model import ArrivalResult, Latency, TraceReplay
@@ -256,6 +257,7 @@ def open_loop_summary(mode: str = "poisson", waited: int = 0, lag_p99: float = 0
         mode="trace" if trace else mode, offered_rate=replay.offered_rate if replay else 30.0, achieved_rate=29.4,
         arrivals=1200, waited=waited, schedule_lag=Latency(1200, 0.1, 0.08, 0.3, lag_p99, lag_p99 * 2, 0.0),
         scheduler_behind=lag_p99 > 10.0, burstiness=0.25 if mode == "gamma" else None, trace=replay,
+        sent=1200 - unsent, unsent_wait_ms=8357.2 if unsent else None,
     )  # fmt: skip
     s["arrival"] = arrival_dict(arrival)
     s["overall"]["client_wait_ms"] = latency_dict(Latency(1200, 2.0, 0.09, 3.0, 45.0, 80.0, 0.0))

@@ -359,7 +359,7 @@ def test_an_open_loop_report_has_an_arrivals_section_and_an_open_loop_headline()
     a = _arrivals(html)
     for text in ("<dt>process</dt><dd>gamma, burstiness 0.25", "<dt>offered</dt><dd>30 req/s</dd>",
                  "<dt>achieved</dt><dd>29.4 req/s (98.0 % of offered), whole run</dd>",
-                 "<dd>1,200 sent; 240 (20.0 %) found all 10 users (the -u cap) busy and waited in the client</dd>",
+                 "<dd>1,200 sent; 240 (20.0 %) of the sent found all 10 users (the -u cap) busy and waited in the client</dd>",
                  "<dt>client wait</dt><dd>p50 0.0900 ms, p99 45.0 ms</dd>", "<dt>send lag</dt><dd>p50 0.0800 ms, p99 0.900 ms</dd>",
                  "queues for a free slot under the -u cap", "the -u cap, not the server, held them back; raise -u"):  # fmt: skip
         assert text in a, text
@@ -369,6 +369,15 @@ def test_an_open_loop_report_has_an_arrivals_section_and_an_open_loop_headline()
     late = _arrivals(html_of(samples.open_loop_summary(lag_p99=14.0)))
     assert "The generator fell behind its schedule (send lag p99 14.0 ms &gt; 10 ms)" in late
     assert_self_contained(html)
+
+
+def test_the_arrivals_section_says_how_many_were_still_queued_at_the_end():
+    a = _arrivals(html_of(samples.open_loop_summary(waited=80, unsent=416)))
+    assert ("<dd>1,200 due, 784 sent, 416 still queued in the client at the end (never sent, in no count or latency; "
+            "the longest waited 8,357 ms); 80 (10.2 %) of the sent found all 10 users") in a, a  # fmt: skip
+    assert "Here 41.3 % of arrivals waited for a free user (416 of them never sent): the -u cap" in a
+    t = _arrivals(html_of(samples.open_loop_summary(trace=True, unsent=46)))
+    assert "<dt>sent</dt><dd>1,154 of 1,500 entries (46 due but still waiting for a free user at the end" in t
 
 
 def test_a_trace_replay_report_shows_its_trace_and_a_rate_ladder_its_rates():

@@ -254,7 +254,7 @@ def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
         x.end_ns += 1000 * MS
         r.add(x)
     stats = ArrivalStats()
-    stats.arrivals, stats.waited = 10, 5
+    stats.arrivals, stats.sent, stats.waited = 10, 10, 5
     for lag in [0.0005] * 9 + [0.030]:
         stats.lag.record(lag)
     result = build_result(r.snapshot(), duration_s=5.0, users_max=2, weights={"short": 1},
@@ -262,7 +262,7 @@ def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
     s = to_summary(result)
     a = s["arrival"]
     assert a["mode"] == "poisson" and a["offered_rate"] == 4.0 and a["achieved_rate"] == 2.0  # 10 requests / 5 s
-    assert (a["arrivals"], a["waited"]) == (10, 5)
+    assert (a["arrivals"], a["sent"], a["unsent"], a["unsent_wait_max_ms"], a["waited"]) == (10, 10, 0, None, 5)
     assert a["schedule_lag_ms"]["max"] == 30.0 and a["scheduler_behind"]  # p99 30 ms > the 10 ms bound
     cw = s["overall"]["client_wait_ms"]
     assert cw["count"] == 10 and cw["max"] == 100.0 and cw["min"] == 0.0
@@ -289,7 +289,7 @@ def test_a_trace_replay_has_its_trace_block_a_console_line_and_reads_back():
         x.intended_ns = x.start_ns
         r.add(x)
     stats = ArrivalStats()
-    stats.arrivals = 3
+    stats.arrivals = stats.sent = 3
     for lag in (0.001, 0.002, 0.004):
         stats.lag.record(lag)
     replay = TraceReplay("/data/mooncake.jsonl", 4, 2.0, 1.5, 0.25)
