@@ -4,6 +4,7 @@
     llmload trace generate -o t.jsonl --entries 500 --rate 4 --seed 1
     llmload trace convert --from burstgpt BurstGPT_1.csv -o burstgpt.jsonl [--model GPT-4] [--limit N]
     llmload trace convert --from azure AzureLLMInferenceTrace_conv.csv -o azure-conv.jsonl
+    llmload trace rebase clock.jsonl -o t.jsonl         # timestamps from the first entry's (a clock's: epoch ms)
 
 Formats: :mod:`llmload.workload.traces` (Mooncake, what ``--trace`` reads) and
 :mod:`llmload.workload.trace_formats` (what ``convert`` reads). Every problem is one line
@@ -43,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("-o", "--output", type=Path, required=True, help="file to write (JSON Lines)")
     conv.add_argument("--model", default=None, help="BurstGPT: keep only this Model column value (e.g. GPT-4)")
     conv.add_argument("--limit", type=int, default=None, help="keep the first N requests")
+    reb = sub.add_parser("rebase", help="make timestamps milliseconds from the first entry (a trace of clock times)")
+    reb.add_argument("path", type=Path)
+    reb.add_argument("-o", "--output", type=Path, required=True, help="file to write (JSON Lines)")
     return p
 
 
@@ -59,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError as e:
                 raise ProfileError(str(e)) from None
             _write(args.output, trace_lines(entries))
+            return _info(args.output)
+        if args.command == "rebase":
+            _write(args.output, trace_lines(list(load_trace(args.path, rebase=True).entries)))
             return _info(args.output)
         if args.limit is not None and args.limit < 1:
             raise ProfileError(f"--limit {args.limit}: must be >= 1")

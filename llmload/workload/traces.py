@@ -5,7 +5,11 @@
     {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59]}
 
 * ``timestamp``: when the request arrives, in milliseconds from the start of the trace (an
-  int or a float ≥ 0; lines in non-decreasing order);
+  int or a float ≥ 0; lines in non-decreasing order). The first entry is at most
+  :data:`MAX_START_MS` (a day) from the start and every entry at most :data:`MAX_TIMESTAMP_MS`
+  (366 days): a clock time (Unix epoch milliseconds, 1.7e12) or a wrong unit would have the
+  replay idle for decades; ``llmload trace rebase`` (``rebase=True``) makes a trace's times
+  relative to its first entry;
 * ``input_length``, ``output_length``: prompt and output tokens (ints ≥ 1);
 * ``hash_ids`` (optional): ids (ints ≥ 0) of the prompt's consecutive blocks of
   :data:`BLOCK_TOKENS` (512) tokens, the last one possibly partial, so at most
@@ -40,7 +44,7 @@ from __future__ import annotations
 import functools
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,8 @@ from llmload.workload.types import RequestSample
 
 __all__ = [
     "BLOCK_TOKENS",
+    "MAX_START_MS",
+    "MAX_TIMESTAMP_MS",
     "TRACE_CLASS",
     "Trace",
     "TraceEntry",
@@ -68,6 +74,10 @@ __all__ = [
 BLOCK_TOKENS = 512
 #: The request class of every replayed entry.
 TRACE_CLASS = "trace"
+#: The latest first entry (ms from the trace's start): later, the timestamps are a clock's, not the trace's.
+MAX_START_MS = 86_400_000.0  # one day
+#: The latest entry (ms from the trace's start): a year of traffic (published traces span hours to weeks).
+MAX_TIMESTAMP_MS = 366 * 86_400_000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +128,9 @@ class Trace:
         return reused / listed if listed else 0.0
 
 
-def load_trace(path: str | Path, limit: int | None = None) -> Trace:
-    """Read and validate a Mooncake-format trace; ``limit`` keeps its first N entries.
+def load_trace(path: str | Path, limit: int | None = None, rebase: bool = False) -> Trace:
+    """Read and validate a Mooncake-format trace; ``limit`` keeps its first N entries; ``rebase``: times from the
+    first entry's (``llmload trace rebase``), which may then be anywhere.
 
     Raises :class:`~llmload.errors.ProfileError` (one line: file, line, field, how to fix).
     """
@@ -135,16 +146,23 @@ def load_trace(path: str | Path, limit: int | None = None) -> Trace:
         raise ProfileError(f"{where}: cannot read it ({e.strerror or e})") from None
     entries: list[TraceEntry] = []
     previous = 0.0
+    base: float | None = None  # rebase: the first entry's timestamp
     for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
         entry = _entry(line, f"{where}: line {n}")
+        if base is None:
+            base = entry.timestamp_ms if rebase else 0.0
+            previous = base
         if entry.timestamp_ms < previous:
             raise ProfileError(
                 f"{where}: line {n}: timestamp {entry.timestamp_ms:g} is before the previous entry's {previous:g}; "
                 "sort the trace by timestamp"
             )
         previous = entry.timestamp_ms
+        if base:
+            entry = replace(entry, timestamp_ms=entry.timestamp_ms - base)
+        _check_time(entry.timestamp_ms, not entries, path, f"{where}: line {n}")
         entries.append(entry)
         if limit is not None and len(entries) == limit:
             break
@@ -153,6 +171,24 @@ def load_trace(path: str | Path, limit: int | None = None) -> Trace:
             f"{where}: no entries; write one JSON object per line with timestamp, input_length, output_length"
         )
     return Trace(path, tuple(entries))
+
+
+def _check_time(t: float, first: bool, path: Path, where: str) -> None:
+    """A timestamp a replay can wait for: the first within :data:`MAX_START_MS`, any within :data:`MAX_TIMESTAMP_MS`."""
+    d = t / 86_400_000.0
+    days = f"{d:,.0f}" if d < 1e6 else f"{d:.3g}"
+    if first and t > MAX_START_MS:
+        raise ProfileError(
+            f"{where}: the first entry's timestamp {t:.15g} would be sent {days} days after the start: timestamps "
+            "are milliseconds from the start of the trace, and this looks like a clock time (Unix epoch?); make them "
+            f"relative to the first entry with: llmload trace rebase {path} -o rebased.jsonl"
+        )
+    if t > MAX_TIMESTAMP_MS:
+        raise ProfileError(
+            f"{where}: timestamp {t:g} would be sent {days} days after the start, more than a replay runs "
+            f"({MAX_TIMESTAMP_MS / 86_400_000.0:.0f} days at most): timestamps are milliseconds from the start of "
+            "the trace; check this entry and the unit"
+        )
 
 
 def trace_profile(trace: Trace) -> Profile:

@@ -1,4 +1,4 @@
-"""``llmload trace info | generate | convert``."""
+"""``llmload trace info | generate | convert | rebase``."""
 
 from __future__ import annotations
 
@@ -47,3 +47,17 @@ def test_generate_names_the_flag_that_is_wrong(tmp_path, capsys):
         assert cli_main(["trace", "generate", "-o", out, flag, value]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"llmload trace: error: {message}") and err.count("\n") == 1, err
+
+
+def test_rebase_makes_clock_times_relative_to_the_first_entry(tmp_path, capsys):
+    """A trace of clock times (Unix epoch ms) is refused by --trace with a pointer to this command, which fixes it."""
+    src = tmp_path / "clock.jsonl"
+    src.write_text('{"timestamp": 1733097600123, "input_length": 5, "output_length": 3, "hash_ids": [7]}\n'
+                   '{"timestamp": 1733097601623.5, "input_length": 9, "output_length": 2}\n')  # fmt: skip
+    assert cli_main(["trace", "info", str(src)]) == 2
+    assert f"llmload trace rebase {src} -o rebased.jsonl" in capsys.readouterr().err
+    out = tmp_path / "t.jsonl"
+    assert cli_main(["trace", "rebase", str(src), "-o", str(out)]) == 0
+    assert "2 requests over 1.5 s" in capsys.readouterr().out
+    entries = load_trace(out).entries
+    assert [e.timestamp_ms for e in entries] == [0.0, 1500.5] and entries[0].hash_ids == (7,)

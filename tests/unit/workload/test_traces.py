@@ -87,6 +87,22 @@ def test_reads_floats_ignores_other_keys_and_stops_at_the_limit(tmp_path):
             '{"timestamp": 5, "input_length": 5, "output_length": 1}\n{"timestamp": 4, "input_length": 5, "output_length": 1}\n',
             "line 2: timestamp 4 is before the previous entry's 5; sort the trace by timestamp",
         ),
+        # 1e308 killed the dispatcher greenlet with a traceback (OverflowError); epoch milliseconds idled until -t.
+        (
+            '{"timestamp": 0, "input_length": 5, "output_length": 1}\n{"timestamp": 1e308, "input_length": 5, "output_length": 1}\n',
+            "line 2: timestamp 1e+308 would be sent 1.16e+300 days after the start, more than a replay runs (366 days "
+            "at most): timestamps are milliseconds from the start of the trace",
+        ),
+        (
+            '{"timestamp": 1733097600123, "input_length": 5, "output_length": 1}\n',
+            "line 1: the first entry's timestamp 1733097600123 would be sent 20,059 days after the start: timestamps "
+            "are milliseconds from the start of the trace, and this looks like a clock time (Unix epoch?); make them "
+            "relative to the first entry with: llmload trace rebase",
+        ),
+        (  # epoch seconds read as milliseconds: 20 days
+            '{"timestamp": 1733097600, "input_length": 5, "output_length": 1}\n',
+            "line 1: the first entry's timestamp 1733097600 would be sent 20 days after the start",
+        ),
     ],
 )
 def test_bad_traces_are_refused_in_one_line_naming_file_line_and_field(tmp_path, text, message):
