@@ -1,6 +1,7 @@
 """``llmload`` command line: ``run`` (Locust with llmload), ``sim`` (simulated server), ``demo``,
 ``gpu-sidecar`` (GPU metrics for Prometheus), ``report`` (a run's HTML/Markdown/JSON report),
-``compare`` (two runs before/after), ``trace`` (request traces for ``run --trace``).
+``compare`` (two runs before/after), ``gate`` (PASS/FAIL/INCONCLUSIVE for CI), ``trace`` (request
+traces for ``run --trace``).
 
 ``llmload run [locust flags] [llmload flags]`` is ``locust -f <packaged locustfile>``:
 every Locust flag (``--headless -u -r -t --host``, ``--processes``, ``--master``,
@@ -30,6 +31,7 @@ commands:
           serve this host's GPU metrics for Prometheus (NVML); see `llmload gpu-sidecar --help`
   report  write report.html, report.md and report.json for a run directory; see `llmload report --help`
   compare compare two runs before/after, per ladder step; see `llmload compare --help`
+  gate    PASS / FAIL / INCONCLUSIVE: did a run regress against a baseline beyond the noise? (CI; docs/ci.md)
   trace   look at, generate or convert request traces for `llmload run --trace`; see `llmload trace --help`
 """
 
@@ -63,11 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.workload.trace_tool import main as trace_main
 
         return trace_main(rest)
-    if command in ("report", "compare"):
+    if command in ("report", "compare", "gate"):
+        from llmload.gate.command import gate_main
         from llmload.report import commands
 
+        mains = {"report": commands.report_main, "compare": commands.compare_main, "gate": gate_main}
         try:
-            return commands.report_main(rest) if command == "report" else commands.compare_main(rest)
+            return mains[command](rest)
         except BrokenPipeError:  # `llmload compare A B | head`: the reader left; no traceback
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout at exit
             return 1
