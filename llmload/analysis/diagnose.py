@@ -14,9 +14,9 @@ Ranking (highest first)::
           + 1                       it fired at the breach step itself
 
 ties broken by the order of the rule table (more specific rules first).
-``target_unreachable`` (nearly every request failed) always comes first, and then no
-``load_generator_saturated``: a client that ran hot sending failures says nothing about
-the server. Otherwise ``load_generator_saturated`` comes first (it invalidates the rest) and
+``target_unreachable`` (nearly every request failed) and ``rate_limited`` (most were refused
+with HTTP 429) always come first, and then no ``load_generator_saturated``: a client that
+ran hot sending failures says nothing about the server. Otherwise ``load_generator_saturated`` comes first (it invalidates the rest) and
 ``not_enough_signals`` last (it is not a bottleneck).
 """
 
@@ -25,10 +25,12 @@ from __future__ import annotations
 from llmload.analysis.findings import Context, Finding
 from llmload.analysis.rules import RULES
 
-__all__ = ["NOT_ENOUGH_SIGNALS", "diagnose", "rank"]
+__all__ = ["NOT_ENOUGH_SIGNALS", "RUN_FAILED", "diagnose", "rank"]
 
 NOT_ENOUGH_SIGNALS = "not_enough_signals"
 TARGET_UNREACHABLE = "target_unreachable"
+#: Findings that say the run measured a failing or refusing target, not its capacity: ranked first.
+RUN_FAILED = frozenset({TARGET_UNREACHABLE, "rate_limited"})
 _CONFIDENCE_SCORE = {"high": 30, "medium": 20, "low": 10}
 _SOURCE_TEXT = {
     "server": "no engine metrics in the steady windows (--engine-metrics not given, or the endpoint did not answer)",
@@ -42,7 +44,7 @@ _SOURCE_FLAG = {
 
 
 def _score(f: Finding, ctx: Context) -> int:
-    if f.id == TARGET_UNREACHABLE:
+    if f.id in RUN_FAILED:
         return 2000
     if f.id == "load_generator_saturated":
         return 1000
@@ -100,7 +102,7 @@ def diagnose(ctx: Context) -> list[Finding]:
         wanted = sorted(r.wants - available)  # type: ignore[attr-defined]
         if wanted:
             reduced[rid] = wanted
-    if any(f.id == TARGET_UNREACHABLE for f in findings):
+    if any(f.id in RUN_FAILED for f in findings):
         findings = [f for f in findings if f.id != "load_generator_saturated"]
     if missing:
         findings.append(_not_enough(missing, skipped, reduced))

@@ -19,12 +19,13 @@ from llmload.analysis.rules_queue import (
     load_generator_saturated,
     scheduler_starved,
 )
-from llmload.analysis.rules_target import target_unreachable
+from llmload.analysis.rules_target import rate_limited, target_unreachable
 
 __all__ = ["RULES", "rule_ids"]
 
 RULES: tuple[Rule, ...] = (
     target_unreachable,
+    rate_limited,
     load_generator_saturated,
     admission_cap,
     kv_capacity,

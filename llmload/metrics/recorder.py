@@ -77,6 +77,8 @@ COUNTERS = (
     *(f"slo_missed_{k}" for k in SLO_KEYS),  # successful requests that missed this SLO
     "backoffs",  # waits after a failed request (--error-backoff)
     "backoff_ms",  # user-time spent in those waits, milliseconds
+    "retry_afters",  # failed requests whose answer (429/503) carried a readable Retry-After
+    "retry_after_ms",  # ... the waits they asked for, milliseconds
     "cached_prompt_tokens",  # successful requests: prompt tokens the server served from its prefix cache
     "cache_stated_input_tokens",  # successful requests whose answer stated cached_tokens: their prompt tokens
     "usage_input_requests",  # successful requests whose prompt size came from usage
@@ -166,6 +168,9 @@ class ClassStats:
             self.errors_by_kind[kind] += 1
             if kind not in self.errors_examples:
                 self.errors_examples[kind] = rec.error_message or ""
+            if rec.retry_after_s is not None:
+                c["retry_afters"] += 1
+                c["retry_after_ms"] += round(min(rec.retry_after_s, 86_400.0) * 1000)  # a day at most: a counter, no inf
         else:
             c["interrupted"] += 1
             ttft = ttft_s(rec)  # cut by the end of the test after its first token: the user saw that wait

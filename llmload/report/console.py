@@ -10,6 +10,7 @@ import io
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from llmload.analysis.diagnose import RUN_FAILED
 from llmload.analysis.grade import grade_ttft
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
@@ -138,7 +139,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
     _render_cache(result, out)
     _render_turns(result, out)
     j = result.judgement
-    if j is not None and j.findings and j.findings[0].id == "target_unreachable" and not result.steps:
+    if j is not None and j.findings and j.findings[0].id in RUN_FAILED and not result.steps:
         f = j.findings[0]
         out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
     _render_ladder(result, out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
+from llmload.analysis.diagnose import RUN_FAILED
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
@@ -106,7 +107,7 @@ def _verdict(r: dict[str, Any]) -> str:
         sub = "No concurrency ladder in this run, so no safe-concurrency verdict. Run with --ladder 1,5,10,20,30,50 to find it."
         top = (r.get("findings") or [{}])[0]
         head, sub = plain_headline(r) or (head, sub)
-        if top.get("id") == "target_unreachable":
+        if top.get("id") in RUN_FAILED:
             head, sub = top.get("title") or head, "; ".join(top.get("evidence_text") or []) or sub
         return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
     head, sub, cls = _headline(v)

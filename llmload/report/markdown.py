@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from llmload.analysis.diagnose import RUN_FAILED
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
@@ -48,7 +49,7 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
         if (v or {}).get("slo"):
             out.append(f"SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
         top = (r.get("findings") or [{}])[0]
-        if top.get("id") == "target_unreachable":
+        if top.get("id") in RUN_FAILED:
             out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
         out += ["", f"What was observed: {PLACEHOLDER}", ""]
         return out

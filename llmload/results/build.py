@@ -172,6 +172,8 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False, open_loop: bool =
         errors_examples={k: s.errors_examples[k] for k in sorted(s.errors_examples)},
         backoffs=c["backoffs"],
         backoff_s=error_backoff_s(c["backoff_ms"]),
+        retry_afters=c["retry_afters"],
+        retry_after_s=c["retry_after_ms"] / 1000 / c["retry_afters"] if c["retry_afters"] else None,
         cached_prompt_tokens=c["cached_prompt_tokens"],
         prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
         by_turn={turn_label(k): turn_of(s.turns[k]) for k in sorted(s.turns)},

@@ -123,6 +123,8 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         errors_examples={str(k): str(v) for k, v in (d.get("errors_examples") or {}).items()},
         backoffs=i("backoffs"),
         backoff_s=_num(d.get("backoff_s")) or 0.0,
+        retry_afters=i("retry_afters"),
+        retry_after_s=_num(d.get("retry_after_s")),
         cached_prompt_tokens=i("cached_prompt_tokens"),
         prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
         by_turn={str(k): _turn(t or {}) for k, t in (d.get("by_turn") or {}).items()},

@@ -17,7 +17,7 @@ docs/summary-schema.md)::
                   "ci95"?: {"p50" | "p90" | "p99": [lo, hi] | null}},   # TTFT/TPOT/ITL/E2E: 95 % intervals
              "output_tokens_from_usage_ratio", "partial_output_tokens", "received_output_tokens",
              "received_output_tokens_per_s", "reconnects", "errors_by_kind", "errors_examples",
-             "backoffs", "backoff_s",
+             "backoffs", "backoff_s", "retry_afters", "retry_after_s",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
              "buffered_token_jumps", "phases": PHASES, "cached_prompt_tokens", "prefix_cache_hit_ratio",
              "by_turn"?: {"1": TURN, ..., "10+": TURN},
@@ -165,6 +165,8 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     out["errors_examples"] = dict(s.errors_examples)
     out["backoffs"] = s.backoffs
     out["backoff_s"] = round(s.backoff_s, 3)
+    out["retry_afters"] = s.retry_afters
+    out["retry_after_s"] = _r(s.retry_after_s, 3)
     out["cached_prompt_tokens"] = s.cached_prompt_tokens
     out["prefix_cache_hit_ratio"] = _r(s.prefix_cache_hit_ratio, 4)
     if s.by_turn:

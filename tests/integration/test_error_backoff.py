@@ -72,3 +72,24 @@ def test_a_web_page_on_a_200_is_wrong_content_type(faulty, tiny):
     example = s["errors_examples"]["wrong_content_type"]
     assert "expected text/event-stream: wrong --host or --endpoint-path?" in example
     assert "Content-Type text/html" in example and "Welcome to nginx!" in example
+
+
+def test_a_run_refused_with_429_and_retry_after_is_diagnosed_rate_limited(faulty, tiny, tmp_path):
+    """Issue 22: 100 % HTTP 429 with Retry-After was 'Target unreachable / every request fails', no word of a rate limit."""
+    from tests.integration.harness import run_cli
+
+    code, output, s = run_cli(
+        ["--headless", "--only-summary", "--no-run-dir", "-u", "2", "-r", "2", "-t", "3s", "--host", faulty,
+         "--model", "retry_after:429:1", "--profile", tiny, "--stop-timeout", "1"],
+        tmp_path,
+    )  # fmt: skip
+    assert s is not None, output[-3000:]
+    o = s["overall"]
+    _identity(o)
+    assert o["ok"] == 0 and o["errors"] >= 4 and s["errors_by_kind"] == {"http_429": o["errors"]}
+    assert o["retry_afters"] == o["errors"] and o["retry_after_s"] == 1.0  # every refusal said when to come back
+    top = s["findings"][0]
+    assert top["id"] == "rate_limited", s["findings"]
+    assert f"{o['errors']} refusals carried Retry-After, asking for 1 s on average" in top["evidence_text"]
+    assert all(f["id"] not in ("target_unreachable", "load_generator_saturated") for f in s["findings"])
+    assert f"finding: Rate limited: {faulty} refused {o['errors']} of {o['errors']} requests with HTTP 429" in output

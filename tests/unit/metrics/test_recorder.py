@@ -227,3 +227,18 @@ def test_backoff_time_is_counted_per_class_and_step_even_after_the_error_was_dra
     assert MetricSet.from_wire(steps["2"]).classes["short"].counters["backoff_ms"] == 750
     first.merge(later)
     assert first.overall().counters["backoff_ms"] == 750 and first.overall().counters["errors"] == 1
+
+
+def test_a_refusals_retry_after_is_counted_and_merges_over_the_wire():
+    """Issue 22: the Retry-After of a 429/503 was on the record only; the summary could not say it was seen."""
+    a, b = Recorder(), Recorder()
+    for recorder, waits in ((a, (2.0, 0.5)), (b, (1e308,))):  # an absurd header is capped, never inf
+        for wait in waits:
+            r = _failed("http_429", "Too Many Requests")
+            r.retry_after_s = wait
+            recorder.add(r)
+    a.add(_failed("http_429", "no header"))
+    merged = MetricSet.from_wire(msgpack.unpackb(msgpack.packb(a.drain())))
+    merged.merge(MetricSet.from_wire(msgpack.unpackb(msgpack.packb(b.drain()))))
+    c = merged.overall().counters
+    assert (c["errors"], c["retry_afters"], c["retry_after_ms"]) == (4, 3, 2500 + 86_400_000)

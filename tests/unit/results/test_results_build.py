@@ -10,7 +10,7 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
-from llmload.results.build import build_steps, load_generator, median_ci, unfinished_warning
+from llmload.results.build import build_steps, load_generator, median_ci, stats_of, unfinished_warning
 from llmload.results.model import Stats
 
 MS = 1_000_000
@@ -136,3 +136,22 @@ def test_the_held_back_warning_reads_the_offered_rate_as_people_write_it():
         a = ArrivalResult(mode="trace", offered_rate=rate, achieved_rate=2.32, arrivals=40, waited=25)
         (w,) = arrival_warnings(a, Stats(), users=16)
         assert said in w and "achieved 2.32/s" in w, w
+
+
+def test_retry_after_counters_give_the_refusals_that_carried_one_and_the_mean_wait_through_the_summary():
+    from llmload.metrics.recorder import ClassStats
+    from llmload.results.load import stats_from_dict
+    from llmload.results.summary import stats_dict
+
+    cs = ClassStats()
+    cs.counters.update(requests=5, errors=5, retry_afters=4, retry_after_ms=6000)
+    s = stats_of(cs, 10.0)
+    assert (s.retry_afters, s.retry_after_s) == (4, 1.5)
+    d = stats_dict(s)
+    assert (d["retry_afters"], d["retry_after_s"]) == (4, 1.5)
+    back = stats_from_dict(d)
+    assert (back.retry_afters, back.retry_after_s) == (4, 1.5)
+    none = stats_of(ClassStats(), 10.0)
+    assert (none.retry_afters, none.retry_after_s, stats_dict(none)["retry_after_s"]) == (0, None, None)
+    old = stats_from_dict({"requests": 3, "errors": 3})  # a summary written before the keys
+    assert (old.retry_afters, old.retry_after_s) == (0, None)
