@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.engines.make_gguf import cache_dir
+from tests.ports import free_port as _free_port
 
 __all__ = ["BUILD", "LlamaServer", "binary", "llama_server", "missing_reason", "scrape_metrics"]
 
@@ -43,11 +43,6 @@ def missing_reason() -> str | None:
         "(or `make test`, which builds it first)"
     )
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # llama.cpp's print_timing() lines, one pair per finished request (tools/server, this build):

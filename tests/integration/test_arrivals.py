@@ -42,16 +42,50 @@ def _gaps(t: list[int], warmup_s: float) -> np.ndarray:
     return np.diff(a).astype(np.float64) / 1e9
 
 
-def _send_gaps(url: str, args: list[str], users: int, seconds: float, warmup_s: float = 1.0) -> np.ndarray:
-    """Gaps between the actual send times (``start_ns``) of an in-process run's requests (after ``warmup_s``)."""
-    return _both_gaps(url, args, users, seconds, warmup_s)[0]
+class LoopProbe:
+    """The event loop's own timer lateness while a run shares it: a greenlet that asks to wake every
+    ``period_s`` and keeps how late it woke (s). Sends are timer wakes on the same loop, so what a
+    busy box does to them it does to the probe at the same moments: the tests judge the sends
+    against this spread, measured in the same run, instead of a margin that holds on a quiet box
+    only (a constant 50/s run's gap CV was 0.48 with the CPUs twice oversubscribed)."""
+
+    def __init__(self, period_s: float = 0.004) -> None:
+        self.period_s = period_s
+        self.late: list[float] = []
+        self._g = gevent.spawn(self._run)
+
+    def _run(self) -> None:
+        import time
+
+        while True:
+            due = time.perf_counter() + self.period_s
+            gevent.sleep(self.period_s)
+            self.late.append(max(0.0, time.perf_counter() - due))
+
+    def stop(self) -> np.ndarray:
+        self._g.kill()
+        return np.array(self.late, dtype=np.float64)
+
+
+def _jitter_cv(late: np.ndarray, mean_gap_s: float) -> float:
+    """The CV that wake lateness like ``late`` adds to gaps of ``mean_gap_s``: a gap is the difference of
+    two wakes' lateness, so its spread is sqrt(2) x theirs (twice that, for a margin)."""
+    return 2.0 * math.sqrt(2.0) * float(late.std()) / mean_gap_s
+
+
+def _send_gaps(url: str, args: list[str], users: int, seconds: float, warmup_s: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Gaps between the actual send times (``start_ns``) of an in-process run's requests (after ``warmup_s``),
+    and the event loop's timer lateness measured meanwhile (:class:`LoopProbe`)."""
+    gaps, _, late, _ = _both_gaps(url, args, users, seconds, warmup_s)
+    return gaps, late
 
 
 def _both_gaps(url: str, args: list[str], users: int, seconds: float,
-               warmup_s: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+               warmup_s: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """One in-process run's gaps (after ``warmup_s``) between its requests' actual send times
     (``start_ns``) and between the intended ones the records carry (``intended_ns``: the
-    schedule itself, free of the event loop's jitter)."""
+    schedule itself, free of the event loop's jitter), the loop's timer lateness meanwhile and
+    each send's lag behind its intended time (s)."""
     starts: list[int] = []
     planned: list[int] = []
 
@@ -59,38 +93,50 @@ def _both_gaps(url: str, args: list[str], users: int, seconds: float,
         starts.append(r.start_ns)
         planned.append(r.intended_ns)
 
-    summary = run_inprocess(url, [*SHORT, *args], users=users, seconds=seconds, on_record=keep)
+    probe = LoopProbe()
+    try:
+        summary = run_inprocess(url, [*SHORT, *args], users=users, seconds=seconds, on_record=keep)
+    finally:
+        late = probe.stop()
     assert summary["overall"]["errors"] == 0, summary["errors_by_kind"]
     # The cap never binds (sends = schedule), except for an arrival due before the first user spawned.
     assert summary["arrival"]["waited"] <= 2, summary["arrival"]
-    assert all(p > 0 for p in planned) and summary["overall"]["client_wait_ms"]["p50"] < 5
-    return _gaps(starts, warmup_s), _gaps(planned, warmup_s)
+    assert all(p > 0 for p in planned)
+    lag = (np.array(starts, dtype=np.float64) - np.array(planned, dtype=np.float64)) / 1e9
+    # Each send leaves when its due time comes, as late as any timer on this loop wakes and no later:
+    # a send's lag is a wake plus a hand-over to a user (one more switch), the probe's a wake.
+    p50_lag, p90_lag = np.percentile(lag, [50, 90])
+    p50_late, p90_late = np.percentile(late, [50, 90])
+    assert p50_lag <= p50_late + 0.002 and p90_lag <= 2 * p90_late + 0.003, (p50_lag, p90_lag, p50_late, p90_late)
+    return _gaps(starts, warmup_s), _gaps(planned, warmup_s), late, lag
 
 
 def test_constant_send_times_have_no_spread(sim):
-    gaps = _send_gaps(sim(**FAST), ["--arrival", "constant", "--rate", "50"], users=8, seconds=5)
+    gaps, late = _send_gaps(sim(**FAST), ["--arrival", "constant", "--rate", "50"], users=8, seconds=5)
     assert len(gaps) > 150
     assert gaps.mean() == pytest.approx(0.02, rel=0.02)
-    assert cv(gaps) < 0.1  # timer jitter only (~0.5 ms on 20 ms gaps)
+    # timer jitter only: ~0.5 ms on 20 ms gaps on a quiet box (CV ~0.03), what the loop's lateness adds on a busy one
+    assert cv(gaps) < 0.1 + _jitter_cv(late, 0.02), (cv(gaps), float(late.std()))
 
 
 def test_poisson_send_times_are_exponential(sim):
     # One run, both views of its ~750 sends (the same sample size each check had when each
     # came from a run of its own).
-    gaps, planned = _both_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=16, seconds=6)
+    gaps, planned, late, _ = _both_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=16, seconds=6)
     assert len(gaps) > 500 and len(planned) > 500
-    assert cv(gaps) == pytest.approx(1.0, abs=0.12)  # the actual sends, event-loop jitter included
     # KS (1 % level) on the intended send times the records carry: at 150/s the loop's ~1 ms
     # jitter on the actual sends is a visible share of the 6.7 ms mean gap on a busy machine.
     assert cv(planned) == pytest.approx(1.0, abs=0.12)
     assert ks_exponential(planned) < 1.63 / math.sqrt(len(planned))
+    # The actual sends, event-loop jitter included: the planned CV, plus what the loop's lateness adds.
+    assert abs(cv(gaps) - cv(planned)) <= 0.05 + _jitter_cv(late, 1 / 150), (cv(gaps), cv(planned), float(late.std()))
 
 
 def test_gamma_burstiness_quarter_has_cv_two(sim):
-    gaps = _send_gaps(sim(**FAST), ["--arrival", "gamma", "--burstiness", "0.25", "--rate", "150"], users=32,
-                      seconds=7)  # fmt: skip
+    gaps, late = _send_gaps(sim(**FAST), ["--arrival", "gamma", "--burstiness", "0.25", "--rate", "150"], users=32,
+                            seconds=7)  # fmt: skip
     assert len(gaps) > 600
-    assert cv(gaps) == pytest.approx(2.0, abs=0.35)
+    assert cv(gaps) == pytest.approx(2.0, abs=0.35 + _jitter_cv(late, 1 / 150))
 
 
 RATE_RUN = ["--headless", "--only-summary", "-u", "8", "-r", "100", "-t", "30s", "--arrival", "poisson",
@@ -145,7 +191,10 @@ def test_twenty_per_second_over_thirty_seconds_in_one_process(long_runs):
     a = s["arrival"]
     assert a["mode"] == "poisson" and a["offered_rate"] == 20
     assert a["achieved_rate"] == pytest.approx(20, rel=0.05)
-    assert a["waited"] == 0 and not a["scheduler_behind"]
+    # Not "and not scheduler_behind": that warning reads the box (schedule lag p99 > 10 ms), and a busy
+    # 2-core one gives it rightly (10.4 ms once, beside a C++ build); the sends' lag is judged against the
+    # loop's own lateness in the in-process tests above.
+    assert a["waited"] == 0
     assert s["overall"]["client_wait_ms"]["p50"] < 5
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from llmload.metrics.dump import record_from_line
 from llmload.metrics.recorder import MetricSet
 from llmload.results import build_result, to_summary
 from tests.integration.harness import ROOT
+from tests.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -44,11 +44,6 @@ input_tokens = 200
 output_tokens = 96
 """
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def llmload(*args: str) -> subprocess.Popen:

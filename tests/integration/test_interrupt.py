@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,14 +23,10 @@ from collections import Counter
 import pytest
 
 from tests.integration.harness import ROOT, write_tiny_profile
+from tests.ports import free_port
 
 pytestmark = pytest.mark.integration
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def group_after(pgid: int, timeout: float) -> list[str]:

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 
 from llmload.exporter import BUCKETS
 from tests.integration.harness import ROOT
+from tests.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -36,11 +36,6 @@ RUN_S = 16
 LIVE_AFTER_FIRST_SCRAPE_S = 10.5
 LINGER_S = 3
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http_get(url: str, timeout: float = 5.0) -> bytes:

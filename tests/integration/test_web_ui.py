@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.harness import ROOT
+from tests.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +28,6 @@ TTFT_MS = 60
 ITL_MS = 3
 CLASSES = ("short", "medium", "long")  # the default profile
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_http(url: str, timeout: float, proc: subprocess.Popen, log: Path) -> None:

@@ -19,12 +19,7 @@ from llmload.exporter.server import Exporter, MetricsServer
 from llmload.metrics.aggregation import Aggregator
 from llmload.plugin import install
 from llmload.users import LLMUser
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.ports import free_port
 
 
 def get(url: str) -> str:

@@ -20,14 +20,10 @@ import pytest
 from gpu_helpers import parse, samples
 
 from llmload.gpu import INSTALL_HINT, names
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args: str, code: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
