@@ -59,7 +59,7 @@ def test_a_ctrl_c_during_a_ladders_stop_cuts_the_wait_and_keeps_the_summary(sim,
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
     try:
         wait_for(out, "All users spawned", 20)
-        time.sleep(0.5)  # both users' first requests are out
+        wait_until(lambda: sim_counter(url, "num_requests_running") == 2, "both users' first requests running")
         p.send_signal(signal.SIGINT)  # the first Ctrl-C stops the ladder, which waits for its requests
         wait_for(out, "for 2 requests in flight to finish", 10)
         p.send_signal(signal.SIGINT)  # the second stops them now
@@ -88,7 +88,7 @@ def test_a_ctrl_c_on_a_processes_ladder_waits_for_the_workers_requests_and_count
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
     try:
         wait_for(out, "All users spawned", 20)
-        time.sleep(0.5)  # both users' first requests are out
+        wait_until(lambda: sim_counter(url, "num_requests_running") == 2, "both users' first requests running")
         os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the master and both workers
         code = p.wait(30)
         left = group_after(p.pid, 5.0)
