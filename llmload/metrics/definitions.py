@@ -168,9 +168,8 @@ _MS = 1e-3
 
 #: Phases of a request, in the order they happen (``llmload_phase_seconds{phase}``).
 PHASES = ("client_wait", "gateway", "server_queue", "prefill", "decode")
-#: The parts of TTFT the tail attribution splits it into (``other``: what the server's
-#: timing does not explain, e.g. llama.cpp's slot wait and the network together).
-TAIL_PARTS = ("gateway", "server_queue", "prefill", "other")
+#: The parts of TTFT the tail attribution splits it into (:func:`tail_parts`).
+TAIL_PARTS = ("client_wait", "gateway", "server_queue", "prefill", "other")
 
 
 def origin_ns(rec: RequestRecord) -> int:
@@ -377,20 +376,24 @@ def decode_s(rec: RequestRecord) -> float | None:
     return max(0.0, e2e_s(rec) - ttft)
 
 
-def tail_parts(rec: RequestRecord) -> tuple[float, float, float, float] | None:
-    """Shares of TTFT (gateway, server_queue, prefill, other) summing to 1; ``None`` without server timing.
+def tail_parts(rec: RequestRecord) -> tuple[float, float, float, float, float] | None:
+    """Shares of TTFT (client_wait, gateway, server_queue, prefill, other) summing to 1; ``None`` without server timing.
 
-    ``other`` = 1 − the rest: what the server's timing leaves unexplained (0 for vLLM,
-    whose gateway is the remainder; llama.cpp's slot wait + network). Shares are clamped
-    to [0, 1] so that a server clock that runs a little ahead never gives negative parts.
+    ``client_wait``: an open loop's wait for a free user before the send (0 in a closed loop);
+    the server's timing splits the rest (:func:`_sent_ttft_s`). ``other``: what it leaves
+    unexplained (0 for vLLM; llama.cpp's slot wait + network). Shares are clamped to [0, 1]:
+    a server clock a little ahead never gives negative parts.
     """
     p = rec.server_prefill_ms
-    ttft = _sent_ttft_s(rec)  # an open loop's client wait comes before: its own phase, not a TTFT share
-    if p is None or not ttft:
+    sent = _sent_ttft_s(rec)
+    if p is None or not sent:
         return None
+    full = ttft_s(rec) or sent
+    wait = min(1.0, (full - sent) / full) if full > sent else 0.0
+    k = 1.0 - wait  # the sent part's share
     q = rec.server_queue_ms
-    prefill = min(1.0, p * _MS / ttft)
+    prefill = min(1.0, p * _MS / sent)
     if q is None:
-        return 0.0, 0.0, prefill, 1.0 - prefill
-    queue = min(1.0 - prefill, q * _MS / ttft)
-    return 1.0 - prefill - queue, queue, prefill, 0.0
+        return wait, 0.0, 0.0, prefill * k, (1.0 - prefill) * k
+    queue = min(1.0 - prefill, q * _MS / sent)
+    return wait, (1.0 - prefill - queue) * k, queue * k, prefill * k, 0.0

@@ -104,7 +104,7 @@ def _simple_ladder_chart(report: dict[str, Any], title: str, y_label: str, line:
     )
 
 
-_PHASE_PARTS = (("gateway", "gateway", "#9ca3af"), ("server_queue", "server queue", "#ea580c"),
+_PHASE_PARTS = (("client_wait", "client wait (-u cap)", "#a855f7"), ("gateway", "gateway", "#9ca3af"), ("server_queue", "server queue", "#ea580c"),
                 ("prefill", "prefill", "#2563eb"), ("other", "other (queue+network)", "#d1d5db"))  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 __all__ = ["render_summary", "tail_text"]
 
 _PART_NAMES = {
+    "client_wait": "client wait (-u cap)",
     "gateway": "gateway",
     "server_queue": "server queue",
     "prefill": "prefill",

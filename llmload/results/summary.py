@@ -25,7 +25,7 @@ docs/summary-schema.md)::
 
     PHASES = {"timed_requests", "coverage",
               "client_wait_ms" | "gateway_ms" | "server_queue_ms" | "prefill_ms" | "decode_ms": LATENCY,
-              "tail": {"p90" | "p99": {"ttft_ms", "requests", "shares": {"gateway", "server_queue", "prefill", "other"}}}}
+              "tail": {"p90" | "p99": {"ttft_ms", "requests", "shares": {"client_wait", "gateway", "server_queue", "prefill", "other"}}}}
 
     GOODPUT = {"good_requests", "attainment", "requests_per_s", "output_tokens_per_s", "good_output_tokens",
                "missed": {"ttft_ms", "tpot_ms", "e2e_ms"}}   # attainment = good / (ok + errors)

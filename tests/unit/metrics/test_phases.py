@@ -33,21 +33,21 @@ def test_phases_of_a_vllm_request_add_up_to_its_ttft_and_e2e():
     assert prefill_s(r) == pytest.approx(0.020)
     assert gateway_s(r) == pytest.approx(0.010)  # 100 - (70 + 20)
     assert decode_s(r) == pytest.approx(0.050)  # 150 - 100
-    assert tail_parts(r) == pytest.approx((0.1, 0.7, 0.2, 0.0))
+    assert tail_parts(r) == pytest.approx((0.0, 0.1, 0.7, 0.2, 0.0))
 
 
 def test_llamacpp_has_no_queue_so_no_gateway_and_the_rest_is_other():
     r = rec(ttft_ms=100, queue_ms=None, prefill_ms=30, fmt="llamacpp")
     assert server_queue_s(r) is None and gateway_s(r) is None
     assert prefill_s(r) == pytest.approx(0.030)
-    assert tail_parts(r) == pytest.approx((0.0, 0.0, 0.3, 0.7))
+    assert tail_parts(r) == pytest.approx((0.0, 0.0, 0.0, 0.3, 0.7))
 
 
 def test_server_clock_ahead_of_the_client_never_gives_negative_parts():
     r = rec(ttft_ms=100, queue_ms=80, prefill_ms=30)  # 110 ms reported within a 100 ms TTFT
     assert gateway_s(r) == 0.0
-    g, q, p, o = tail_parts(r)
-    assert min(g, q, p, o) >= 0 and g + q + p + o == pytest.approx(1.0)
+    w, g, q, p, o = tail_parts(r)
+    assert min(w, g, q, p, o) >= 0 and w + g + q + p + o == pytest.approx(1.0)
 
 
 def test_without_server_timing_only_decode_exists_and_closed_loop_has_no_client_wait():
@@ -55,6 +55,22 @@ def test_without_server_timing_only_decode_exists_and_closed_loop_has_no_client_
     assert (server_queue_s(r), prefill_s(r), gateway_s(r), tail_parts(r)) == (None, None, None, None)
     assert decode_s(r) == pytest.approx(0.030)
     assert client_wait_s(r) is None
+
+
+def test_an_open_loops_client_wait_is_its_own_share_of_the_ttft_and_the_server_splits_the_rest():
+    """TTFT runs from the intended send: a run held back by the -u cap has its tail in the client,
+    not in the server's prefill (a fixed-latency server behind a 4 s client queue read '98 % prefill')."""
+
+    class Open(RequestRecord):
+        __slots__ = ("intended_ns",)
+
+    r = Open("c", 10, 4)
+    r.intended_ns, r.start_ns = 1000 * MS, 1300 * MS  # 300 ms waiting for a free user
+    r.chunk_ns = [1400 * MS, 1405 * MS]  # 100 ms from the send: 70 queue + 20 prefill + 10 gateway
+    r.end_ns = 1410 * MS
+    r.server_timing, r.server_queue_ms, r.server_prefill_ms = "vllm", 70.0, 20.0
+    assert tail_parts(r) == pytest.approx((0.75, 0.025, 0.175, 0.05, 0.0))
+    assert gateway_s(r) == pytest.approx(0.010)  # the server's split is of the sent part alone
 
 
 def test_client_wait_reads_the_open_loop_intended_stamp_when_a_record_has_one():
@@ -143,7 +159,7 @@ def test_metricset_wire_carries_phases_and_omits_them_when_empty():
     back = MetricSet.from_wire(wire)
     assert back.classes["c"].phases.timed == 1
     assert back.classes["c"].phases.tail(0.0)[2] == pytest.approx(
-        {"gateway": 0.1, "server_queue": 0.6, "prefill": 0.3, "other": 0.0}
+        {"client_wait": 0.0, "gateway": 0.1, "server_queue": 0.6, "prefill": 0.3, "other": 0.0}
     )
     empty = ClassStats()
     empty.add(rec(100, outcome="error"))
