@@ -4,7 +4,7 @@
 * the candidate's server has ITL +20 %: FAIL naming tpot_p50 / itl_p50 (the medians: their intervals are
   ±0.5-1.5 % while the change is 20 %, so a busy machine cannot hide it);
 * TTFT +50 %: FAIL naming ttft_p50;
-* a ~1 s candidate against the baseline: INCONCLUSIVE, saying a p99 needs 368 requests.
+* a ~1 s candidate against the baseline, on its p99s: INCONCLUSIVE, saying a p99 needs 368 requests.
 
 The candidates run against other simulators, hence ``--allow-different host``.
 """
@@ -68,8 +68,10 @@ def test_the_gate_on_the_simulator(sim, tmp_path, capsys):
     assert code == 1 and ("overall", "ttft_p50") in {(c["scope"], c["metric"]) for c in ttft["checks"]
                                                       if c["status"] == "FAIL"}, ttft["reasons"]  # fmt: skip
 
-    code, thin = _gate(capsys, runs["a"], runs["thin"])
-    assert code == 3 and thin["status"] == "INCONCLUSIVE"
+    # The tails alone: a ~1 s run started beside two others on a busy box can be slower for real, and its
+    # medians then FAIL rightly (a fresh-clone make test saw that); too few requests for a p99 never decides.
+    code, thin = _gate(capsys, runs["a"], runs["thin"], "--max-regression", "none,ttft_p99=15%,e2e_p99=15%")
+    assert code == 3 and thin["status"] == "INCONCLUSIVE", thin["reasons"]
     assert any("a p99 interval needs at least 368" in r for r in thin["reasons"]), thin["reasons"]
 
     code, other_host = _gate(capsys, runs["a"], runs["itl"])
