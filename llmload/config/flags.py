@@ -83,6 +83,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--step-time", "5m", "How long each ladder step holds its user count. Default: %(default)s"),
     Flag("--step-warmup", "30s", "The start of each step that is not measured (spawning, queues filling). "
          "Default: %(default)s"),
+    # The warm-up of a whole run (llmload.metrics.warmup); a ladder step's is --step-warmup.
+    Flag("--warmup", "0", "Do not measure the requests that start in the run's first DURATION (e.g. 6s, 1m): they "
+         "are sent and their errors shown, but left out of every statistic; the summary's warmup block compares "
+         "their TTFT with the measured part's. Not with a ladder (--step-warmup). Default: none"),
+    Flag("--warmup-requests", 0, "Do not measure the run's first N requests (all processes together; with "
+         "--warmup, the warm-up lasts until both are past). Default: 0", kind=int),
     Flag("--stop-on-breach", False, "End the ladder at the first step that breaks the safe-concurrency limits",
          action="store_true"),
     Flag("--baseline-requests", 0, "Before the ladder, send this many requests one at a time as the single-request "

@@ -21,6 +21,7 @@ from llmload.config.exporter import ExporterConfig
 from llmload.config.flags import defaults, flag
 from llmload.config.ladder import LadderConfig
 from llmload.config.values import parse_duration, parse_json_object, parse_number, parse_web_auth
+from llmload.config.warmup import WarmupConfig
 from llmload.errors import ConfigError
 from llmload.metrics.slo import SLO, parse_slo_text
 from llmload.metrics.thresholds import Threshold, parse_thresholds
@@ -126,6 +127,7 @@ class RunConfig:
     locust_ttft_rows: bool = False  # --locust-ttft-rows: a second Locust request event (type TTFT) per success
     web_auth: tuple[str, str] | None = field(default=None, repr=False)  # --web-auth: checked under --headless too
     thresholds: tuple[Threshold, ...] = ()  # --threshold: the run's pass/fail limits (with the profile's)
+    warmup: WarmupConfig = field(default_factory=WarmupConfig)  # --warmup / --warmup-requests: not measured
 
     def public_dict(self) -> dict[str, Any]:
         """What a summary may record: everything except secrets."""
@@ -151,6 +153,7 @@ class RunConfig:
             "error_backoff_s": [self.error_backoff.min_s, self.error_backoff.max_s] if self.error_backoff.on else None,
             **({"arrival": self.arrival.public_dict()} if self.arrival.open_loop else {}),  # closed loop: as before
             **({"thresholds": [t.expr for t in self.thresholds]} if self.thresholds else {}),
+            **({"warmup": self.warmup.public_dict()} if self.warmup.on else {}),  # none: as before
         }
 
     @classmethod
@@ -213,4 +216,5 @@ class RunConfig:
             locust_ttft_rows=bool(v["locust_ttft_rows"]),
             web_auth=parse_web_auth(v["web_auth"]),
             thresholds=parse_thresholds(v["threshold"]),
+            warmup=WarmupConfig.from_values(v),
         )

@@ -4,7 +4,7 @@ Each report is a :class:`ReportWire` dict of primitives that a worker (or, when 
 runs standalone, the process itself) sends every ``report_to_master`` interval:
 
 ``{"m": MetricSet wire delta, "s": {step: MetricSet wire delta}, "g": WorkerGauges as a dict,
-"final": bool, "a": ArrivalStats wire delta (open loop only)}``
+"final": bool, "a": ArrivalStats wire delta (open loop only), "w": the warm-up's delta (WarmupRecorder.drain)}``
 
 :class:`Aggregator` folds them in by addition into four views:
 
@@ -13,6 +13,8 @@ runs standalone, the process itself) sends every ``report_to_master`` interval:
 * ``total`` — everything since the process started, never reset: the Prometheus
   exporter's counters and histograms, which must never go backwards (a worker leaving or
   a new test started from the web UI changes nothing already counted);
+* ``warmup`` / ``starts`` — this run's warm-up requests (:class:`~llmload.metrics.warmup.WarmupStats`,
+  in no other view) and its measured TTFTs by start slice (:class:`~llmload.metrics.coldstart.StartSlices`);
 * ``window`` — the deltas of the last :data:`WINDOW_S` seconds: live percentiles and rates.
   A process's counts are complete up to its last report, so the window's test time ends
   there (the mean of the live processes' last reports of this run), not now: at the start
@@ -34,7 +36,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
 from llmload.metrics.arrival import ArrivalStats
+from llmload.metrics.coldstart import StartSlices
 from llmload.metrics.recorder import MetricSet
+from llmload.metrics.warmup import WarmupStats
 
 __all__ = [
     "CPU_SATURATED",
@@ -100,6 +104,7 @@ class ReportWire(TypedDict, total=False):
     g: dict[str, Any]
     final: bool
     a: dict[str, Any]
+    w: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -127,6 +132,8 @@ class Snapshot:
     arrivals: ArrivalStats = field(default_factory=ArrivalStats)  # this run's open-loop arrivals (all processes)
     arrivals_total: ArrivalStats = field(default_factory=ArrivalStats)  # since the process started (exporter)
     window_requests: int = 0  # requests (every outcome) reported in the window: achieved rate = / window_s
+    warmup: WarmupStats = field(default_factory=WarmupStats)  # this run's warm-up requests (in no other view)
+    starts: StartSlices = field(default_factory=StartSlices)  # this run's measured TTFTs by start slice
 
     @property
     def live_workers(self) -> tuple[WorkerState, ...]:
@@ -161,6 +168,8 @@ class Aggregator:
         self.users = 0
         self.arrivals = ArrivalStats()
         self.arrivals_total = ArrivalStats()
+        self.warmup = WarmupStats()
+        self.starts = StartSlices()
         self._run_started = clock()
 
     def start_run(self) -> None:
@@ -168,6 +177,7 @@ class Aggregator:
         self.run = MetricSet()
         self.steps = {}
         self.arrivals = ArrivalStats()
+        self.warmup, self.starts = WarmupStats(), StartSlices()
         self._window.clear()
         self._run_started = self._clock()
         for w in self.workers.values():
@@ -196,6 +206,12 @@ class Aggregator:
             arrivals = ArrivalStats.from_wire(report["a"])
             self.arrivals.merge(arrivals)
             self.arrivals_total.merge(arrivals)
+        warm = report.get("w")
+        if warm:
+            if warm.get("w"):
+                self.warmup.merge(WarmupStats.from_wire(warm["w"]))
+            if warm.get("s"):
+                self.starts.merge(StartSlices.from_wire(warm["s"]))
         gauges = WorkerGauges.from_wire(report.get("g") or {})
         w = self.workers.get(worker_id)
         if w is None:
@@ -250,4 +266,18 @@ class Aggregator:
             arrivals=self.arrivals.copy(),
             arrivals_total=self.arrivals_total.copy(),
             window_requests=sum(s.counters["requests"] for _, d in self._window for s in d.classes.values()),
+            warmup=_copy_warmup(self.warmup) if run else WarmupStats(),
+            starts=_copy_starts(self.starts) if run else StartSlices(),
         )
+
+
+def _copy_warmup(w: WarmupStats) -> WarmupStats:
+    out = WarmupStats()
+    out.merge(w)
+    return out
+
+
+def _copy_starts(s: StartSlices) -> StartSlices:
+    out = StartSlices()
+    out.merge(s)
+    return out

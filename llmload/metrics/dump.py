@@ -70,6 +70,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["arrival_index"] = rec.arrival_index
     if rec.session:  # a conversation's turn: its session's id, to join the turns of one conversation
         doc["session"] = rec.session
+    if rec.warmup:  # started during --warmup: not in the run's statistics
+        doc["warmup"] = True
     return orjson.dumps(doc) + b"\n"
 
 
@@ -101,6 +103,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.cached_prompt_tokens = d.get("cached_prompt_tokens")
     rec.turn = d.get("turn", 0)
     rec.session = d.get("session", "")
+    rec.warmup = bool(d.get("warmup", False))
     rec.reconnects = d.get("reconnects", 0)
     return rec
 

@@ -68,6 +68,8 @@ class RequestRecord:
         server_queue_ms / server_prefill_ms / server_decode_ms: that timing, normalised:
             queue (arrival to scheduling; ``None`` when the server does not say, as
             llama.cpp), prefill (scheduling to first token), decode (first to last token).
+        warmup: the request started during the run's warm-up (``--warmup``/``--warmup-requests``,
+            :mod:`llmload.metrics.warmup`): sent and its errors shown, but in no statistic.
         turn: the request's turn in its conversation (1, 2, ...), or 0 for a request of a
             single-request class.
         cached_prompt_tokens: prompt tokens the server says it served from its prefix
@@ -115,6 +117,7 @@ class RequestRecord:
         "step",
         "turn",
         "session",
+        "warmup",
     )
 
     def __init__(self, class_name: str, input_tokens: int, max_tokens: int) -> None:
@@ -141,6 +144,7 @@ class RequestRecord:
         self.reconnects = 0
         self.retry_after_s: float | None = None
         self.step: int | None = None
+        self.warmup = False
         self.buffered_token_jumps = 0
         self.first_output_chunk = -1
         self.reasoning_chunks = 0

@@ -43,6 +43,7 @@ from llmload.ladder.plan import FixedLoad, cut_short
 from llmload.ladder.status import ladder_status
 from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
+from llmload.metrics.warmup import warmup_into
 from llmload.report.console import render_summary
 from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
 from llmload.results.build import arrival_result, load_generator, trace_replay
@@ -337,12 +338,12 @@ class Coordinator:
         end = self._t1_ns or self._clock_ns()
         collection = self.collection
         load = load_generator(snap, master=self.master, local_id=LOCAL_ID)
-        cut = cut_short(self.config.ladder, self.steps.windows)
-        if cut is not None:
+        if (cut := cut_short(self.config.ladder, self.steps.windows)) is not None:
             load["warnings"] = (*load["warnings"], cut)
+        total_s = max(end - self._t0_ns, 0) / 1e9 if self._t0_ns else 0.0
         result = build_result(
             snap.run,
-            duration_s=max(end - self._t0_ns, 0) / 1e9 if self._t0_ns else 0.0,
+            duration_s=total_s - warmup_into(load, snap, self.config.warmup, total_s),  # its block, or a warning
             users_max=self.users_max,
             weights={c.name: c.weight for c in self.profile.classes},
             windows=self.steps.windows,

@@ -46,6 +46,7 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
 from llmload.metrics.slo import class_slos
+from llmload.metrics.warmup import WarmupRecorder, request_share
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler
@@ -80,6 +81,7 @@ class LoadProcess:
         self._user_count = user_count
         self._worker_index = worker_index  # None: standalone (its dump has no worker suffix)
         self.recorder = Recorder()
+        self.warmup = WarmupRecorder()  # --warmup: the gate, the warm-up's own statistics, TTFT by start slice
         self.monitor = monitor or ProcessMonitor()
         self.dump: RecordDump | None = None
         self._user_index = itertools.count()
@@ -127,6 +129,9 @@ class LoadProcess:
     def steady_step(self) -> int | None:
         return self._steps.steady_step
 
+    def starts_in_warmup(self, now_ns: int) -> bool:
+        return self.warmup.gate.starts_in_warmup(now_ns)
+
     @property
     def open_loop(self) -> bool:
         return self.dispatcher is not None
@@ -168,7 +173,8 @@ class LoadProcess:
         return Framing.from_content_type(content_type, None)  # type: ignore[arg-type]
 
     def backed_off(self, rec: RequestRecord, seconds: float) -> None:
-        self.recorder.add_backoff(rec, seconds)
+        if not rec.warmup:  # a warm-up request counts nowhere
+            self.recorder.add_backoff(rec, seconds)
 
     def finish(self, rec: RequestRecord) -> None:
         """Publish a finished record: llmload's listeners, then ONE Locust request event (``--locust-ttft-rows``: two).
@@ -188,7 +194,7 @@ class LoadProcess:
         env = self._environment
         events = env.events
         events.llmload_request.fire(record=rec, environment=env)
-        if rec.outcome == "interrupted":
+        if rec.outcome == "interrupted" or rec.warmup:  # a warm-up request: in no statistic, Locust's neither
             return
         exc = None if rec.outcome == "ok" else RequestFailed(f"{rec.error_kind}: {rec.error_message}")
         events.request.fire(
@@ -212,7 +218,8 @@ class LoadProcess:
     # -- recording -----------------------------------------------------------------------
     def on_record(self, rec: RequestRecord) -> None:
         """The built-in ``llmload_request`` listener: statistics, and the JSONL dump when asked."""
-        self.recorder.add(rec)
+        if not self.warmup.add(rec):  # a warm-up request goes to the warm-up's statistics alone
+            self.recorder.add(rec)
         if self.dump is not None:
             self.dump.add(rec)
 
@@ -247,6 +254,9 @@ class LoadProcess:
         )
         report: ReportWire = {"m": self.recorder.drain(), "s": self.recorder.drain_steps(), "g": gauges.to_wire(),
                               "final": final}  # fmt: skip
+        warmup = self.warmup.drain()
+        if warmup is not None:
+            report["w"] = warmup
         if self.dispatcher is not None:  # final: the arrivals still queued are counted unsent (drain_stats)
             report["a"] = self.dispatcher.drain_stats(final=final).to_wire()
         return report
@@ -263,6 +273,7 @@ class LoadProcess:
     def on_test_start(self) -> None:
         self.monitor.sample()  # start-up work before the test is not the test's CPU
         self._start_dispatcher()
+        self._start_warmup()
 
     def on_test_stop(self) -> None:
         """No arrival after the stop (what the dispatcher counted stays for the final report)."""
@@ -304,6 +315,17 @@ class LoadProcess:
         t0_ns = now_ns if t0_wall is None else now_ns + int((t0_wall - time.time()) * 1e9)
         dispatcher.start(t0_ns)
         self.dispatcher = dispatcher
+
+    def _start_warmup(self) -> None:
+        """This test's warm-up: from the common start (an open loop's, or the one a master sent for the warm-up),
+        this process's share of ``--warmup-requests``. Without warm-up the origin still dates the measured
+        requests' starts (the cold-start check)."""
+        warmup = self.config.warmup
+        share = self._schedule() if warmup.on or self.config.arrival.open_loop else (0, 1, None)
+        worker, workers, t0_wall = share or (0, 1, None)
+        now_ns = time.perf_counter_ns()
+        origin_ns = now_ns if t0_wall is None else now_ns + int((t0_wall - time.time()) * 1e9)  # as the dispatcher's
+        self.warmup.start(origin_ns, warmup.duration_s, request_share(warmup.requests, worker, workers))
 
     def stop(self) -> None:
         self.on_test_stop()

@@ -190,12 +190,13 @@ class Runtime:
 
         Returns how far ahead the schedule starts (s; 0 when nothing was forwarded)."""
         runner = self._env.runner
-        if not self._schedules() or runner is None:
+        warmup_shares = self.role == "master" and self.config.warmup.on  # a closed loop's workers: N split, the origin
+        if not (self._schedules() or warmup_shares) or runner is None:
             return 0.0
         ids = sorted(c.id for c in runner.clients.ready + runner.clients.running + runner.clients.spawning)
         self.options.forward_schedule(ids, time.time() + SCHEDULE_LEAD_S)
         users = getattr(runner, "target_user_count", 0) or 0
-        if ids and users < len(ids):
+        if ids and users < len(ids) and self._schedules():
             log.warning("llmload: -u %d is below the %d workers: workers without a user cannot send their share of "
                         "the arrivals; use -u >= %d", users, len(ids), len(ids))  # fmt: skip
         return SCHEDULE_LEAD_S

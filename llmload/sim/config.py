@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from llmload.errors import ConfigError
+from llmload.sim.coldstart import add_cold_start_arguments, check_cold_start
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 from llmload.sim.timing import TIMING_FORMATS
@@ -76,6 +77,8 @@ class SimConfig:
     reasoning_tokens: int = 0
     api_key: str = field(default="", repr=False)
     per_request_timing: str = "vllm"
+    cold_start_s: float = 0.0  # fixed mode: requests within this of the first one get cold_start_ttft_ms more TTFT
+    cold_start_ttft_ms: float = 0.0
 
     def __post_init__(self) -> None:
         for flag, ms in (("--ttft-ms", self.ttft_ms), ("--itl-ms", self.itl_ms)):
@@ -98,6 +101,7 @@ class SimConfig:
         if mode not in ("fixed", "engine"):
             raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
         object.__setattr__(self, "mode", mode)
+        check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.coldstart
         if mode == "fixed":
             if self.preset or self.engine is not None:
                 raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
@@ -190,6 +194,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--itl-ms", type=float, default=None, help=f"fixed mode: time between tokens in ms (default {d.itl_ms:g})"
     )
+    add_cold_start_arguments(g)
     g.add_argument("--model", default=d.model, help=f"model name served by /v1/models (default {d.model})")
     g.add_argument("--seed", type=int, default=d.seed, help=f"seed of the simulator's RNG (default {d.seed})")
     g.add_argument(
@@ -270,6 +275,8 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "reasoning_tokens": getattr(ns, "reasoning_tokens", 0),
         "api_key": getattr(ns, "api_key", ""),
         "per_request_timing": getattr(ns, "per_request_timing", "vllm"),
+        "cold_start_s": getattr(ns, "cold_start_s", 0.0),
+        "cold_start_ttft_ms": getattr(ns, "cold_start_ttft_ms", 0.0),
     }
     if mode == "fixed":
         if ns.preset or overrides or ns.gpu_metrics_port is not None:

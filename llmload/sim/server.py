@@ -36,6 +36,7 @@ from llmload.sim.api import WORDS, ApiError, BaseEncoder, Encoder, GenRequest, p
 from llmload.sim.api_messages import MessagesEncoder, parse_messages
 from llmload.sim.api_responses import ResponsesEncoder, parse_responses
 from llmload.sim.batching import BatchingEngine
+from llmload.sim.coldstart import ColdStartModel
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import FixedLatencyEngine
 from llmload.sim.gpu import SimulatedGpu, gpu_uuid
@@ -78,7 +79,10 @@ class SimServer:
         loop = self._loop = asyncio.get_running_loop()
         cfg, stats = self.config, EngineStats()
         if cfg.engine is None:
-            self.engine = FixedLatencyEngine(FixedLatencyModel(cfg.ttft_s, cfg.itl_s), loop, stats)
+            model = FixedLatencyModel(cfg.ttft_s, cfg.itl_s)
+            if cfg.cold_start_s and cfg.cold_start_ttft_ms:  # the first seconds slower to first token
+                model = ColdStartModel(model, cfg.cold_start_s, cfg.cold_start_ttft_ms / 1000.0)
+            self.engine = FixedLatencyEngine(model, loop, stats)  # type: ignore[arg-type]
         else:
             self.gpu = SimulatedGpu(cfg.engine, uuid_=gpu_uuid(cfg.seed), hostname=socket.gethostname(), t0=loop.time())
             self.engine = BatchingEngine(cfg.engine, loop, stats, self.gpu)

@@ -43,6 +43,9 @@ class LoadContext(Protocol):
     def steady_step(self) -> int | None:
         """The step key of a request starting now: the ladder step whose steady window runs, else None."""
 
+    def starts_in_warmup(self, now_ns: int) -> bool:
+        """Whether a request starting at ``now_ns`` (``perf_counter_ns``) is in the run's warm-up (counts it; once per request)."""
+
     @property
     def open_loop(self) -> bool:
         """Whether this test's requests follow an arrival schedule (then users take tickets) or the closed loop."""

@@ -241,6 +241,7 @@ class LLMUser(FastHttpUser):
         try:
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
+            rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
             resp = self.client.request(
                 spec.method,
                 spec.path,

@@ -75,6 +75,13 @@ class Context:
         self.error_backoff = BackoffSpec(None, None)  # off unless a test turns it on
         self.backoffs: list[tuple[RequestRecord, float]] = []
         self.tickets: list | None = None  # open loop: the tickets take_ticket() hands out (None: closed loop)
+        self.warmup_asked: list[int] = []  # the stamps starts_in_warmup() was asked at (one per request)
+        self.warmup_left = 0  # this many requests more are in the warm-up
+
+    def starts_in_warmup(self, now_ns: int) -> bool:
+        self.warmup_asked.append(now_ns)
+        self.warmup_left -= 1
+        return self.warmup_left >= 0
 
     @property
     def open_loop(self) -> bool:
@@ -211,6 +218,15 @@ def test_ok_records_every_token_the_step_and_the_headers(rig):
     assert rec.output_tokens == 3 and len(rec.chunk_ns) == 3 and rec.finish_reason == "length"
     assert rec.step == 2 and rec.max_tokens == 3 and rec.reconnects == 0
     assert b"X-Test: 1" in server.requests[0] and b'"stream":true' in server.requests[0]
+    assert rec.warmup is False and ctx.warmup_asked == [rec.start_ns]  # asked once, at its start
+
+
+def test_a_request_that_starts_in_the_warmup_is_marked_once_at_its_start(rig):
+    _, ctx, user = rig([HEAD, *THREE, DONE, END])
+    ctx.warmup_left = 1
+    settle(run(user))
+    rec = only(ctx)
+    assert rec.outcome == "ok" and rec.warmup is True and ctx.warmup_asked == [rec.start_ns]
 
 
 @pytest.mark.parametrize(
