@@ -1,0 +1,82 @@
+"""``--warmup`` / ``--warmup-requests`` for real, against the fixed simulator with a cold start: requests
+arriving within 5 s of its first one wait 1 s more for their first token (TTFT 50 ms after).
+
+Without warm-up the run's TTFT p99 holds the cold start and the summary warns, naming the flag; with
+``--warmup 6s`` the measured TTFT p99 is a warm simulator's, and the ``warmup`` block holds the cold
+requests. Runs share the box, so the runs of one test go in parallel, each against its own simulator
+(the cold start runs from a simulator's first request), and the comparison with the warm one allows
+the box's noise (20 % or 30 ms, whichever is larger).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gevent
+import orjson
+import pytest
+
+from tests.integration.harness import run_cli, write_tiny_profile
+
+pytestmark = pytest.mark.integration
+
+WARM = ["--mode", "fixed", "--ttft-ms", "50", "--itl-ms", "5"]
+COLD = [*WARM, "--cold-start-s", "5", "--cold-start-ttft-ms", "1000"]
+COMMON = ["--headless", "--only-summary", "--max-tokens-cap", "16", "--stop-timeout", "5", "--no-run-dir",
+          "--no-exporter", "-u", "4", "-r", "4"]  # fmt: skip
+
+
+def _runs(tmp_path: Path, *jobs: tuple[str, list[str]]) -> list[tuple[int, str, dict | None]]:
+    spawned = []
+    for i, (url, flags) in enumerate(jobs):
+        work = tmp_path / f"run{i}"
+        work.mkdir()
+        spawned.append(gevent.spawn(run_cli, [*COMMON, *flags, "--host", url], work, 120))
+    gevent.joinall(spawned)
+    return [j.get() for j in spawned]
+
+
+def test_a_cold_start_shows_and_warns_without_warmup_and_is_left_out_with_it(sim, tmp_path):
+    profile = write_tiny_profile(tmp_path)
+    records = tmp_path / "records.jsonl"
+    (cold_code, cold_out, cold), (warm_code, warm_out, warm), (wu_code, wu_out, wu) = _runs(
+        tmp_path,
+        (sim(*COLD), ["--profile", profile, "-t", "12s"]),
+        (sim(*WARM), ["--profile", profile, "-t", "12s"]),
+        (sim(*COLD), ["--profile", profile, "-t", "12s", "--warmup", "6s", "--records-jsonl", str(records)]),
+    )
+    assert cold_code == 0 and warm_code == 0 and wu_code == 0, (cold_out + warm_out + wu_out)[-4000:]
+    # without warm-up: the cold start is in the p99, and the summary says so and names the flag
+    assert cold["overall"]["ttft_ms"]["p99"] >= 900, cold["overall"]["ttft_ms"]
+    said = [w for w in cold["warnings"] if w.startswith("cold start:")]
+    assert len(said) == 1 and "--warmup" in said[0], cold["warnings"]
+    assert "warmup" not in cold and "cold start:" in cold_out
+    assert not [w for w in warm["warnings"] if w.startswith("cold start:")]
+    # with --warmup 6s: the measured part is a warm server's; the cold requests are in the block alone
+    p99, warm_p99 = wu["overall"]["ttft_ms"]["p99"], warm["overall"]["ttft_ms"]["p99"]
+    assert p99 <= max(1.2 * warm_p99, warm_p99 + 30), (p99, warm_p99)
+    block = wu["warmup"]
+    assert block["requests"] >= 8 and block["errors"] == 0 and block["duration_s"] == 6.0
+    assert block["ttft_p50_ms"] >= 1000 and block["measured_ttft_p99_ms"] == p99
+    assert not [w for w in wu["warnings"] if w.startswith("cold start:")]
+    assert wu["config"]["warmup"] == {"duration_s": 6.0, "requests": 0}
+    assert 5.0 <= wu["duration_s"] <= 7.5, wu["duration_s"]  # the measured part's time: the rates' denominator
+    lines = [orjson.loads(line) for line in records.read_bytes().splitlines()]
+    marked = [d for d in lines if d.get("warmup")]
+    assert len(marked) == block["requests"] and len(lines) - len(marked) == wu["overall"]["requests"]
+
+
+def test_warmup_requests_are_split_over_processes_and_a_duration_works_in_an_open_loop(sim, tmp_path):
+    profile = write_tiny_profile(tmp_path)
+    (proc_code, proc_out, proc), (open_code, open_out, opened) = _runs(
+        tmp_path,
+        (sim(*COLD), ["--profile", profile, "-t", "8s", "--warmup-requests", "8", "--processes", "2"]),
+        (sim(*COLD), ["--profile", profile, "-t", "8s", "--warmup", "6s", "--arrival", "constant", "--rate", "4"]),
+    )
+    assert proc_code == 0 and open_code == 0, (proc_out + open_out)[-4000:]
+    assert proc["warmup"]["requests"] == 8 and proc["warmup"]["ttft_p50_ms"] >= 1000, proc["warmup"]
+    assert proc["overall"]["requests"] > 8 and proc["workers"] == 2
+    # 8 cold requests of 2 processes (4 users): what started later is measured, the cold start's tail included
+    block = opened["warmup"]
+    assert 18 <= block["requests"] <= 30 and block["ttft_p50_ms"] >= 1000, block  # ~4/s for 6 s
+    assert opened["overall"]["ttft_ms"]["p99"] < 500, opened["overall"]["ttft_ms"]
