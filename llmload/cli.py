@@ -33,6 +33,8 @@ commands:
   compare compare two runs before/after, per ladder step; see `llmload compare --help`
   gate    PASS / FAIL / INCONCLUSIVE: did a run regress against a baseline beyond the noise? (CI; docs/ci.md)
   trace   look at, generate or convert request traces for `llmload run --trace`; see `llmload trace --help`
+  fit     fit the engine model to a measured run: engine.toml (docs/capacity.md)
+  predict replay a workload on a fitted engine model, with what-ifs: a predicted summary (docs/capacity.md)
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -65,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.workload.trace_tool import main as trace_main
 
         return trace_main(rest)
+    if command in ("fit", "predict"):
+        from llmload.capacity.command import fit_main, predict_main
+
+        return (fit_main if command == "fit" else predict_main)(rest)
     if command in ("report", "compare", "gate"):
         from llmload.gate.command import gate_main
         from llmload.report import commands
@@ -101,13 +107,26 @@ def run(args: list[str]) -> int:
     from llmload.config.flags import attach_negative_values
 
     args = attach_negative_values(args)  # --ttft-timeout -5s: llmload's error line, not argparse's
+    from llmload.config.repeat import split_repeat
+    from llmload.errors import ConfigError
+
+    try:
+        repeat = split_repeat(args)
+    except ConfigError as e:
+        sys.stderr.write(f"llmload: error: {e}\n")
+        return 2
+    if repeat is not None and repeat.runs > 1:  # N child runs of this command line, then their aggregate
+        from llmload.runtime.repeat import run_repeated
+
+        return run_repeated(repeat)
+    if repeat is not None:
+        args = list(repeat.args)  # --repeat 1: one plain run
     custom = any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args)
     if not custom:
         ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)
         ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
         args = ["-f", str(LADDER_LOCUSTFILE if ladder else WEB_LOCUSTFILE if _web_ui(args) else PACKAGED_LOCUSTFILE),
                 *args]  # fmt: skip
-    from llmload.errors import ConfigError
     from llmload.runtime.checks import check_before_fork, check_master_port
 
     try:
@@ -148,6 +167,9 @@ def _help() -> int:
     parser.prog = "llmload run"
     add_arguments(parser)
     parser.print_help()
+    from llmload.config.repeat import HELP
+
+    sys.stdout.write(HELP)
     return 0
 
 

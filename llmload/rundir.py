@@ -137,9 +137,11 @@ def write_run_dir(
     *,
     timeseries: dict[str, Any] | None = None,
     host: str | None = None,
+    path: Path | None = None,
 ) -> Path:
-    """Write a new run directory of ``result`` under ``root`` (layout in the module docstring); raises OSError."""
-    path = create_run_dir(root, _started(result.started_at), _workload(result))
+    """Write a new run directory of ``result`` under ``root`` (layout in the module docstring), or into the
+    existing directory ``path`` (``--repeat``: beside the repetitions' summaries); raises OSError."""
+    path = path or create_run_dir(root, _started(result.started_at), _workload(result))
     summary = scrub(to_summary(result))
     if timeseries is not None:
         summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}

@@ -26,6 +26,7 @@ import orjson
 
 from llmload.report import fmt
 from llmload.report.data import row
+from llmload.report.repeat import compare_lines, compare_repeat
 from llmload.results.model import RunResult, Stats, StepResult
 
 if TYPE_CHECKING:
@@ -108,7 +109,8 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
         scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else fmt.users(users)
         rows += _rows(scope, users, ra and ra.overall, rb and rb.overall)
     notes = _differences(a.result.config, b.result.config)
-    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows}
+    return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows,
+            "repeat": compare_repeat(a.result.extra, b.result.extra)}
 
 
 #: Settings that make two runs' numbers incomparable when they differ: (label, getter of the public config).
@@ -232,6 +234,8 @@ def write_console(c: dict[str, Any], out: TextIO) -> None:
         out.write(line(scope if scope != last else "", cells) + "\n")
         last = scope
     out.write(f"\ndelta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by {_matched(c)}\n")
+    if lines := compare_lines(c.get("repeat")):
+        out.write("\n" + "\n".join(lines) + "\n")
 
 
 def write_markdown(c: dict[str, Any], out: TextIO) -> None:
@@ -244,6 +248,8 @@ def write_markdown(c: dict[str, Any], out: TextIO) -> None:
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         last = r["scope"]
     lines += ["", f"delta = B - A; delta % relative to A; 'same' within {SAME_WITHIN * 100:g} %; steps matched by {_matched(c)}."]
+    if rep := compare_lines(c.get("repeat")):
+        lines += ["", *(f"- {x.strip()}" for x in rep)]
     out.write("\n".join(lines) + "\n")
 
 

@@ -18,6 +18,7 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "buffered_token_jumps": n,                 # events that carried k > 1 tokens (whole run, any outcome)
      "arrival": ARRIVAL | null,                 # open loop only (llmload.report.arrivals)
      "intervals": [...], "thresholds": {...} | null,   # 95 % intervals, --threshold (report.intervals, .thresholds)
+     "repeat": {...} | null,                # --repeat N: the aggregate's rows (report.repeat)
      "signals": {"server": {name: {"unit", "mean", "max"}}, "gpu": {...}},   # whole run
      "series": {"t0": wall s, "signals": {"server.waiting": [[t_s, v], ...], "gpu.utilization": ...},
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from llmload.analysis.grade import grade_ttft
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
+from llmload.report.repeat import repeat_data
 from llmload.report.thresholds import threshold_data
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
@@ -316,6 +318,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "arrival": arrival_data(result),
         "intervals": interval_rows(result),
         "thresholds": threshold_data(result.thresholds),
+        "repeat": repeat_data(result.extra),
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
     }

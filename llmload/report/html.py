@@ -20,6 +20,7 @@ from llmload.report import fmt
 from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.intervals import intervals_html
+from llmload.report.repeat import repeat_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
 from llmload.report.thresholds import thresholds_html
@@ -350,6 +351,7 @@ def render_html(report: dict[str, Any]) -> str:
         f'<div class="warnings">{warnings}</div>' if warnings else "",
         _verdict(report),
         thresholds_html(report),
+        repeat_html(report),
         _findings(report) if report.get("steps") or report.get("findings") else "",
         ladder,
         _steps(report),

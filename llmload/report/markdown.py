@@ -16,6 +16,7 @@ from llmload.analysis.diagnose import RUN_FAILED
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
+from llmload.report.repeat import repeat_markdown
 from llmload.report.thresholds import thresholds_markdown
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
@@ -216,6 +217,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
     lines += arrival_markdown(report)
     lines += thresholds_markdown(report)
+    lines += repeat_markdown(report)
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")
