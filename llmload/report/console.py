@@ -15,6 +15,7 @@ from llmload.analysis.grade import grade_ttft
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
 from llmload.report.thresholds import render_thresholds
+from llmload.report.warmup import render_warmup
 from llmload.results.judgement import SloPass
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
@@ -144,6 +145,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
         f = j.findings[0]
         out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
     _render_ladder(result, out)
+    render_warmup(result.extra.get("warmup"), out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
     render_thresholds(result.thresholds, out)

@@ -241,6 +241,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         + "; ".join(f"{p.name}: {p.summary}" for p in PRESETS.values()),
     )
     e.add_argument(
+        "--engine-file",
+        default=None,
+        metavar="FILE",
+        help="start from a fitted engine model (llmload fit's engine.toml, docs/capacity.md) instead of a preset",
+    )
+    e.add_argument(
         "--gpu-metrics-port",
         type=int,
         default=None,
@@ -264,7 +270,8 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
     or flags that do not belong to the chosen mode.
     """
     overrides = {name: v for name in FIELD_NAMES if (v := getattr(ns, name, None)) is not None}
-    mode = ns.mode or ("engine" if ns.preset or overrides else "fixed")
+    engine_file = getattr(ns, "engine_file", None)
+    mode = ns.mode or ("engine" if ns.preset or overrides or engine_file else "fixed")
     common: dict[str, Any] = {
         "host": ns.host,
         "port": ns.port,
@@ -279,8 +286,8 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "cold_start_ttft_ms": getattr(ns, "cold_start_ttft_ms", 0.0),
     }
     if mode == "fixed":
-        if ns.preset or overrides or ns.gpu_metrics_port is not None:
-            given = ["--preset"] * bool(ns.preset) + [_flag(n) for n in overrides]
+        if ns.preset or overrides or ns.gpu_metrics_port is not None or engine_file:
+            given = ["--preset"] * bool(ns.preset) + ["--engine-file"] * bool(engine_file) + [_flag(n) for n in overrides]
             given += ["--gpu-metrics-port"] * (ns.gpu_metrics_port is not None)
             raise ConfigError(f"sim: {', '.join(given)} belong to the engine model, not to --mode fixed")
         return SimConfig(
@@ -299,9 +306,22 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         **common,
         mode="engine",
         preset=preset,
-        engine=preset_params(preset, **overrides),
+        engine=_engine(preset, overrides, engine_file, bool(ns.preset)),
         gpu_metrics_port=ns.gpu_metrics_port,
     )
+
+
+def _engine(preset: str, overrides: dict[str, Any], engine_file: str | None, preset_given: bool) -> EngineParams:
+    """The preset's parameters, or an engine file's (``llmload fit``), with the engine flags on top."""
+    if not engine_file:
+        return preset_params(preset, **overrides)
+    if preset_given:
+        raise ConfigError("sim: --engine-file and --preset both set the engine model; give one")
+    from dataclasses import replace
+
+    from llmload.sim.engine_file import read_engine_file
+
+    return replace(read_engine_file(engine_file)[0], **overrides)
 
 
 def config_to_args(config: SimConfig) -> list[str]:

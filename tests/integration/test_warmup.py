@@ -59,6 +59,7 @@ def test_a_cold_start_shows_and_warns_without_warmup_and_is_left_out_with_it(sim
     assert block["requests"] >= 8 and block["errors"] == 0 and block["duration_s"] == 6.0
     assert block["ttft_p50_ms"] >= 1000 and block["measured_ttft_p99_ms"] == p99
     assert not [w for w in wu["warnings"] if w.startswith("cold start:")]
+    assert f"warm-up (not measured): {block['requests']} requests in 6 s" in wu_out
     assert wu["config"]["warmup"] == {"duration_s": 6.0, "requests": 0}
     assert 5.0 <= wu["duration_s"] <= 7.5, wu["duration_s"]  # the measured part's time: the rates' denominator
     lines = [orjson.loads(line) for line in records.read_bytes().splitlines()]

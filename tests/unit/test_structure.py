@@ -156,7 +156,7 @@ LAYERS = (
     ("plugin", "webform", "cli", "__main__", "locustfile", "locustfile_ladder", "locustfile_web"),
     ("runtime",),
     ("users", "webui", "web", "webauth", "exporter"),
-    ("ladder", "collect", "gpu", "report", "gate", "rundir", "discovery", "preflight"),
+    ("ladder", "collect", "gpu", "report", "gate", "capacity", "rundir", "discovery", "preflight"),
     ("analysis",),
     ("results",),
     ("config",),

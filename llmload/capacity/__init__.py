@@ -1,0 +1,12 @@
+"""Capacity planning: fit the engine model to a measured run, then predict loads not yet run.
+
+* :mod:`llmload.capacity.measured` — a run's per-request records and ladder steps, read back;
+* :mod:`llmload.capacity.features` — what each request saw while it ran (batch, context, prefills);
+* :mod:`llmload.capacity.fit` — least squares of the step cost, the admission cap, provenance;
+* :mod:`llmload.capacity.engine_file` — ``engine.toml``: write, read, hash;
+* :mod:`llmload.capacity.drive` — closed- and open-loop workloads on the virtual clock;
+* :mod:`llmload.capacity.predict` — a predicted run as a normal summary;
+* :mod:`llmload.capacity.command` — ``llmload fit`` and ``llmload predict``.
+
+See ``docs/capacity.md``.
+"""

@@ -1,0 +1,186 @@
+"""Workloads on the virtual clock: closed-loop users or open-loop arrivals, ladder steps, K replicas.
+
+:func:`drive` runs a :class:`Workload` through ``replicas`` engine models
+(:class:`~llmload.sim.batching.BatchingEngine`) sharing one
+:class:`~llmload.sim.virtual.VirtualLoop` behind a round-robin or least-loaded router, and
+returns one :class:`Sent` per request: when it was sent (and intended, open loop), its class and
+lengths, its token times, the error that ended it. Closed loop: each step's users each send the
+next request when the last one ended (users above a lower step's count stop after their
+request). Open loop: each step's rate, ``constant``, ``poisson`` or ``gamma`` gaps. Deterministic
+for a seed; no waiting.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from llmload.sim.api import ApiError
+from llmload.sim.batching import BatchingEngine
+from llmload.sim.params import EngineParams
+from llmload.sim.virtual import VirtualLoop
+
+__all__ = ["ClassSpec", "Sent", "StepSpec", "Workload", "drive"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSpec:
+    name: str
+    weight: float
+    input: Any  # a Distribution (sample(rng) -> int)
+    output: Any
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    users: int
+    duration_s: float
+    warmup_s: float
+    rate: float | None = None  # open loop: requests/s
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    classes: tuple[ClassSpec, ...]
+    steps: tuple[StepSpec, ...]
+    arrival: str = "closed"  # closed | constant | poisson | gamma
+    burstiness: float = 1.0
+    seed: int = 0
+
+
+@dataclass
+class Sent:
+    t: float
+    cls: str
+    prompt: int
+    max_tokens: int
+    step: int
+    times: list[float] = field(default_factory=list)
+    error: str = ""
+    status: int = 200
+    done: bool = False
+
+
+class _Mix:
+    """Smooth weighted round robin: the classes in their exact ratio, interleaved."""
+
+    def __init__(self, classes: Sequence[ClassSpec]) -> None:
+        self.classes, self.current = list(classes), [0.0] * len(classes)
+        self.total = sum(c.weight for c in classes)
+
+    def next(self) -> ClassSpec:
+        for i, c in enumerate(self.classes):
+            self.current[i] += c.weight
+        best = max(range(len(self.classes)), key=self.current.__getitem__)
+        self.current[best] -= self.total
+        return self.classes[best]
+
+
+class _Sink:
+    __slots__ = ("loop", "on_done", "sent")
+
+    def __init__(self, loop: VirtualLoop, sent: Sent, on_done: Any) -> None:
+        self.loop, self.sent, self.on_done = loop, sent, on_done
+
+    def emit(self, n: int, finished: bool) -> None:
+        self.sent.times.extend([self.loop.time()] * n)
+        if finished:
+            self.sent.done = True
+            self.on_done(self.sent)
+
+    def fail(self, message: str) -> None:
+        self.sent.error, self.sent.status = message, 500 if not self.sent.times else 200
+        self.sent.done = True
+        self.on_done(self.sent)
+
+
+class _Router:
+    def __init__(self, engines: list[BatchingEngine], policy: str) -> None:
+        self.engines, self.policy, self.i = engines, policy, 0
+        self.load = [0] * len(engines)
+
+    def pick(self) -> int:
+        if self.policy == "least-loaded":
+            return min(range(len(self.engines)), key=lambda k: (self.load[k], (k - self.i) % len(self.engines)))
+        k, self.i = self.i, (self.i + 1) % len(self.engines)
+        return k
+
+
+def drive(params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin") -> list[Sent]:
+    """Every request the workload sends, with what the engines answered (see the module docstring)."""
+    loop = VirtualLoop()
+    engines = [BatchingEngine(params, loop) for _ in range(replicas)]  # type: ignore[arg-type]
+    route = _Router(engines, router)
+    rng = random.Random(w.seed)
+    mix = _Mix(w.classes)
+    out: list[Sent] = []
+    bounds, t = [], 0.0
+    for s in w.steps:
+        bounds.append((t, t + s.duration_s))
+        t += s.duration_s
+    end = t
+    state = {"step": 0, "users": 0}
+
+    def send(step: int, on_done: Any) -> None:
+        c = mix.next()
+        sent = Sent(loop.time(), c.name, max(1, c.input.sample(rng)), max(1, c.output.sample(rng)), step)
+        out.append(sent)
+        k = route.pick()
+        route.load[k] += 1
+
+        def finished(s: Sent) -> None:
+            route.load[k] -= 1
+            on_done(s)
+
+        try:
+            engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt)
+        except ApiError as e:
+            sent.error, sent.status, sent.done = e.message, e.status, True
+            loop.call_soon(finished, sent)
+
+    if w.arrival == "closed":
+
+        def user(uid: int) -> None:
+            if loop.time() >= end or uid >= state["users"]:
+                return
+            send(state["step"], lambda s: loop.call_soon(user, uid))
+
+        def begin(i: int) -> None:
+            before = state["users"]
+            state["step"], state["users"] = i, w.steps[i].users
+            for uid in range(before, w.steps[i].users):
+                user(uid)
+
+        for i, (t0, _) in enumerate(bounds):
+            loop.call_at(t0, begin, i)
+    else:
+
+        def gap(rate: float) -> float:
+            if w.arrival == "constant":
+                return 1.0 / rate
+            if w.arrival == "gamma":
+                k = w.burstiness
+                return rng.gammavariate(k, 1.0 / (rate * k))
+            return rng.expovariate(rate)
+
+        def arrive(i: int) -> None:
+            if loop.time() >= bounds[i][1]:
+                return
+            send(i, lambda s: None)
+            loop.call_later(gap(w.steps[i].rate or 1.0), arrive, i)
+
+        for i, (t0, _) in enumerate(bounds):
+            loop.call_at(t0, arrive, i)
+    loop.run(end)
+    return out
+
+
+def step_bounds(w: Workload) -> list[tuple[float, float, float]]:
+    """(start, steady_from, end) of each step, seconds."""
+    out, t = [], 0.0
+    for s in w.steps:
+        out.append((t, t + s.warmup_s, t + s.duration_s))
+        t += s.duration_s
+    return out

@@ -1,0 +1,119 @@
+"""A predicted run: a workload replayed on the fitted engine model, as a normal run summary.
+
+:func:`predicted_result` drives the workload (:mod:`llmload.capacity.drive`), turns every
+request into a :class:`~llmload.metrics.record.RequestRecord` (its token times as chunk
+stamps), counts them as a real run does (whole run and each step's steady window) and builds
+the :class:`~llmload.results.model.RunResult` with the same code a real run uses, analysed
+(baseline, verdict, findings). The summary's ``predicted`` block names the engine file (and
+its hash), the overrides, the replicas and router, and where the prediction goes beyond what
+the fit measured (``extrapolates``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from llmload.analysis.analyze import analyze
+from llmload.capacity.drive import Sent, Workload, drive, step_bounds
+from llmload.ladder.tracker import StepWindow
+from llmload.metrics.record import RequestRecord
+from llmload.metrics.recorder import MetricSet
+from llmload.results import RunResult
+from llmload.results.arrival import arrival_result
+from llmload.results.build import build_result
+from llmload.sim.params import EngineParams
+
+__all__ = ["extrapolation", "predicted_result", "to_record"]
+
+_BASE_NS = 10**9  # records' clock starts at 1 s (0 means "unset" for a record's stamps)
+
+
+def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
+    rec = RequestRecord(s.cls, s.prompt, s.max_tokens)
+    rec.start_ns = _BASE_NS + int(s.t * 1e9)
+    rec.start_wall_ns = rec.start_ns
+    if open_loop:
+        rec.intended_ns = rec.start_ns
+    times = [t for t in s.times if t <= cut_at]
+    rec.chunk_ns = [_BASE_NS + int(t * 1e9) for t in times]
+    rec.headers_ns = rec.chunk_ns[0] if rec.chunk_ns else 0
+    rec.output_tokens = len(times)
+    rec.first_output_chunk = 0 if times else -1
+    rec.end_ns = rec.chunk_ns[-1] if rec.chunk_ns else _BASE_NS + int(min(cut_at, s.t) * 1e9)
+    if s.error:
+        rec.outcome, rec.status, rec.error_message = "error", s.status, s.error
+        rec.error_kind = f"http_{s.status}" if s.status != 200 else "stream_error"
+    elif s.done and len(times) == len(s.times):
+        rec.outcome, rec.status, rec.finish_reason = "ok", 200, "length"
+    else:
+        rec.outcome, rec.status = "interrupted", 200
+    return rec
+
+
+def predicted_result(
+    params: EngineParams,
+    w: Workload,
+    *,
+    replicas: int = 1,
+    router: str = "round-robin",
+    profile: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    predicted: Mapping[str, Any] | None = None,
+    degradation: float = 0.5,
+) -> RunResult:
+    """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run."""
+    sent = drive(params, w, replicas, router)
+    bounds = step_bounds(w)
+    end = bounds[-1][2] if bounds else 0.0
+    open_loop = w.arrival != "closed"
+    run, steps = MetricSet(), {i: MetricSet() for i in range(len(bounds))}
+    for s in sent:
+        rec = to_record(s, open_loop, end)
+        run.add(rec)
+        _, steady, stop = bounds[s.step]
+        if steady <= s.t and (rec.outcome != "interrupted" or not s.times) and s.t < stop:
+            steps[s.step].add(rec)
+    wall0 = time.time()
+    ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
+    windows = [
+        StepWindow(i, st.users, wall0 + b[0], wall0 + b[1], wall0 + b[2], st.rate)
+        for i, (st, b) in enumerate(zip(w.steps, bounds, strict=True))
+    ] if ladder else []  # fmt: skip
+    rate = w.steps[0].rate if open_loop and len(w.steps) == 1 else None
+    arrival = arrival_result(w.arrival, rate, None, 0, 0.0, w.burstiness if w.arrival == "gamma" else None)
+    result = build_result(
+        run,
+        duration_s=end,
+        users_max=max(s.users for s in w.steps),
+        weights={c.name: c.weight for c in w.classes},
+        windows=windows,
+        step_metrics=steps,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall0)),
+        config={**(config or {}), "host": "predicted"},
+        profile=profile,
+        arrival=arrival,
+    )
+    result = replace(result, extra={**result.extra, "predicted": dict(predicted or {})})
+    return replace(result, judgement=analyze(result, degradation))
+
+
+def extrapolation(w: Workload, replicas: int, fitted: Mapping[str, Any]) -> list[str]:
+    """Where ``w`` goes beyond what the fit measured (``fitted``: the engine file's ``[fitted_range]``)."""
+    out = []
+    conc = fitted.get("max_concurrency")
+    users = max(s.users for s in w.steps) / max(replicas, 1)
+    if conc and w.arrival == "closed" and users > conc:
+        out.append(f"{users:g} users per replica > the {conc} the fit measured")
+    for key, attr in (("max_input_tokens", "input"), ("max_output_tokens", "output")):
+        top = fitted.get(key)
+        longest = max(_mean_max(getattr(c, attr)) for c in w.classes)
+        if top and longest > 1.1 * top:  # within 10 % of what was seen is not beyond it
+            out.append(f"{attr} up to ~{longest:g} tokens > the {top} the fit measured")
+    return out
+
+
+def _mean_max(d: Any) -> float:
+    return float(getattr(d, "max", None) or d.mean)

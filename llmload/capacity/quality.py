@@ -1,0 +1,57 @@
+"""The fit's quality: the measured requests replayed on the fitted model, compared per step and class.
+
+Every measured request arrives in the replay when it was sent, with its measured prompt and
+output lengths (:func:`~llmload.sim.virtual.replay`); per ladder step (its steady window) and
+class, TTFT and TPOT p50/p90 measured vs replayed, and the relative error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from llmload.capacity.measured import Measured
+from llmload.sim.params import EngineParams
+from llmload.sim.virtual import Arrival, replay
+
+__all__ = ["fit_quality", "worst_error"]
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    return float(np.percentile(xs, q)) if xs else None
+
+
+def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
+    arrivals = [Arrival(r.start, max(r.input, 1), r.output, str(i)) for i, r in enumerate(m.reqs)]
+    outcomes, _ = replay(params, arrivals)
+    by_tag = {o.arrival.tag: o for o in outcomes}
+    rows = []
+    for st in m.steps:
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(m.reqs):
+            if st.steady <= r.start < st.end and r.complete:
+                groups.setdefault(r.cls, []).append(i)
+                groups.setdefault("(all)", []).append(i)
+        for cls, idx in sorted(groups.items()):
+            row: dict[str, Any] = {"step": st.index, "users": st.users, "class": cls, "requests": len(idx)}
+            if st.rate is not None:
+                row["rate"] = st.rate
+            for metric in ("ttft", "tpot"):
+                meas = [getattr(m.reqs[i], metric) * 1000 for i in idx if metric == "ttft" or m.reqs[i].output > 1]
+                outs = [by_tag[str(i)] for i in idx if by_tag[str(i)].token_times]
+                rep = [getattr(o, metric) * 1000 for o in outs if metric == "ttft" or len(o.token_times) > 1]
+                for q in (50, 90):
+                    a, b = _pct(meas, q), _pct(rep, q)
+                    row[f"{metric}_p{q}_ms"] = None if a is None else round(a, 2)
+                    row[f"{metric}_p{q}_replayed_ms"] = None if b is None else round(b, 2)
+                    row[f"{metric}_p{q}_error"] = round((b - a) / a, 4) if a and b is not None else None
+            rows.append(row)
+    return rows
+
+
+def worst_error(rows: list[dict[str, Any]], key: str = "p50") -> float:
+    """The largest |relative error| of TTFT/TPOT ``key`` over the '(all)' rows."""
+    errs = [abs(r[f"{m}_{key}_error"]) for r in rows if r["class"] == "(all)" for m in ("ttft", "tpot")
+            if r.get(f"{m}_{key}_error") is not None]  # fmt: skip
+    return max(errs) if errs else 0.0

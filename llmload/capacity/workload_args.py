@@ -1,0 +1,86 @@
+"""``llmload predict``'s workload flags, read as in ``llmload run``: ``--profile``, ``-u``/``-t``,
+``--ladder``, ``--rate-ladder``, ``--arrival``, ``--rate``, ``--burstiness``, ``--step-time``,
+``--step-warmup``, ``--seed`` -> a :class:`~llmload.capacity.drive.Workload`, the profile's
+summary form and the summary's config block."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from locust.util.timespan import parse_timespan
+
+from llmload.capacity.drive import ClassSpec, StepSpec, Workload
+from llmload.config.arrival import parse_rates
+from llmload.config.values import parse_levels
+from llmload.errors import ConfigError
+from llmload.workload.profiles import load_profile
+
+__all__ = ["add_workload_arguments", "workload_from_args"]
+
+
+def add_workload_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("workload (as in llmload run)")
+    g.add_argument("--profile", default="default", help="workload profile: a built-in name or a TOML file")
+    g.add_argument("-u", "--users", type=int, default=1, help="concurrent users (closed loop) (default 1)")
+    g.add_argument("-t", "--run-time", default="60s", help="duration without a ladder (default 60s)")
+    g.add_argument("--ladder", default="", help="concurrency ladder, e.g. 1,5,10,20")
+    g.add_argument("--rate-ladder", default="", help="offered rates (requests/s) one step each (open loop)")
+    g.add_argument("--arrival", choices=("closed", "constant", "poisson", "gamma"), default="closed")
+    g.add_argument("--rate", type=float, default=None, help="open loop: requests/s")
+    g.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of --arrival gamma")
+    g.add_argument("--step-time", default="5m", help="ladder step duration (default 5m)")
+    g.add_argument("--step-warmup", default="30s", help="unmeasured start of each step (default 30s)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
+
+
+def _span(text: str, flag: str) -> float:
+    try:
+        s = float(parse_timespan(text))
+    except ValueError:
+        s = -1.0
+    if s <= 0:
+        raise ConfigError(f"{flag} {text!r}: must be a duration > 0 such as 30s or 5m")
+    return s
+
+
+def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+    profile = load_profile(ns.profile)
+    classes = []
+    for c in profile.classes:
+        if c.input_tokens is None or c.output_tokens is None or c.is_conversation:
+            raise ConfigError(f"--profile {ns.profile}: class {c.name!r} uses a dataset or conversations; "
+                              "predict needs token-count classes (input_tokens, output_tokens)")  # fmt: skip
+        classes.append(ClassSpec(c.name, c.weight, c.input_tokens, c.output_tokens))
+    open_loop = ns.arrival != "closed"
+    if ns.ladder and ns.rate_ladder:
+        raise ConfigError("--ladder and --rate-ladder: give one")
+    if ns.rate_ladder and not open_loop:
+        raise ConfigError("--rate-ladder: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
+    if open_loop and not ns.rate_ladder and not ns.rate:
+        raise ConfigError(f"--arrival {ns.arrival}: needs --rate R or --rate-ladder R1,R2,...")
+    if ns.users < 1:
+        raise ConfigError(f"-u {ns.users}: must be >= 1")
+    config: dict[str, Any] = {
+        "api": "predicted",
+        "model": "engine model",
+        "profile": ns.profile,
+        "seed": ns.seed,
+        "degradation": 0.5,
+        "slo": None,
+    }
+    if ns.ladder or ns.rate_ladder:
+        step, warm = _span(ns.step_time, "--step-time"), _span(ns.step_warmup, "--step-warmup")
+        if warm >= step:
+            raise ConfigError(f"--step-warmup {ns.step_warmup}: must be shorter than --step-time {ns.step_time}")
+        if ns.ladder:
+            steps = tuple(StepSpec(n, step, warm) for n in parse_levels(ns.ladder))
+            config["ladder"] = {"levels": [s.users for s in steps], "step_s": step, "warmup_s": warm,
+                                "stop_on_breach": False, "baseline_requests": 0}  # fmt: skip
+        else:
+            steps = tuple(StepSpec(ns.users, step, warm, r) for r in parse_rates(ns.rate_ladder))
+            config["rate_ladder"] = {"levels": [s.rate for s in steps], "step_s": step, "warmup_s": warm}
+    else:
+        steps = (StepSpec(ns.users, _span(ns.run_time, "-t"), 0.0, ns.rate if open_loop else None),)
+    w = Workload(tuple(classes), steps, ns.arrival, ns.burstiness, ns.seed)
+    return w, profile.to_dict(), config
