@@ -35,8 +35,6 @@ commands:
   trace   look at, generate or convert request traces for `llmload run --trace`; see `llmload trace --help`
   fit     fit the engine model to a measured run: engine.toml (docs/capacity.md)
   predict replay a workload on a fitted engine model, with what-ifs: a predicted summary (docs/capacity.md)
-  fit     fit the engine model to a measured run: engine.toml (docs/capacity.md)
-  predict replay a workload on a fitted engine model, with what-ifs: a predicted summary (docs/capacity.md)
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -69,10 +67,6 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.workload.trace_tool import main as trace_main
 
         return trace_main(rest)
-    if command in ("fit", "predict"):
-        from llmload.capacity.command import fit_main, predict_main
-
-        return (fit_main if command == "fit" else predict_main)(rest)
     if command in ("fit", "predict"):
         from llmload.capacity.command import fit_main, predict_main
 
