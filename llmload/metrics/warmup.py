@@ -55,7 +55,7 @@ class WarmupGate:
     def start(self, origin_ns: int, duration_s: float, requests: int) -> None:
         """A test starts at ``origin_ns`` (``perf_counter_ns``): warm up for ``duration_s`` and this process's ``requests``."""
         self._origin_ns = origin_ns
-        self._until_ns = origin_ns + int(duration_s * 1e9)
+        self._until_ns = origin_ns + int(duration_s * 1e9) if duration_s > 0 else -1  # no duration: no time condition
         self._left = max(requests, 0)
         self._on = duration_s > 0 or requests > 0
 

@@ -35,8 +35,8 @@ def test_a_duration_warms_up_the_requests_that_start_before_its_end_then_stays_o
 
 def test_requests_warm_up_the_first_n_and_with_a_duration_the_later_of_both():
     g = WarmupGate()
-    g.start(origin_ns=0, duration_s=0.0, requests=3)
-    assert [g.starts_in_warmup(0) for _ in range(5)] == [True, True, True, False, False]
+    g.start(origin_ns=5 * S, duration_s=0.0, requests=3)
+    assert [g.starts_in_warmup(0) for _ in range(5)] == [True, True, True, False, False]  # before the origin too
     g.start(origin_ns=0, duration_s=1.0, requests=2)  # a new test starts the gate afresh
     assert [g.starts_in_warmup(t) for t in (0, 0, int(0.5 * S), 2 * S)] == [True, True, True, False]
     g.start(origin_ns=0, duration_s=1.0, requests=5)

@@ -150,3 +150,26 @@ def test_reconfiguring_replaces_the_watchdog_and_stops_the_old_one():
     old = lp.watchdog
     lp.configure(RunConfig.from_values({**read(env.parsed_options), "ttft_timeout": "1s"}))
     assert lp.watchdog is not old and lp.watchdog.limits.ttft == 1.0 and old._timer is None
+
+
+def test_a_warmup_request_reaches_the_listeners_and_the_dump_but_no_statistic_of_the_run(tmp_path):
+    env = environment(FakeLocal(users=2), "--warmup-requests", "1")
+    lp, _ = load(env)
+    lp.on_test_start()  # the gate: this process's share of --warmup-requests (standalone: all 1)
+    lp.open_dump(str(tmp_path / "rec.jsonl"))
+    cold, warm = finished("error", "http_503", n=0), finished()
+    cold.warmup = lp.starts_in_warmup(cold.start_ns)
+    warm.warmup = lp.starts_in_warmup(warm.start_ns)
+    assert (cold.warmup, warm.warmup) == (True, False)
+    env.events.llmload_request.add_listener(lambda record, **_: lp.on_record(record))
+    lp.backed_off(cold, 0.5)  # a warm-up request's backoff counts nowhere either
+    mine, locust = _finish_all(lp, env, (cold, warm))
+    assert [r for r, _ in mine] == [cold, warm]  # llmload's listeners (the dump, user listeners) see both
+    assert len(locust) == 1 and locust[0]["exception"] is None  # Locust's statistics: the measured one only
+    report = lp.report(final=True)
+    m = MetricSet.from_wire(report["m"]).overall().counters
+    assert (m["requests"], m["ok"], m["errors"], m["backoffs"]) == (1, 1, 0, 0)
+    assert report["w"]["w"]["c"]["c"]["errors"] == 1  # in the warm-up's own statistics
+    lines = (tmp_path / "rec.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and '"warmup":true' in lines[0] and "warmup" not in lines[1]
+    lp.stop()
