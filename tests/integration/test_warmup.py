@@ -67,14 +67,21 @@ def test_a_cold_start_shows_and_warns_without_warmup_and_is_left_out_with_it(sim
     assert len(marked) == block["requests"] and len(lines) - len(marked) == wu["overall"]["requests"]
 
 
-def test_warmup_requests_are_split_over_processes_and_a_duration_works_in_an_open_loop(sim, tmp_path):
+def test_warmup_requests_are_split_over_processes_and_a_duration_works_in_an_open_loop_and_a_replay(sim, tmp_path):
     profile = write_tiny_profile(tmp_path)
-    (proc_code, proc_out, proc), (open_code, open_out, opened) = _runs(
+    trace = tmp_path / "trace.jsonl"  # 40 entries, 4 a second: 10 s
+    trace.write_bytes(b"".join(orjson.dumps({"timestamp": i * 250, "input_length": 8, "output_length": 8}) + b"\n"
+                               for i in range(40)))  # fmt: skip
+    (proc_code, proc_out, proc), (open_code, open_out, opened), (tr_code, tr_out, replay) = _runs(
         tmp_path,
         (sim(*COLD), ["--profile", profile, "-t", "8s", "--warmup-requests", "8", "--processes", "2"]),
         (sim(*COLD), ["--profile", profile, "-t", "8s", "--warmup", "6s", "--arrival", "constant", "--rate", "4"]),
+        (sim(*COLD), ["--trace", str(trace), "-t", "40s", "--warmup", "6s"]),
     )
-    assert proc_code == 0 and open_code == 0, (proc_out + open_out)[-4000:]
+    assert proc_code == 0 and open_code == 0 and tr_code == 0, (proc_out + open_out + tr_out)[-4000:]
+    # a replay: every entry sent once, the first ~6 s in the warm-up, the rest measured
+    assert replay["warmup"]["requests"] + replay["overall"]["requests"] == 40, (replay["warmup"], replay["overall"])
+    assert 18 <= replay["warmup"]["requests"] <= 30 and replay["overall"]["ttft_ms"]["p99"] < 500
     assert proc["warmup"]["requests"] == 8 and proc["warmup"]["ttft_p50_ms"] >= 1000, proc["warmup"]
     assert proc["overall"]["requests"] > 8 and proc["workers"] == 2
     # 8 cold requests of 2 processes (4 users): what started later is measured, the cold start's tail included
