@@ -108,8 +108,13 @@ class _Router:
         return k
 
 
-def drive(params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin") -> list[Sent]:
-    """Every request the workload sends, with what the engines answered (see the module docstring)."""
+def drive(
+    params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin", drain_s: float = 0.0
+) -> list[Sent]:
+    """Every request the workload sends, with what the engines answered (see the module docstring).
+
+    ``drain_s``: how long after the last step the requests in flight may still finish (a ladder
+    waits for them, up to the request timeout); nothing new is sent then."""
     loop = VirtualLoop()
     engines = [BatchingEngine(params, loop) for _ in range(replicas)]  # type: ignore[arg-type]
     route = _Router(engines, router)
@@ -173,7 +178,7 @@ def drive(params: EngineParams, w: Workload, replicas: int = 1, router: str = "r
 
         for i, (t0, _) in enumerate(bounds):
             loop.call_at(t0, arrive, i)
-    loop.run(end)
+    loop.run(end + drain_s)
     return out
 
 

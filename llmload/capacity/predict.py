@@ -28,6 +28,7 @@ from llmload.sim.params import EngineParams
 
 __all__ = ["extrapolation", "predicted_result", "to_record"]
 
+_DRAIN_S = 600.0  # llmload run's default --request-timeout: how long a ladder's end waits at most
 _BASE_NS = 10**9  # records' clock starts at 1 s (0 means "unset" for a record's stamps)
 
 
@@ -65,19 +66,20 @@ def predicted_result(
     degradation: float = 0.5,
 ) -> RunResult:
     """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run."""
-    sent = drive(params, w, replicas, router)
+    ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
+    drain = _DRAIN_S if ladder else 0.0  # a ladder waits for its requests in flight; a plain run stops them
+    sent = drive(params, w, replicas, router, drain)
     bounds = step_bounds(w)
     end = bounds[-1][2] if bounds else 0.0
     open_loop = w.arrival != "closed"
     run, steps = MetricSet(), {i: MetricSet() for i in range(len(bounds))}
     for s in sent:
-        rec = to_record(s, open_loop, end)
+        rec = to_record(s, open_loop, end + drain)
         run.add(rec)
         _, steady, stop = bounds[s.step]
         if steady <= s.t and (rec.outcome != "interrupted" or not s.times) and s.t < stop:
             steps[s.step].add(rec)
     wall0 = time.time()
-    ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
     windows = [
         StepWindow(i, st.users, wall0 + b[0], wall0 + b[1], wall0 + b[2], st.rate)
         for i, (st, b) in enumerate(zip(w.steps, bounds, strict=True))

@@ -45,3 +45,12 @@ def test_extrapolation_is_named():
     said = extrapolation(w, 1, {"max_concurrency": 12, "max_input_tokens": 800, "max_output_tokens": 80})
     assert any("32 users per replica > the 12" in x for x in said) and any("input up to" in x for x in said)
     assert extrapolation(w, 4, {"max_concurrency": 12, "max_input_tokens": 5000, "max_output_tokens": 500}) == []
+
+
+def test_a_ladder_waits_for_its_requests_in_flight_a_plain_run_stops_them():
+    # as `llmload run`: a ladder's end waits for what is in flight (counted in its step); -t stops it (interrupted)
+    w = ladder((1, 12), step_s=20.0, warmup_s=2.0)
+    s = to_summary(predicted_result(PARAMS, w))
+    assert s["overall"]["interrupted"] == 0 and s["steps"][1]["overall"]["ok"] >= 12
+    plain = to_summary(predicted_result(PARAMS, Workload(MIX, (StepSpec(12, 20.0, 0.0),))))
+    assert plain["overall"]["interrupted"] >= 4  # the running batch at the end, at least
