@@ -22,10 +22,23 @@ from llmload.analysis.guards import guard
 from llmload.analysis.slo import judge_slo
 from llmload.analysis.steps import step_views
 from llmload.analysis.verdict import judge_steps, no_verdict
-from llmload.results.judgement import Judgement
+from llmload.results.judgement import Judgement, Verdict
 from llmload.results.model import RunResult
 
 __all__ = ["analyze"]
+
+
+def unsteady_note(verdict: Verdict, result: RunResult) -> Verdict:
+    """A verdict built on ladder steps that were not steady (``steady.steps``, llmload.metrics.steady) says so in its
+    note: the steps up to and including the breach (every step when none breached)."""
+    steps = ((result.extra.get("steady") or {}).get("steps")) or []
+    last = verdict.breach.step if verdict.breach is not None and verdict.breach.step is not None else None
+    moving = [s for s in steps if s.get("steady") is False and (last is None or s.get("index", 0) <= last)]
+    if not moving:
+        return verdict
+    said = "; ".join(f"{s.get('users')} users: {s.get('reason')}" for s in moving)
+    note = f"built on steps that were not steady ({said}): lengthen --step-time (or --step-warmup) and rerun"
+    return replace(verdict, note=f"{verdict.note}; {note}" if verdict.note else note)
 
 
 def analyze(result: RunResult, degradation: float = 0.5) -> Judgement:
@@ -45,6 +58,7 @@ def analyze(result: RunResult, degradation: float = 0.5) -> Judgement:
             verdict = guard(judge_steps(views, baseline, degradation), views, baseline)
             if note:
                 verdict = replace(verdict, baseline_note=note)
+            verdict = unsteady_note(verdict, result)
     slo = judge_slo(result)
     if slo is not None:
         verdict = replace(verdict, slo=slo)

@@ -38,6 +38,7 @@ from typing import Any, TypedDict
 from llmload.metrics.arrival import ArrivalStats
 from llmload.metrics.coldstart import StartSlices
 from llmload.metrics.recorder import MetricSet
+from llmload.metrics.steady import SteadySlices
 from llmload.metrics.warmup import WarmupStats
 
 __all__ = [
@@ -170,6 +171,8 @@ class Aggregator:
         self.arrivals_total = ArrivalStats()
         self.warmup = WarmupStats()
         self.starts = StartSlices()
+        self.steady = SteadySlices()  # per wall second: TTFT/TPOT count and sum, the in-flight total (metrics/steady.py)
+        self._wall = time.time
         self._run_started = clock()
 
     def start_run(self) -> None:
@@ -177,7 +180,7 @@ class Aggregator:
         self.run = MetricSet()
         self.steps = {}
         self.arrivals = ArrivalStats()
-        self.warmup, self.starts = WarmupStats(), StartSlices()
+        self.warmup, self.starts, self.steady = WarmupStats(), StartSlices(), SteadySlices()
         self._window.clear()
         self._run_started = self._clock()
         for w in self.workers.values():
@@ -222,6 +225,15 @@ class Aggregator:
         w.saturated_ever = w.saturated_ever or w.saturated_streak >= SUSTAINED_REPORTS
         if report.get("final"):
             w.gauges = WorkerGauges()  # it stopped: nothing in flight any more
+        self._record_steady(delta)
+
+    def _record_steady(self, delta: MetricSet) -> None:
+        """This report's TTFT/TPOT count and sum and the live processes' in-flight total, in this wall second."""
+        ov = delta.overall() if not delta.empty else None
+        ttft, tpot = (ov.hist["ttft"], ov.hist["tpot"]) if ov is not None else (None, None)
+        in_flight = sum(w.gauges.in_flight for w in self.workers.values() if not w.lost)
+        self.steady.add(self._wall(), (ttft.count, ttft.sum) if ttft else (0, 0.0), (tpot.count, tpot.sum) if tpot else (0, 0.0),
+                        in_flight)  # fmt: skip
 
     def mark_lost(self, worker_id: str) -> bool:
         """Locust says the worker is gone. Returns True if it was not already marked."""

@@ -286,9 +286,8 @@ class Coordinator:
         self.users_max = max(self.users_max, user_count)
 
     def on_test_stopping(self) -> None:
-        """The load stops now: the last step's window ends here (no request starts after it; Locust's
-        ``test_stop`` comes after the users' graceful stop, and on a master after up to a second of
-        polling its workers, which read as a rate step that "achieved" too little)."""
+        """The load stops now: the last step's window ends here (no request starts after it; Locust's ``test_stop``
+        comes after the users' graceful stop, and on a master after up to a second of polling its workers)."""
         if self._summary_pending and not self._t1_ns:
             self.steps.close()
 
@@ -341,6 +340,7 @@ class Coordinator:
         if (cut := cut_short(self.config.ladder, self.steps.windows)) is not None:
             load["warnings"] = (*load["warnings"], cut)
         total_s = max(end - self._t0_ns, 0) / 1e9 if self._t0_ns else 0.0
+        self.aggregator.steady.into(load, self.steps.windows, time.time() - max(self._clock_ns() - end, 0) / 1e9)
         result = build_result(
             snap.run,
             duration_s=total_s - warmup_into(load, snap, self.config.warmup, total_s),  # its block, or a warning
