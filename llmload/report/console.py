@@ -14,6 +14,7 @@ from llmload.analysis.diagnose import RUN_FAILED
 from llmload.analysis.grade import grade_ttft
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
+from llmload.report.steady import render_steady
 from llmload.report.thresholds import render_thresholds
 from llmload.report.warmup import render_warmup
 from llmload.results.judgement import SloPass
@@ -146,6 +147,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
         out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
     _render_ladder(result, out)
     render_warmup(result.extra.get("warmup"), out)
+    render_steady(result.extra.get("steady"), out)
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
     render_thresholds(result.thresholds, out)

@@ -19,6 +19,7 @@ optional time series) into one dict that the HTML and Markdown writers read::
      "arrival": ARRIVAL | null,                 # open loop only (llmload.report.arrivals)
      "intervals": [...], "thresholds": {...} | null,   # 95 % intervals, --threshold (report.intervals, .thresholds)
      "repeat": {...} | null,                # --repeat N: the aggregate's rows (report.repeat)
+     "steady": {"run", "steps"} | null,     # the summary's steady block (metrics.steady)
      "signals": {"server": {name: {"unit", "mean", "max"}}, "gpu": {...}},   # whole run
      "series": {"t0": wall s, "signals": {"server.waiting": [[t_s, v], ...], "gpu.utilization": ...},
                 "steps": [{"index", "users", "start_s", "steady_s", "end_s"}]} | null}
@@ -319,6 +320,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "intervals": interval_rows(result),
         "thresholds": threshold_data(result.thresholds),
         "repeat": repeat_data(result.extra),
+        "steady": result.extra.get("steady"),
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
     }

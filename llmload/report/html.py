@@ -21,6 +21,7 @@ from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.intervals import intervals_html
 from llmload.report.repeat import repeat_html
+from llmload.report.steady import steady_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
 from llmload.report.thresholds import thresholds_html
@@ -352,6 +353,7 @@ def render_html(report: dict[str, Any]) -> str:
         _verdict(report),
         thresholds_html(report),
         repeat_html(report),
+        steady_html(report),
         _findings(report) if report.get("steps") or report.get("findings") else "",
         ladder,
         _steps(report),

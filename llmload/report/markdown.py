@@ -17,6 +17,7 @@ from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
 from llmload.report.repeat import repeat_markdown
+from llmload.report.steady import steady_lines
 from llmload.report.thresholds import thresholds_markdown
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
@@ -218,6 +219,7 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     lines += arrival_markdown(report)
     lines += thresholds_markdown(report)
     lines += repeat_markdown(report)
+    lines += [f"- {x}" for x in steady_lines(report.get("steady"))]
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")
