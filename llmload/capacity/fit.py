@@ -25,22 +25,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from llmload.capacity.features import Columns, decode_features, decoding_at, in_flight_at, prefill_features, running_at
+from llmload.capacity.kv import kv_param
 from llmload.capacity.measured import Measured
+from llmload.capacity.param import Param
 from llmload.errors import ConfigError
 from llmload.sim.params import EngineParams
 
 __all__ = ["Fit", "Param", "fit_measured"]
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One parameter's value and provenance: ``measured``, ``fitted`` (with ``stderr``) or ``assumed``."""
-
-    name: str
-    value: float | int | bool | str
-    how: str
-    stderr: float | None = None
-    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +58,7 @@ def _cap(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tup
     grid = np.sort(np.concatenate([c.admitted, c.first])) + 1e-6
     peak_flight = int(in_flight_at(c, grid).max()) if len(grid) else 0
     running, waiting = m.gauges.get("running") or [], m.gauges.get("waiting") or []
-    full = [r for r, w in zip(running, waiting, strict=False) if w and w > 0]
+    full = [r for r, w in zip(running, waiting, strict=False) if w and w > 0 and r is not None]
     if len(full) >= 3:
         cap = int(round(float(np.median(full))))
         return Param("max_num_seqs", cap, "measured",
@@ -171,8 +162,7 @@ def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
         cap_param,
         Param("max_batched_tokens", base.max_batched_tokens, "assumed",
               note="the prefill chunk; TTFT of prompts longer than it at one concurrency would pin it"),
-        Param("kv_blocks", base.num_kv_blocks, "assumed",
-              note="KV use (vllm:kv_cache_usage_perc) rising near 1, or preemptions, would pin the KV capacity"),
+        kv_param(m, c, base),
     ]  # fmt: skip
     values = {p.name: p.value for p in prov}
     params = replace(base, **{k: (int(v) if k in ("max_num_seqs", "max_batched_tokens", "kv_blocks") else float(v))

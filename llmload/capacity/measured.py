@@ -59,7 +59,7 @@ class Measured:
     t0_wall: float
     source: str
     closed_loop: bool = True
-    gauges: dict[str, list[float]] = field(default_factory=dict)  # engine series (running, waiting, ...)
+    gauges: dict[str, list[Any]] = field(default_factory=dict)  # engine series (running, waiting, ...); None: no sample
 
     def step_of(self, r: Req) -> Step | None:
         for s in self.steps:
@@ -169,4 +169,7 @@ def _gauges(run: Path) -> dict[str, list[float]]:
     except (OSError, orjson.JSONDecodeError):
         return {}
     signals = (doc.get("server") or {}).get("signals") or {}
-    return {k: [x for x in v if x is not None] for k, v in signals.items() if isinstance(v, list)}
+    out = {k: list(v) for k, v in signals.items() if isinstance(v, list)}
+    if isinstance(doc.get("t"), list):
+        out["_t_wall"] = list(doc["t"])  # each scrape's wall-clock time, aligned with the series
+    return out
