@@ -87,7 +87,7 @@ def _req(d: dict[str, Any], t0: float) -> Req | None:
         cls=d.get("class", ""),
         queue_s=None if q is None else q / 1000.0,
         prefill_s=None if p is None else p / 1000.0,
-        complete=d.get("outcome") == "ok",
+        complete=d.get("outcome") == "ok" and not d.get("warmup"),  # a warm-up request loaded the engine, cold
     )
 
 
@@ -110,14 +110,17 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def find_records(run: Path, records: str) -> Path:
-    """The records file: ``records`` when given, else ``records*.jsonl`` in the run directory or from its config."""
+def find_records(run: Path, records: str) -> list[Path]:
+    """The records files: ``records`` when given (or, from --processes, its ``<stem>.worker<N><suffix>`` files),
+    else ``records*.jsonl`` in the run directory."""
     if records:
-        return Path(records)
+        p = Path(records)
+        workers = sorted(p.parent.glob(f"{p.stem}.worker*{p.suffix}"))
+        return [p] if p.exists() or not workers else workers
     folder = run if run.is_dir() else run.parent
     found = sorted(folder.glob("records*.jsonl"))
     if found:
-        return found[0]
+        return found
     raise ConfigError(
         f"{run}: no per-request records found beside it; pass --records-jsonl FILE "
         "(the run's --records-jsonl; fitting needs each request's timing)"
@@ -136,10 +139,9 @@ def load_summary(run: Path) -> dict[str, Any]:
 
 def load_measured(run: Path, records: str = "") -> Measured:
     summary = load_summary(run)
-    path = find_records(run, records)
-    if not path.exists() and not records and isinstance(summary.get("config"), dict):
-        path = Path(summary["config"].get("records_jsonl") or path)
-    raw = [d for d in read_records(path) if d.get("start_wall_ns")]
+    paths = find_records(run, records)
+    path = paths[0]
+    raw = [d for p in paths for d in read_records(p) if d.get("start_wall_ns")]
     if not raw:
         raise ConfigError(f"--records-jsonl {path}: no request records in it; run with --records-jsonl to fit")
     t0 = min(d["start_wall_ns"] for d in raw) / 1e9
@@ -157,7 +159,7 @@ def load_measured(run: Path, records: str = "") -> Measured:
         users = int(summary.get("users_max") or 0)
         steps.append(Step(0, users, None, 0.0, 0.0, max(r.end for r in reqs) + 1.0))
     closed = ((summary.get("arrival") or {}).get("mode") or "closed") == "closed"
-    return Measured(reqs, tuple(steps), summary, t0, str(path), closed, _gauges(run))
+    return Measured(reqs, tuple(steps), summary, t0, ", ".join(map(str, paths)), closed, _gauges(run))
 
 
 def _gauges(run: Path) -> dict[str, list[float]]:

@@ -83,3 +83,22 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path, capsys):
     ):
         assert predict_main(["--engine", engine, *argv]) == 2
         assert said in capsys.readouterr().err
+
+
+def test_fit_reads_every_worker_s_records_and_leaves_warm_up_requests_out_of_the_rows(tmp_path, capsys):
+    from llmload.capacity.measured import load_measured
+
+    run = _run_dir(tmp_path)
+    whole = len(load_measured(run).reqs)
+    lines = (run / "records.jsonl").read_bytes().splitlines(keepends=True)
+    (run / "records.jsonl").unlink()
+    (run / "records.worker0.jsonl").write_bytes(b"".join(lines[0::2]))  # --processes 2 writes one file per worker
+    (run / "records.worker1.jsonl").write_bytes(b"".join(lines[1::2]))
+    m = load_measured(run, str(run / "records.jsonl"))
+    assert len(m.reqs) == whole and "worker1" in m.source
+    warm = [json.loads(x) | {"warmup": True} if i < 5 else json.loads(x) for i, x in enumerate(lines)]
+    (run / "records.worker0.jsonl").write_text("".join(json.dumps(d) + "\n" for d in warm))
+    (run / "records.worker1.jsonl").unlink()
+    m = load_measured(run, "")
+    assert sum(not r.complete for r in m.reqs) >= 5  # still load on the engine, not rows of the fit
+    assert fit_main([str(run)]) == 0
