@@ -137,6 +137,9 @@ def _predict(ns: argparse.Namespace) -> int:
         "replicas": ns.replicas,
         "router": ns.router,
         "extrapolates": extra,
+        # what the fit did not pin (defaults) and what it warned about: a what-if resting on them says so
+        "assumed": sorted(k for k, v in (doc.get("provenance") or {}).items() if v.get("how") == "assumed"),
+        "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,
                               predicted=predicted)  # fmt: skip
@@ -158,7 +161,9 @@ def _write(result: Any, ns: argparse.Namespace) -> None:
     if not ns.quiet:
         from llmload.report.console import render_summary
 
-        sys.stdout.write("llmload predict: PREDICTED from the engine model, not measured\n")
+        p = result.extra.get("predicted") or {}
+        assumed = f" (assumed, not fitted: {', '.join(p['assumed'])})" if p.get("assumed") else ""
+        sys.stdout.write(f"llmload predict: PREDICTED from the engine model, not measured{assumed}\n")
         render_summary(result, sys.stdout)
     if ns.summary_json:
         try:
