@@ -13,6 +13,7 @@ for a seed; no waiting.
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ class Workload:
     arrival: str = "closed"  # closed | constant | poisson | gamma
     burstiness: float = 1.0
     seed: int = 0
+    max_in_flight: int = 0  # open loop: -u, the cap on requests in flight (0: none)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class Sent:
     error: str = ""
     status: int = 200
     done: bool = False
+    intended: float | None = None  # open loop: when it was due (it waited in the client for the -u cap)
 
 
 class _Mix:
@@ -128,9 +131,10 @@ def drive(
     end = t
     state = {"step": 0, "users": 0}
 
-    def send(step: int, on_done: Any) -> None:
+    def send(step: int, on_done: Any, intended: float | None = None) -> None:
         c = mix.next()
         sent = Sent(loop.time(), c.name, max(1, c.input.sample(rng)), max(1, c.output.sample(rng)), step)
+        sent.intended = intended
         out.append(sent)
         k = route.pick()
         route.load[k] += 1
@@ -170,10 +174,25 @@ def drive(
                 return rng.gammavariate(k, 1.0 / (rate * k))
             return rng.expovariate(rate)
 
+        waiting: deque[tuple[float, int]] = deque()  # arrivals held in the client by the -u cap
+        flight = [0]
+
+        def done(_: Sent) -> None:
+            flight[0] -= 1
+            if waiting and loop.time() < end:  # after the run's end the held ones stay unsent
+                go(*waiting.popleft())
+
+        def go(due: float, i: int) -> None:
+            flight[0] += 1
+            send(i, done, due)
+
         def arrive(i: int) -> None:
             if loop.time() >= bounds[i][1]:
                 return
-            send(i, lambda s: None)
+            if w.max_in_flight and flight[0] >= w.max_in_flight:
+                waiting.append((loop.time(), i))
+            else:
+                go(loop.time(), i)
             loop.call_later(gap(w.steps[i].rate or 1.0), arrive, i)
 
         for i, (t0, _) in enumerate(bounds):

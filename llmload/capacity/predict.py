@@ -36,8 +36,8 @@ def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
     rec = RequestRecord(s.cls, s.prompt, s.max_tokens)
     rec.start_ns = _BASE_NS + int(s.t * 1e9)
     rec.start_wall_ns = rec.start_ns
-    if open_loop:
-        rec.intended_ns = rec.start_ns
+    if open_loop:  # latencies run from the intended send time (a wait for the -u cap counts)
+        rec.intended_ns = _BASE_NS + int((s.t if s.intended is None else s.intended) * 1e9)
     times = [t for t in s.times if t <= cut_at]
     rec.chunk_ns = [_BASE_NS + int(t * 1e9) for t in times]
     rec.headers_ns = rec.chunk_ns[0] if rec.chunk_ns else 0
@@ -77,7 +77,8 @@ def predicted_result(
         rec = to_record(s, open_loop, end + drain)
         run.add(rec)
         _, steady, stop = bounds[s.step]
-        if steady <= s.t and (rec.outcome != "interrupted" or not s.times) and s.t < stop:
+        due = s.t if s.intended is None else s.intended
+        if steady <= due < stop and (rec.outcome != "interrupted" or not s.times):
             steps[s.step].add(rec)
     wall0 = time.time()
     windows = [

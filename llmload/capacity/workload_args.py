@@ -82,5 +82,6 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
             config["rate_ladder"] = {"levels": [s.rate for s in steps], "step_s": step, "warmup_s": warm}
     else:
         steps = (StepSpec(ns.users, _span(ns.run_time, "-t"), 0.0, ns.rate if open_loop else None),)
-    w = Workload(tuple(classes), steps, ns.arrival, ns.burstiness, ns.seed)
+    cap = ns.users if open_loop else 0  # as in llmload run: -u caps the requests in flight of an open loop
+    w = Workload(tuple(classes), steps, ns.arrival, ns.burstiness, ns.seed, cap)
     return w, profile.to_dict(), config

@@ -54,3 +54,18 @@ def test_a_ladder_waits_for_its_requests_in_flight_a_plain_run_stops_them():
     assert s["overall"]["interrupted"] == 0 and s["steps"][1]["overall"]["ok"] >= 12
     plain = to_summary(predicted_result(PARAMS, Workload(MIX, (StepSpec(12, 20.0, 0.0),))))
     assert plain["overall"]["interrupted"] >= 4  # the running batch at the end, at least
+
+
+def test_an_open_loop_holds_arrivals_beyond_the_u_cap_in_the_client_and_times_them_from_when_they_were_due():
+    w = Workload(MIX, (StepSpec(4, 30.0, 0.0, rate=5.0),), arrival="constant", max_in_flight=4)
+    sent = drive(PARAMS, w)
+    events = sorted([(s.t, 1) for s in sent] + [(s.times[-1], -1) for s in sent if s.done and s.times])
+    in_flight = peak = 0
+    for _, d in events:
+        in_flight += d
+        peak = max(peak, in_flight)
+    assert peak == 4
+    held = [s for s in sent if s.intended is not None and s.t - s.intended > 0.5]
+    assert len(held) > 10
+    s = to_summary(predicted_result(PARAMS, w))
+    assert s["overall"]["ttft_ms"]["p50"] > 1000  # the client's wait for a free slot counts, as in llmload run
