@@ -55,6 +55,9 @@ def headline(rep: Mapping[str, Any]) -> str:
     safe = rep.get("safe")
     if isinstance(safe, Mapping) and safe.get("text"):
         text += f": {safe['text']}"
+    steady = rep.get("steady")
+    if isinstance(steady, Mapping) and steady.get("text"):
+        text += f"; {steady['text']}"
     return text
 
 

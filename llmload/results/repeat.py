@@ -6,7 +6,8 @@ returns the summary's ``repeat`` block::
     "repeat": {"runs": N, "seeds": [int], "summaries": [path], "exit_codes": [int],
                "aggregate": {"overall" | CLASS: {METRIC: {"median", "min", "max", "cv", "values": [...]}}},
                "safe": {"unit": "users" | "req/s", "values": [x | null], "status": [str],
-                        "level": x | null, "count": n, "text": "safe 8 users in 3 of 3 runs"} | null}
+                        "level": x | null, "count": n, "text": "safe 8 users in 3 of 3 runs"} | null,
+               "steady": {"values": [true | false | null], "count": n, "text": "steady in 2 of 3 runs"}}
 
 METRIC: ``ttft|tpot|itl|e2e`` × ``p50|p90|p99`` as ``ttft_p99_ms``, plus ``error_rate``
 (errors / finished), ``requests_per_s`` and ``output_tokens_per_s``. ``cv`` is the sample
@@ -25,7 +26,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["METRICS", "aggregate", "aggregate_metrics", "safe_levels", "spread"]
+__all__ = ["METRICS", "aggregate", "aggregate_metrics", "safe_levels", "spread", "steadiness"]
 
 LATENCIES = ("ttft", "tpot", "itl", "e2e")
 PERCENTILES = ("p50", "p90", "p99")
@@ -112,6 +113,19 @@ def safe_levels(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None
             "count": count, "text": text}  # fmt: skip
 
 
+def steadiness(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per repetition whether it was steady (``steady.run``, or every ladder step; None: could not tell)."""
+    values: list[bool | None] = []
+    for s in summaries:
+        block = s.get("steady") if isinstance(s.get("steady"), Mapping) else {}
+        run, steps = block.get("run"), block.get("steps") or []
+        verdicts = [run.get("steady")] if isinstance(run, Mapping) else [st.get("steady") for st in steps]
+        values.append(False if False in verdicts else True if verdicts and all(verdicts) else None)
+    yes = sum(1 for v in values if v)
+    told = any(v is not None for v in values)  # "" when no repetition could tell (short windows, older summaries)
+    return {"values": values, "count": yes, "text": f"steady in {yes} of {len(values)} runs" if told else ""}
+
+
 def aggregate(
     summaries: Sequence[Mapping[str, Any]],
     *,
@@ -121,4 +135,5 @@ def aggregate(
 ) -> dict[str, Any]:
     """The ``repeat`` block of the summary of ``len(summaries)`` repetitions (module docstring)."""
     return {"runs": len(summaries), "seeds": list(seeds), "summaries": list(paths), "exit_codes": list(exit_codes),
-            "aggregate": aggregate_metrics(summaries), "safe": safe_levels(summaries)}  # fmt: skip
+            "aggregate": aggregate_metrics(summaries), "safe": safe_levels(summaries),
+            "steady": steadiness(summaries)}  # fmt: skip

@@ -79,3 +79,13 @@ def test_the_repeat_block():
     assert rep["runs"] == 2 and rep["seeds"] == [7, 8] and rep["exit_codes"] == [0, 0]
     assert rep["safe"]["text"] == "safe 8 users in 2 of 2 runs"
     assert rep["aggregate"]["overall"]["ttft_p99_ms"]["median"] == 80.0
+    assert rep["steady"] == {"values": [None, None], "count": 0, "text": ""}
+
+
+def test_steadiness_per_repetition():
+    from llmload.results.repeat import steadiness
+
+    runs = [{"steady": {"run": {"steady": True}, "steps": []}}, {"steady": {"run": {"steady": False}, "steps": []}},
+            {"steady": {"run": None, "steps": [{"steady": True}, {"steady": True}]}},
+            {"steady": {"run": None, "steps": [{"steady": True}, {"steady": None}]}}]  # fmt: skip
+    assert steadiness(runs) == {"values": [True, False, True, None], "count": 2, "text": "steady in 2 of 4 runs"}
