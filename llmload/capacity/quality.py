@@ -1,7 +1,9 @@
 """The fit's quality: the measured requests replayed on the fitted model, compared per step and class.
 
-Every measured request arrives in the replay when it was sent, with its measured prompt and
-output lengths (:func:`~llmload.sim.virtual.replay`); per ladder step (its steady window) and
+Every measured request arrives in the replay when it was sent (an open loop,
+:func:`~llmload.sim.virtual.replay`), or, in a closed loop, when its user's previous request
+ended in the replay (:mod:`llmload.capacity.chains`), with its measured prompt and output
+lengths; per ladder step (its steady window) and
 class, TTFT and TPOT p50/p90 measured vs replayed, and the relative error.
 """
 
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from llmload.capacity.chains import replay_closed
 from llmload.capacity.measured import Measured
 from llmload.sim.params import EngineParams
 from llmload.sim.virtual import Arrival, replay
@@ -23,8 +26,11 @@ def _pct(xs: list[float], q: float) -> float | None:
 
 
 def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
-    arrivals = [Arrival(r.start, max(r.input, 1), r.output, str(i)) for i, r in enumerate(m.reqs)]
-    outcomes, _ = replay(params, arrivals)
+    if m.closed_loop:  # each user's next request follows its last one, as it did
+        outcomes = replay_closed(params, m.reqs)
+    else:
+        arrivals = [Arrival(r.start, max(r.input, 1), r.output, str(i)) for i, r in enumerate(m.reqs)]
+        outcomes, _ = replay(params, arrivals)
     by_tag = {o.arrival.tag: o for o in outcomes}
     rows = []
     for st in m.steps:
@@ -51,7 +57,8 @@ def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
 
 
 def worst_error(rows: list[dict[str, Any]], key: str = "p50") -> float:
-    """The largest |relative error| of TTFT/TPOT ``key`` over the '(all)' rows."""
-    errs = [abs(r[f"{m}_{key}_error"]) for r in rows if r["class"] == "(all)" for m in ("ttft", "tpot")
+    """The largest |relative error| of TTFT/TPOT ``key`` over the per-class rows (a mix's overall median
+    of TTFT falls between its classes' modes and jumps from one to the other on a few requests)."""
+    errs = [abs(r[f"{m}_{key}_error"]) for r in rows if r["class"] != "(all)" for m in ("ttft", "tpot")
             if r.get(f"{m}_{key}_error") is not None]  # fmt: skip
     return max(errs) if errs else 0.0

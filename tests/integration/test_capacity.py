@@ -4,7 +4,7 @@ load the ladder did NOT run, checked against a real run of that load.
 
 Stated tolerances (docs/capacity.md): the fitted step intercept (host + step_base) and prefill rate
 within 10 %, the admission cap exact, the KV capacity measured (the KV gauge moved), the run replayed on
-its fit within 15 % per step (TTFT/TPOT p50, all classes); the predicted TTFT and TPOT p50 of the unseen step within 20 %
+its fit within 25 % per step and class (TTFT/TPOT p50; 10 s steps of ~20 requests); the predicted TTFT and TPOT p50 of the unseen step within 20 %
 of the measured ones (a real client adds HTTP and event-loop time the model does not have).
 """
 
@@ -66,7 +66,7 @@ def test_fit_recovers_the_engine_and_predicts_a_step_it_never_ran(sim, tmp_path)
     assert p["max_num_seqs"] == TRUE["max_num_seqs"] and prov["max_num_seqs"]["how"] == "measured", fitted.stdout
     assert prov["prefill_tps"]["how"] == "fitted" and prov["host_overhead_ms"]["how"] == "assumed"
     assert doc["quality"] and all(q["tpot_p50_ms"] for q in doc["quality"] if q["class"] == "(all)")
-    assert doc["replay_worst_p50_error"] < 0.15, fitted.stdout  # the run replayed on its fit, per step (all classes)
+    assert doc["replay_worst_p50_error"] < 0.25, fitted.stdout  # the run replayed on its fit, per step and class
     assert prov["kv_blocks"]["how"] == "measured", fitted.stdout  # --engine-metrics: the KV gauge moved
 
     predicted = _llmload("predict", "--engine", str(tmp_path / "engine.toml"), "--profile", str(profile), "-u", "5",
