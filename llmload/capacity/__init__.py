@@ -1,11 +1,15 @@
 """Capacity planning: fit the engine model to a measured run, then predict loads not yet run.
 
-* :mod:`llmload.capacity.measured` — a run's per-request records and ladder steps, read back;
+* :mod:`llmload.capacity.measured` — a run's per-request records, ladder steps and engine series, read back;
 * :mod:`llmload.capacity.features` — what each request saw while it ran (batch, context, prefills);
-* :mod:`llmload.capacity.fit` — least squares of the step cost, the admission cap, provenance;
+* :mod:`llmload.capacity.fit` — least squares of the step cost, the admission cap, provenance
+  (:mod:`~llmload.capacity.param`); :mod:`llmload.capacity.kv` — the KV capacity from the KV gauge;
+* :mod:`llmload.capacity.quality` — the run replayed on its fit (:mod:`~llmload.capacity.chains`: a
+  closed loop user by user);
 * :mod:`llmload.capacity.engine_file` — ``engine.toml``: write, read, hash;
-* :mod:`llmload.capacity.drive` — closed- and open-loop workloads on the virtual clock;
-* :mod:`llmload.capacity.predict` — a predicted run as a normal summary;
+* :mod:`llmload.capacity.drive` — closed- and open-loop workloads on the virtual clock, K replicas;
+* :mod:`llmload.capacity.predict` — a predicted run as a normal summary
+  (:mod:`~llmload.capacity.workload_args`, :mod:`~llmload.capacity.overrides`: its flags and what-ifs);
 * :mod:`llmload.capacity.command` — ``llmload fit`` and ``llmload predict``.
 
 See ``docs/capacity.md``.
