@@ -75,3 +75,18 @@ def sim():
     yield start
     for p in procs:
         p.stop()
+
+
+@pytest.fixture(autouse=True)
+def _own_master_port(monkeypatch):
+    """Every test's ``--processes`` master on a port of its own, not Locust's fixed 5557.
+
+    Runs that do not name ``--master-bind-port``/``--master-port`` read Locust's environment variables (the
+    flags still win): two suites on one box, or a run still ending beside the next test, held 5557 and the
+    next ``--processes`` run stopped at its pre-check ("Address already in use"), seen with two fresh-clone
+    ``make test`` runs side by side. In-process runs are unaffected.
+    """
+    from tests.ports import free_port
+
+    port = str(free_port())
+    monkeypatch.setenv("LOCUST_MASTER_BIND_PORT", port)  # --processes' forked workers follow the bind port
