@@ -53,8 +53,12 @@ def test_a_cold_start_shows_and_warns_without_warmup_and_is_left_out_with_it(sim
     assert "warmup" not in cold and "cold start:" in cold_out
     assert not [w for w in warm["warnings"] if w.startswith("cold start:")]
     # with --warmup 6s: the measured part is a warm server's; the cold requests are in the block alone
+    # No cold request (>= 1 s) in the measured part: its p99 far below the cold start, its median a warm
+    # server's. The p99s of the two runs agree on a quiet box (55.5 vs 54 ms) but a p99 of ~200 requests is
+    # one stall on a busy one (226 vs 98 ms in a fresh-clone make test, three runs side by side).
     p99, warm_p99 = wu["overall"]["ttft_ms"]["p99"], warm["overall"]["ttft_ms"]["p99"]
-    assert p99 <= max(1.2 * warm_p99, warm_p99 + 30), (p99, warm_p99)
+    p50, warm_p50 = wu["overall"]["ttft_ms"]["p50"], warm["overall"]["ttft_ms"]["p50"]
+    assert p99 < 500 and p50 <= max(1.2 * warm_p50, warm_p50 + 10), (p99, warm_p99, p50, warm_p50)
     block = wu["warmup"]
     assert block["requests"] >= 8 and block["errors"] == 0 and block["duration_s"] == 6.0
     assert block["ttft_p50_ms"] >= 1000 and block["measured_ttft_p99_ms"] == p99
