@@ -15,7 +15,7 @@ __all__ = ["render_steady", "steady_html", "steady_lines"]
 def _word(s: Mapping[str, Any]) -> str:
     v = s.get("steady")
     if v is None:
-        return f"too short to tell ({s.get('reason')})"
+        return f"not judged: {s.get('reason')}"  # the reason says why (a window too short to tell)
     return f"yes ({s.get('window_s')} s, {s.get('batches')} batches)" if v else f"NO: {s.get('reason')}"
 
 
