@@ -117,6 +117,7 @@ def predict_main(argv: list[str]) -> int:
 
 
 def _predict(ns: argparse.Namespace) -> int:
+    from llmload.analysis.slo import run_slos
     from llmload.capacity.engine_file import engine_hash, read_engine
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
@@ -142,7 +143,7 @@ def _predict(ns: argparse.Namespace) -> int:
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,
-                              predicted=predicted)  # fmt: skip
+                              predicted=predicted, slos=run_slos(config, profile))  # fmt: skip
     if extra:
         result = dataclasses.replace(
             result, warnings=(*result.warnings, "prediction extrapolates: " + "; ".join(extra))
