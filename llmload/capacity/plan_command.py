@@ -15,17 +15,22 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from llmload.errors import ConfigError, LlmloadError
 
 __all__ = ["plan_main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, as every other bad input (argparse adds its usage)
+        self.exit(2, f"llmload plan: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from llmload.capacity.workload_args import add_slo_arguments
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="llmload plan",
         description="How many replicas a load needs under SLOs (or within --degradation of the baseline), "
         "searched with predict on a fitted engine model (docs/capacity.md)",
@@ -65,7 +70,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def plan_main(argv: list[str]) -> int:
-    ns = _parser().parse_args(argv)
+    try:
+        ns = _parser().parse_args(argv)
+    except SystemExit as e:  # --help (0), or a flag argparse refused (2, its one line said)
+        return e.code if isinstance(e.code, int) else 2
     try:
         return _plan(ns)
     except LlmloadError as e:
@@ -94,6 +102,8 @@ def _check(ns: argparse.Namespace) -> None:
         raise ConfigError(f"--rate {ns.rate:g}: must be > 0 requests/s")
     if ns.max_replicas < 1:
         raise ConfigError(f"--max-replicas {ns.max_replicas}: must be >= 1")
+    if not ns.burstiness > 0:
+        raise ConfigError(f"--burstiness {ns.burstiness:g}: must be > 0 (the gamma shape; 1 = Poisson)")
     if not ns.degradation > 0:
         raise ConfigError(f"--degradation {ns.degradation:g}: must be > 0, e.g. 0.5 (+50 %)")
     if ns.json and not Path(ns.json).parent.is_dir():

@@ -78,6 +78,9 @@ def test_plan_says_when_no_replica_count_is_enough(files, capsys):
         (["-u", "4", "-t", "soon"], "-t 'soon'"),
         (["-u", "4", "--set", "nope=3"], "nope"),
         (["-u", "4", "--json", "/no/such/dir/p.json"], "--json /no/such/dir/p.json"),
+        (["-u", "4", "--rate", "2", "--burstiness", "0"], "--burstiness 0"),
+        (["-u", "4", "--arrival", "closed"], "argument --arrival: invalid choice: 'closed'"),
+        (["-u", "many"], "argument -u/--users: invalid int value: 'many'"),
     ],
 )
 def test_bad_input_is_one_error_line_and_exit_2(files, capsys, args, said):
@@ -91,3 +94,5 @@ def test_a_missing_engine_file_is_one_error_line(tmp_path, capsys):
     assert plan_main(["--engine", str(tmp_path / "none.toml"), "-u", "4"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "none.toml" in err
+    assert plan_main(["-u", "4"]) == 2
+    assert capsys.readouterr().err == "llmload plan: error: the following arguments are required: --engine\n"
