@@ -67,7 +67,7 @@ from llmload.metrics.record import RequestRecord
 from llmload.redact import mask
 from llmload.users.backoff import RETRY_AFTER_STATUSES, Backoff, retry_after_s
 from llmload.users.context import LoadContext, context_of
-from llmload.users.deadlines import Deadline
+from llmload.users.deadlines import Deadline, Flight, Watchdog
 from llmload.users.error_body import error_message
 from llmload.users.http import BodyReader, install_keepalive, take_reconnects
 from llmload.users.stream import consume
@@ -242,15 +242,8 @@ class LLMUser(FastHttpUser):
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
             rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
-            resp = self.client.request(
-                spec.method,
-                spec.path,
-                name=sample.class_name,
-                data=spec.body,
-                headers=ctx.headers_for(spec),
-                stream=True,
-                catch_response=True,
-            )
+            resp = self.client.request(spec.method, spec.path, name=sample.class_name, data=spec.body,
+                                       headers=ctx.headers_for(spec), stream=True, catch_response=True)  # fmt: skip
             rec.headers_ns = perf_counter_ns()
             rec.status = resp.status_code or 0
             if getattr(resp, "_response", None) is not None:
@@ -266,20 +259,7 @@ class LLMUser(FastHttpUser):
             done = consume(framing, reader, adapter, state, rec, ctx.sse_parser)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
-            settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
-            settle_reasoning(
-                rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
-                state.usage_reasoning_tokens,
-            )  # fmt: skip
-            rec.cached_prompt_tokens = state.usage_cached_tokens
-            if keep_reply:
-                rec.reply_text = state.reply_text()
-            rec.finish_reason = state.finish_reason
-            if state.server_timing is not None:
-                rec.server_timing = state.server_timing
-                rec.server_queue_ms = state.server_queue_ms
-                rec.server_prefill_ms = state.server_prefill_ms
-                rec.server_decode_ms = state.server_decode_ms
+            _settle(rec, state, keep_reply)
             _check_complete(rec, state, framing)
             rec.outcome = "ok"  # decided; what follows only keeps the connection reusable
             if done and not reader.complete:
@@ -287,19 +267,11 @@ class LLMUser(FastHttpUser):
                 _drain(reader)
             clean = reader.complete
         except Deadline as d:
-            if d.kind != "drain":  # drain: the answer was complete, only the HTTP terminator never came
-                _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
-            if reader is None:  # cut while waiting for headers: the socket is out of reach
-                self._drop_connections()
+            self._cut(rec, d, reader)
         except StreamError as e:
             _fail(rec, e.kind, str(e))
         except _CONNECTION_ERRORS as e:
-            if reader is None:
-                _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
-            else:  # the headers had arrived: the answer was cut
-                n = rec.counted_tokens
-                tokens = f"{n} token{'s' if n != 1 else ''}"
-                _fail(rec, StreamDisconnected.kind, f"connection lost after {tokens} ({type(e).__name__}: {e})")
+            _fail_connection(rec, e, reader)
         except GreenletExit:
             if rec.outcome != "ok":
                 rec.outcome = "interrupted"
@@ -308,16 +280,55 @@ class LLMUser(FastHttpUser):
             _fail(rec, CLIENT_ERROR, f"{type(e).__name__}: {e}")
             raise
         finally:
-            rec.reconnects = take_reconnects()
-            watchdog.unregister(flight)
-            if not rec.end_ns:
-                rec.end_ns = perf_counter_ns()
-            if rec.outcome != "ok" and not rec.output_tokens:
-                rec.output_tokens = rec.counted_tokens
-            if reader is not None and not clean:
-                reader.discard()
-            ctx.finish(rec)
+            _close(ctx, watchdog, flight, rec, reader, clean)
         return rec
+
+    def _cut(self, rec: RequestRecord, d: Deadline, reader: BodyReader | None) -> None:
+        """A deadline cut the request (the watchdog, :mod:`llmload.users.deadlines`)."""
+        if d.kind != "drain":  # drain: the answer was complete, only the HTTP terminator never came
+            _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
+        if reader is None:  # cut while waiting for headers: the socket is out of reach
+            self._drop_connections()
+
+
+def _settle(rec: RequestRecord, state: StreamState, keep_reply: bool) -> None:
+    """A finished stream's state onto its record: token counts, reasoning, cache, reply, finish reason, server timing."""
+    settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
+    settle_reasoning(rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
+                     state.usage_reasoning_tokens)  # fmt: skip
+    rec.cached_prompt_tokens = state.usage_cached_tokens
+    if keep_reply:
+        rec.reply_text = state.reply_text()
+    rec.finish_reason = state.finish_reason
+    if state.server_timing is not None:
+        rec.server_timing = state.server_timing
+        rec.server_queue_ms = state.server_queue_ms
+        rec.server_prefill_ms = state.server_prefill_ms
+        rec.server_decode_ms = state.server_decode_ms
+
+
+def _fail_connection(rec: RequestRecord, e: BaseException, reader: BodyReader | None) -> None:
+    """A connection error: ``connection`` before the response headers, ``stream_disconnected`` after them."""
+    if reader is None:
+        _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
+    else:  # the headers had arrived: the answer was cut
+        n = rec.counted_tokens
+        tokens = f"{n} token{'s' if n != 1 else ''}"
+        _fail(rec, StreamDisconnected.kind, f"connection lost after {tokens} ({type(e).__name__}: {e})")
+
+
+def _close(ctx: LoadContext, watchdog: Watchdog, flight: Flight, rec: RequestRecord, reader: BodyReader | None,
+           clean: bool) -> None:
+    """The end of every request, however it ended: off the watchdog, end time and tokens set, the record handed on."""
+    rec.reconnects = take_reconnects()
+    watchdog.unregister(flight)
+    if not rec.end_ns:
+        rec.end_ns = perf_counter_ns()
+    if rec.outcome != "ok" and not rec.output_tokens:
+        rec.output_tokens = rec.counted_tokens
+    if reader is not None and not clean:
+        reader.discard()
+    ctx.finish(rec)
 
 
 def _raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> None:
