@@ -86,7 +86,7 @@ def _own_master_port(monkeypatch):
     next ``--processes`` run stopped at its pre-check ("Address already in use"), seen with two fresh-clone
     ``make test`` runs side by side. In-process runs are unaffected.
     """
-    from tests.ports import free_port
+    from tests.helpers.ports import free_port
 
     port = str(free_port())
     monkeypatch.setenv("LOCUST_MASTER_BIND_PORT", port)  # --processes' forked workers follow the bind port
