@@ -1,18 +1,12 @@
-"""The three roles a Locust process plays, each a small object with the behaviour its role needs.
+"""The three roles a Locust process plays, each a small object with the parts it builds and the behaviour it needs.
 
-=============  ====================================================  ============================================
-role           parts                                                 its own behaviour
-=============  ====================================================  ============================================
-:class:`Standalone`  :class:`~llmload.runtime.load.LoadProcess` +    folds its own report every
-               :class:`~llmload.runtime.coordinator.Coordinator`     :data:`LOCAL_REPORT_INTERVAL_S` and at the stop;
-                                                                     a second signal stops the test now
-:class:`Worker`      load process                                    ships its report (3 s, at its stop, when its
-                                                                     trace share is done); takes its share of the
-                                                                     arrivals; a signal always ends its test
-:class:`Master`      coordinator                                     merges the workers' reports, marks lost ones,
-                                                                     forwards the arrivals' schedule; a second
-                                                                     signal quits without waiting for them
-=============  ====================================================  ============================================
+* :class:`Standalone` — a :class:`~llmload.runtime.load.LoadProcess` and a
+  :class:`~llmload.runtime.coordinator.Coordinator`: folds its own report every
+  :data:`LOCAL_REPORT_INTERVAL_S` and at the stop; a second signal stops the test now;
+* :class:`Worker` — a load process: ships its report (every 3 s, at its stop, when its share of a
+  trace is done), takes its share of the open-loop arrivals; a signal always ends its test;
+* :class:`Master` — a coordinator: merges its workers' reports, marks lost ones, forwards the
+  arrivals' schedule; a second signal quits without waiting for the workers.
 
 :class:`~llmload.runtime.process.Runtime` holds one (:func:`make_role`, from the runner that exists at
 ``init``) and calls its hooks where the life cycle differs by role; the base class's hooks do nothing.

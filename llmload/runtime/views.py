@@ -2,9 +2,10 @@
 
 :class:`LiveViews` reads the coordinator's aggregator, step tracker and ladder driver and the
 :class:`~llmload.runtime.conclusion.Setup` and engine/GPU collection of the current test; it changes
-nothing but the aggregator's user gauge (from Locust's runner, at :meth:`~LiveViews.snapshot`). It is
-the web UI's :class:`~llmload.webui.LiveSource`; the exporter reads :meth:`~LiveViews.snapshot` and
-:meth:`~LiveViews.export_context`.
+nothing but the aggregator's user gauge (from Locust's runner, at
+:meth:`~llmload.runtime.views.LiveViews.snapshot`). It is the web UI's :class:`~llmload.webui.LiveSource`;
+the exporter reads :meth:`~llmload.runtime.views.LiveViews.snapshot` and
+:meth:`~llmload.runtime.views.LiveViews.export_context`.
 """
 
 from __future__ import annotations
