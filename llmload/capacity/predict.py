@@ -21,7 +21,7 @@ from llmload.capacity.drive import Sent, Workload, drive, step_bounds
 from llmload.ladder.tracker import StepWindow
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
-from llmload.results import RunResult
+from llmload.results import RunResult, RunSetup
 from llmload.results.arrival import arrival_result
 from llmload.results.build import build_result
 from llmload.sim.params import EngineParams
@@ -95,8 +95,7 @@ def predicted_result(
         windows=windows,
         step_metrics=steps,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall0)),
-        config={**(config or {}), "host": "predicted"},
-        profile=profile,
+        setup=RunSetup.from_summary({**(config or {}), "host": "predicted"}, profile),
         arrival=arrival,
     )
     result = replace(result, extra={**result.extra, "predicted": dict(predicted or {})})

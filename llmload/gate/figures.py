@@ -87,5 +87,5 @@ def describe(result: RunResult) -> dict[str, Any]:
     """What the gate says of a run: its requests, start time, seed, and repetitions when aggregated."""
     rep = result.extra.get("repeat")
     return {"requests": result.overall.requests, "ok": result.overall.ok, "started_at": result.started_at,
-            "seed": result.config.get("seed"),
+            "seed": result.setup.seed,
             "repetitions": int(rep.get("runs") or 0) if isinstance(rep, Mapping) else None}  # fmt: skip

@@ -54,7 +54,7 @@ def arrival_data(result: RunResult) -> dict[str, Any] | None:
     if not a.open_loop:
         return None
     t = a.trace
-    rates = (result.config.get("ladder") or {}).get("rates") if a.offered_rate is None else None
+    rates = result.setup.ladder.rates if a.offered_rate is None and result.setup.ladder is not None else None
     return {
         "mode": a.mode,
         "burstiness": a.burstiness,

@@ -18,7 +18,7 @@ text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -28,6 +28,7 @@ from llmload.report import fmt
 from llmload.report.data import row
 from llmload.report.repeat import compare_lines, compare_repeat
 from llmload.results.model import RunResult, Stats, StepResult
+from llmload.results.setup import ArrivalSetup, LadderSetup, RunSetup, TraceSetup
 
 if TYPE_CHECKING:
     from llmload.rundir import Run
@@ -108,47 +109,45 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
         rate, users = key
         scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else fmt.users(users)
         rows += _rows(scope, users, ra and ra.overall, rb and rb.overall)
-    notes = _differences(a.result.config, b.result.config)
+    notes = _differences(a.result.setup, b.result.setup)
     return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows,
             "repeat": compare_repeat(a.result.extra, b.result.extra)}
 
 
-#: Settings that make two runs' numbers incomparable when they differ: (label, getter of the public config).
-_SETTINGS = (
-    ("model", lambda c: c.get("model")),
-    ("workload profile", lambda c: c.get("profile")),
-    ("max tokens cap", lambda c: c.get("max_tokens_cap")),
-    ("arrival", lambda c: _arrivals(c.get("arrival"))),
-    ("ladder", lambda c: _ladder(c.get("ladder"))),
-    ("step time", lambda c: (c.get("ladder") or {}).get("step_s")),
+#: Settings that make two runs' numbers incomparable when they differ: (label, getter of the run's setup).
+_SETTINGS: tuple[tuple[str, Callable[[RunSetup], Any]], ...] = (
+    ("model", lambda s: s.model),
+    ("workload profile", lambda s: s.workload),
+    ("max tokens cap", lambda s: s.max_tokens_cap),
+    ("arrival", lambda s: _arrivals(s.arrival)),
+    ("ladder", lambda s: _ladder(s.ladder)),
+    ("step time", lambda s: s.ladder.step_s if s.ladder is not None else None),
 )
 
 
-def _arrivals(arrival: Mapping[str, Any] | None) -> str:
+def _arrivals(a: ArrivalSetup) -> str:
     """How requests arrived: closed loop, an open-loop process and rate, or a trace replay (file, speedup, limit).
 
     Open-loop latencies run from the intended send time, and a trace replaces the profile: a
     closed run beside either does not compare like for like.
     """
-    a = arrival or {}
-    mode = a.get("mode") or "closed"
-    if mode == "trace":
-        t = a.get("trace") or {}
-        limit = f", first {t['limit']}" if t.get("limit") else ""
-        return f"trace {Path(str(t.get('file'))).name} at speedup {t.get('speedup', 1):g}{limit}"
-    if mode != "closed" and a.get("rate") is not None:
-        return f"{mode} {a['rate']:g} req/s" + (f" burstiness {a['burstiness']:g}" if a.get("burstiness") else "")
-    return mode
+    if a.mode == "trace":
+        t = a.trace or TraceSetup()
+        limit = f", first {t.limit}" if t.limit else ""
+        return f"trace {Path(str(t.file)).name} at speedup {t.speedup:g}{limit}"
+    if a.mode != "closed" and a.rate is not None:
+        return f"{a.mode} {a.rate:g} req/s" + (f" burstiness {a.burstiness:g}" if a.burstiness else "")
+    return a.mode
 
 
-def _ladder(ladder: Mapping[str, Any] | None) -> Any:
+def _ladder(ladder: LadderSetup | None) -> str | list[int] | None:
     """A concurrency ladder's user counts; a rate ladder's rates and cap (its levels are the cap repeated)."""
-    if ladder and ladder.get("rates"):
-        return fmt.ladder_levels(dict(ladder), sep=",")
-    return (ladder or {}).get("levels")
+    if ladder is not None and ladder.rates:
+        return fmt.ladder_levels(ladder.to_dict(), sep=",")
+    return list(ladder.levels) if ladder is not None and ladder.levels else None
 
 
-def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+def _differences(a: RunSetup, b: RunSetup) -> list[str]:
     """One line per setting that differs between the runs (numbers may not compare like for like)."""
     out = []
     for label, get in _SETTINGS:

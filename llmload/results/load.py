@@ -35,6 +35,7 @@ from llmload.results.model import (
     TraceReplay,
     TurnResult,
 )
+from llmload.results.setup import LoadState, RunSetup
 from llmload.results.thresholds import ThresholdResult
 
 __all__ = ["READABLE", "SummaryError", "check_schema", "from_summary", "stats_from_dict"]
@@ -236,12 +237,9 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             weights={str(n): _num((c or {}).get("weight")) for n, c in classes.items()},
             steps=tuple(steps),
             started_at=d.get("started_at"),
-            config=dict(d.get("config") or {}),
-            profile=dict(d.get("profile") or {}),
-            workers=d.get("workers"),
-            workers_lost=tuple(lost) if lost is not None else None,
-            client_saturated=bool(client.get("saturated")),
-            client_saturated_processes=tuple(client.get("saturated_processes") or ()),
+            setup=RunSetup.from_summary(d.get("config"), d.get("profile")),
+            load=LoadState(d.get("workers"), tuple(lost) if lost is not None else None, bool(client.get("saturated")),
+                           tuple(client.get("saturated_processes") or ())),  # fmt: skip
             warnings=tuple(d.get("warnings") or ()),
             server=d.get("server"),
             gpu=d.get("gpu"),

@@ -35,7 +35,6 @@ import orjson
 from llmload.analysis import analyze
 from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
-from llmload.config.values import public_url
 from llmload.exporter import ExportContext, Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
@@ -45,7 +44,7 @@ from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
 from llmload.metrics.slo import class_slos
 from llmload.metrics.warmup import warmup_into
 from llmload.report.console import render_summary
-from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
+from llmload.results import BASELINE_STEP, RunResult, RunSetup, build_result, series_from_timeseries, to_summary
 from llmload.results.build import arrival_result, load_generator, trace_replay
 from llmload.results.thresholds import exit_code as thresholds_exit_code
 from llmload.rundir import save_run
@@ -349,8 +348,7 @@ class Coordinator:
             windows=self.steps.windows,
             step_metrics=snap.steps,
             started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_wall)),
-            config={**self.config.public_dict(), "host": public_url(self._env.host) if self._env.host else None},
-            profile=self.profile.to_dict(),
+            setup=RunSetup.from_run(self.config, self.profile, self._env.host),
             load=load,
             collection=collection.summary_extra() if collection is not None else None,
             series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
