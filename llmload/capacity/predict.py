@@ -63,7 +63,7 @@ def predicted_result(
     profile: Mapping[str, Any] | None = None,
     config: Mapping[str, Any] | None = None,
     predicted: Mapping[str, Any] | None = None,
-    degradation: float = 0.5,
+    degradation: float | None = None,  # None: the config's (the flag's default)
 ) -> RunResult:
     """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run."""
     ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))

@@ -12,6 +12,7 @@ from locust.util.timespan import parse_timespan
 
 from llmload.capacity.drive import ClassSpec, StepSpec, Workload
 from llmload.config.arrival import parse_rates
+from llmload.config.flags import flag
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
 from llmload.workload.profiles import load_profile
@@ -66,7 +67,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         "model": "engine model",
         "profile": ns.profile,
         "seed": ns.seed,
-        "degradation": 0.5,
+        "degradation": flag("degradation").default,
         "slo": None,
     }
     if ns.ladder or ns.rate_ladder:
