@@ -106,6 +106,6 @@ def cache_view(result: RunResult) -> CacheView:
     looked_up = (signals.get("prefix_cache_queries") or {}).get("increase")
     prompt = (signals.get("prompt_tokens") or {}).get("increase")
     off = (0.0, float(prompt)) if looked_up == 0 and isinstance(prompt, (int, float)) and prompt > 0 else None
-    engines = server.get("engines") or ()
-    name = str(engines[0]) if len(engines) == 1 else None
-    return CacheView(sharing, client, engine, off, reusable, name)
+    engines: Any = server.get("engines") or ()
+    engine_name = str(engines[0]) if len(engines) == 1 else None
+    return CacheView(sharing, client, engine, off, reusable, engine_name)
