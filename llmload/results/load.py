@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from llmload.errors import LlmloadError
+from llmload.errors import ConfigError, LlmloadError
 from llmload.metrics.definitions import PHASES, TAIL_PARTS
 from llmload.metrics.turns import TURN_METRICS
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
@@ -250,5 +250,5 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             thresholds=tuple(_threshold(t) for t in d.get("thresholds") or ()),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )
-    except (AttributeError, KeyError, TypeError, ValueError) as e:
+    except (AttributeError, KeyError, TypeError, ValueError, ConfigError) as e:  # ConfigError: an unreadable SLO
         raise SummaryError(f"not a readable llmload summary ({type(e).__name__}: {e})") from None

@@ -12,7 +12,7 @@ from llmload.config.flags import defaults, flag
 from llmload.errors import ConfigError
 from llmload.metrics.recorder import MetricSet
 from llmload.metrics.slo import SLO
-from llmload.results import build_result, from_summary, to_summary
+from llmload.results import SummaryError, build_result, from_summary, to_summary
 from llmload.results.setup import ArrivalSetup, LadderSetup, LoadState, PrefixSetup, RunSetup, TraceSetup
 from llmload.workload.profiles import load_profile, profile_from_dict
 
@@ -112,3 +112,8 @@ def test_the_load_state_is_written_under_the_summarys_names():
     assert from_summary(s).load == state
     standalone = to_summary(build_result(MetricSet(), duration_s=1.0, users_max=1, weights={}))
     assert "workers" not in standalone and from_summary(standalone).load == LoadState()
+
+
+def test_a_summary_with_an_unreadable_slo_is_one_line():
+    with pytest.raises(SummaryError, match=r"^not a readable llmload summary \(ConfigError: config.slo: unknown SLO 'ttft'"):
+        from_summary({"overall": {}, "config": {"slo": {"ttft": 3}}})
