@@ -32,6 +32,7 @@ from locust.runners import STATE_CLEANUP, STATE_RUNNING, STATE_SPAWNING, STATE_S
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig
+from llmload.config.targets import split_hosts
 from llmload.discovery import discover_model
 from llmload.errors import ConfigError
 from llmload.ladder import StepTracker
@@ -216,7 +217,7 @@ class Runtime:
         elif startup:
             check_output_file("--records-jsonl", config.records_jsonl)
         if config.model_auto and self.coordinator is not None and host:
-            model = discover_model(host, api_headers_for(get_adapter_class(config.api), config.api_key))
+            model = discover_model(split_hosts(host)[0], api_headers_for(get_adapter_class(config.api), config.api_key))
             config = replace(config, adapter=replace(config.adapter, model=model), model_auto=False)
         self.options.forward(config)
         self.config: RunConfig = config

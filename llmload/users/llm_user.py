@@ -52,6 +52,8 @@ from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
 from llmload.adapters.base import Framing, StreamState
+from llmload.config.targets import round_robin
+from llmload.config.values import public_url
 from llmload.errors import (
     CLIENT_ERROR,
     ConnectError,
@@ -105,6 +107,7 @@ class LLMUser(FastHttpUser):
             self.network_timeout = None
         super().__init__(environment)
         install_keepalive(self.client)
+        self._targets = round_robin(self.host) if self.host and "," in self.host else None  # --host URL1,URL2,...
 
     _sampler: WorkloadSampler
     _backoff: Backoff
@@ -238,13 +241,14 @@ class LLMUser(FastHttpUser):
         flight = watchdog.register(rec)
         reader: BodyReader | None = None
         clean = False
+        target = self._targets.next() if self._targets is not None else ""  # "": Locust's base URL, the one --host
         try:
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
             rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
             resp = self.client.request(
                 spec.method,
-                spec.path,
+                target + spec.path,
                 name=sample.class_name,
                 data=spec.body,
                 headers=ctx.headers_for(spec),
@@ -316,6 +320,8 @@ class LLMUser(FastHttpUser):
                 rec.output_tokens = rec.counted_tokens
             if reader is not None and not clean:
                 reader.discard()
+            if target and rec.outcome == "error":  # which of several targets failed
+                rec.error_message = f"{rec.error_message} (target {public_url(target)})"
             ctx.finish(rec)
         return rec
 

@@ -241,7 +241,8 @@ def _numeric_defaults() -> dict[str, float]:
 
 def _restated_defaults(tree: ast.AST, defaults: dict[str, float]) -> list[str]:
     """Where ``tree`` writes a flag's default itself: ``degradation: float = 0.5`` (a parameter or a field),
-    ``d.get("degradation", 0.5)``, ``d.get("degradation") or 0.5``, ``{"degradation": 0.5}``."""
+    ``d.get("degradation", 0.5)``, ``d.get("degradation") or 0.5``, ``{"degradation": 0.5}``, or a command of its
+    own declaring the flag again: ``p.add_argument("--degradation", default=0.5)``."""
 
     def same(dest: str, value: ast.AST | None) -> bool:
         return dest in defaults and isinstance(value, ast.Constant) and value.value == defaults[dest] \
@@ -262,6 +263,9 @@ def _restated_defaults(tree: ast.AST, defaults: dict[str, float]) -> list[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
                 and len(node.args) == 2 and same(key(node.args[0]), node.args[1]):  # fmt: skip
             found.append(key(node.args[0]))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            dest = next((key(a)[2:].replace("-", "_") for a in node.args if key(a).startswith("--")), "")
+            found += [dest for k in node.keywords if k.arg == "default" and same(dest, k.value)]
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             names = {key(n) for n in ast.walk(node.values[0])} - {""}
             found += [n for n in names if same(n, node.values[-1])]
@@ -286,6 +290,7 @@ def test_every_flag_default_is_written_once_in_the_flag_table():
 def test_a_restated_default_is_seen():
     d = {"degradation": 0.5}
     for text in ("def f(degradation: float = 0.5): ...", "def f(*, degradation=0.5): ...", "class C:\n    degradation: float = 0.5",
-                 "x = v.get('degradation', 0.5)", "x = float(c.get('degradation') or 0.5)", "x = {'degradation': 0.5}"):  # fmt: skip
+                 "x = v.get('degradation', 0.5)", "x = float(c.get('degradation') or 0.5)", "x = {'degradation': 0.5}",
+                 "p.add_argument('-d', '--degradation', type=float, default=0.5)"):  # fmt: skip
         assert _restated_defaults(ast.parse(text), d) == ["degradation"], text
     assert _restated_defaults(ast.parse("x = v.get('degradation', DEFAULT) or 0.7; SHARE = 0.5"), d) == []

@@ -170,7 +170,7 @@ def test_the_page_gets_the_loader_once_and_the_chart_page_and_assets_are_served(
         r = client.get(f"/llmload/static/{name}")
         assert r.status_code == 200 and r.get_data() == (STATIC_DIR / name).read_bytes(), name
     banner = client.get("/llmload/static/uPlot.iife.min.js").get_data()[:60]
-    assert banner.startswith(b"/*! https://github.com/leeoniya/uPlot (v1.6.32)")  # as README.md says
+    assert banner.startswith(b"/*! https://github.com/leeoniya/uPlot (v1.6.32)")  # as llmload/web/static/README.md says
     assert client.get("/llmload/static/../charts.py").status_code == 404
     links = env.web_ui.template_args["extended_csv_files"]
     assert {"href": "./llmload/charts", "title": "Open the LLM charts in a page of their own"} in links
