@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from llmload.sim import start_sim_process
-from tests.gap_stats import cv, ks_exponential
-from tests.integration.harness import ROOT, run_cli, run_inprocess
+from tests.helpers.gap_stats import cv, ks_exponential
+from tests.helpers.harness import ROOT, run_cli, run_inprocess
 from tests.integration.test_prometheus import free_port
 
 pytestmark = pytest.mark.integration

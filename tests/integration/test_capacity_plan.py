@@ -18,8 +18,8 @@ import pytest
 
 from llmload.capacity.engine_file import write_engine
 from llmload.sim.params import EngineParams
-from tests.integration.harness import ROOT, run_cli
-from tests.ports import free_port
+from tests.helpers.harness import ROOT, run_cli
+from tests.helpers.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from llmload.workload.traces import BLOCK_TOKENS, generate_trace, trace_lines
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.integration.harness import ROOT
+from tests.helpers.harness import ROOT
 from tests.integration.test_web_ui import (
     CHROMEDRIVER,
     CHROMIUM,

@@ -13,17 +13,10 @@ from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
 from llmload.webui import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
-from tests.unit.web_env import local_web_env
+from tests.helpers.clock import FakeClock
+from tests.helpers.web_env import local_web_env
 
 MS = 1_000_000
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def finished(cls, outcome="ok", kind=None, n=5, ttft_ms=50, itl_ms=5):

@@ -13,7 +13,7 @@ from llmload.capacity.engine_file import write_engine
 from llmload.capacity.predict import predicted_result
 from llmload.rundir import load_run
 from llmload.sim.params import EngineParams
-from tests.unit.capacity.synthetic import ladder
+from tests.helpers.capacity import ladder
 
 TRUE = EngineParams(max_num_seqs=4, step_base_ms=20.0, prefill_tps=5000.0)
 PROFILE = """name = "mix"

@@ -6,7 +6,7 @@ import io
 from dataclasses import replace
 
 from llmload.report.console import render_summary
-from tests.unit.report.samples import slo_result
+from tests.helpers.samples import slo_result
 
 
 def rendered(result) -> str:

@@ -6,7 +6,6 @@ import io
 import json
 
 import gevent
-from runtime_helpers import FakeLocal, FakeMaster, environment
 
 from llmload.config import RunConfig, read
 from llmload.ladder import StepTracker
@@ -16,6 +15,7 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.runtime import coordinator as coordinator_module
 from llmload.runtime.coordinator import BASELINE_MIN_OK, Coordinator
+from tests.helpers.runtime import FakeLocal, FakeMaster, environment
 
 MS = 1_000_000
 
