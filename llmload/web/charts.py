@@ -27,7 +27,7 @@ the page still works on its own.
 one sample every :data:`~llmload.web.series.SAMPLE_INTERVAL_S` while a test spawns, runs or
 lets its last requests finish (and one more once it has stopped); the first sample of a new test empties the buffer. It
 ends when the web UI's server does. It reads what it charts only through :class:`ChartInputs`,
-which the coordinator builds (:meth:`llmload.runtime.coordinator.Coordinator.chart_inputs`).
+which the coordinator's live views build (:meth:`llmload.runtime.views.LiveViews.chart_inputs`).
 """
 
 from __future__ import annotations

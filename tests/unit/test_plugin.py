@@ -80,7 +80,7 @@ def test_install_builds_the_runtime_and_registers_each_listener_once(monkeypatch
     assert env.shape_class._driver is runtime.coordinator.driver
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]][0] == LIVE_TAB
     again = handlers(env.events)
-    install_web_ui(env, runtime.coordinator)  # the web UI module registers no listener of its own
+    install_web_ui(env, runtime.coordinator.views)  # the web UI module registers no listener of its own
     assert handlers(env.events) == again
 
 
@@ -141,5 +141,5 @@ def test_a_master_takes_its_workers_stop_and_done_reports():
     assert "llmload_step" not in runner.handlers
     for kind in ("llmload_stop_report", "llmload_done_report"):
         runner.handlers[kind](type("Msg", (), {"node_id": "w1", "data": {"llmload": report(n=2)}})())
-    assert runtime.coordinator.snapshot().run.overall().counters["ok"] == 4
+    assert runtime.coordinator.views.snapshot().run.overall().counters["ok"] == 4
     runtime.on_quitting()

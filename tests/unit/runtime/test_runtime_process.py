@@ -86,7 +86,7 @@ def test_workers_ship_reports_and_masters_merge_them():
     master = Runtime(environment(FakeMaster()))
     master.on_worker_report("w1", data)
     master.on_worker_report("w2", {})  # a worker without llmload: nothing to merge
-    assert master.coordinator.snapshot().run.overall().counters["ok"] == 1
+    assert master.coordinator.views.snapshot().run.overall().counters["ok"] == 1
     worker.on_step_message(type("Msg", (), {"data": {"i": 0, "steady": True}})())
     assert worker.load.steady_step == 0
     for r in (worker, master):
@@ -111,7 +111,7 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     runner = FakeLocal(users=2)
     env = environment(runner, "--headless", "--runs-dir", "", "--trace", str(path), "--trace-speedup", "2")
     r = Runtime(env)
-    assert r.coordinator.profile.class_names == (TRACE_CLASS,) and r.coordinator.trace is not None
+    assert r.coordinator.setup.profile.class_names == (TRACE_CLASS,) and r.coordinator.setup.trace is not None
     r.on_test_start()
     sampler = r.load.new_sampler()
     tickets = [r.load.take_ticket() for _ in range(3)]  # released 0, 2.5, 5 ms after the start
@@ -122,15 +122,15 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     from tests.unit.runtime.test_runtime_load import finished
 
     for i, t in enumerate(tickets):
-        r._merge_local()
-        r._end_replay()
+        r.plays.merge_local()
+        r.plays.end_replay()
         assert runner.quit_called == 0, f"stopped with {3 - i} requests unanswered"
         rec = finished()
         rec.class_name, rec.intended_ns, rec.arrival_index = TRACE_CLASS, t.intended_ns, t.index
         r.load.finish(rec)
         r.load.on_record(rec)
-    r._merge_local()
-    r._end_replay()
+    r.plays.merge_local()
+    r.plays.end_replay()
     assert runner.quit_called == 1
     r.on_test_stop()
     arrival = r.coordinator.last_summary["arrival"]
@@ -179,7 +179,7 @@ def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_rea
     master = Runtime(environment(FakeMaster()))
     master.on_test_start()
     master.on_stop_report("w1", data)
-    assert master.coordinator.snapshot().run.overall().counters["ok"] == 1
+    assert master.coordinator.views.snapshot().run.overall().counters["ok"] == 1
     for r in (worker, master):
         r.on_quitting()
 
@@ -237,14 +237,14 @@ def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_
     master.on_test_start()
     master.on_done_report("w1", data)
     gevent.sleep(0)
-    assert master_runner.quit_called == 1 and master.coordinator.snapshot().run.overall().counters["ok"] == 3
+    assert master_runner.quit_called == 1 and master.coordinator.views.snapshot().run.overall().counters["ok"] == 3
     for r in (worker, master):
         r.on_quitting()
 
 
 def test_workers_gone_after_the_test_stopped_are_not_lost():
     """A quit (headless) or a stop (web UI) takes the workers out of Locust's clients: not a lost worker."""
-    from locust.runners import STATE_STOPPING
+    from locust.runners import STATE_RUNNING, STATE_STOPPING
 
     from tests.unit.runtime.test_runtime_coordinator import report
 
@@ -252,11 +252,11 @@ def test_workers_gone_after_the_test_stopped_are_not_lost():
     master = Runtime(environment(runner))
     master.on_worker_report("w1", {"llmload": report(n=1)})
     runner.state = STATE_STOPPING
-    master._check_workers()
-    assert not any(w.lost for w in master.coordinator.snapshot().workers)
-    runner.state = process_module.STATE_RUNNING
-    master._check_workers()
-    assert all(w.lost for w in master.coordinator.snapshot().workers)
+    master.plays.check_workers()
+    assert not any(w.lost for w in master.coordinator.views.snapshot().workers)
+    runner.state = STATE_RUNNING
+    master.plays.check_workers()
+    assert all(w.lost for w in master.coordinator.views.snapshot().workers)
     master.on_quitting()
 
 
@@ -273,8 +273,8 @@ def test_a_worker_locust_marks_missing_after_the_test_is_lost():
     master.on_worker_report("w2", {"llmload": report(n=1)})
     runner.state = STATE_STOPPED
     runner.clients = SimpleNamespace(all=[SimpleNamespace(id="w1", state="missing")])  # w2 quit: not listed
-    master._check_workers()
-    lost = {w.worker_id: w.lost for w in master.coordinator.snapshot().workers}
+    master.plays.check_workers()
+    lost = {w.worker_id: w.lost for w in master.coordinator.views.snapshot().workers}
     assert lost == {"w1": True, "w2": False}
     master.on_quitting()
 
