@@ -1,5 +1,28 @@
 """Endpoint adapters and their registry: a name on the command line -> an adapter class.
 
+* :mod:`~llmload.adapters.base` — the adapter interface (:class:`Adapter`) and its value types
+  (:class:`AdapterConfig`, :class:`RequestSpec`, :class:`StreamState`, :class:`Framing`);
+* :mod:`~llmload.adapters.openai_common` — what the OpenAI-compatible adapters share: the request
+  body and the streamed-chunk parser (:class:`~llmload.adapters.openai_common.OpenAIStreamAdapter`);
+* :mod:`~llmload.adapters.openai_chat` — :class:`OpenAIChatAdapter` (``openai-chat``, ``POST /v1/chat/completions``);
+* :mod:`~llmload.adapters.openai_completions` — :class:`OpenAICompletionsAdapter` (``openai-completions``,
+  ``POST /v1/completions``);
+* :mod:`~llmload.adapters.openai_responses` — :class:`OpenAIResponsesAdapter` (``openai-responses``,
+  ``POST /v1/responses``);
+* :mod:`~llmload.adapters.anthropic_messages` — :class:`AnthropicMessagesAdapter` (``anthropic-messages``,
+  ``POST /v1/messages``);
+* :mod:`~llmload.adapters.plain_stream` — :class:`StreamAdapter`, the plain streaming gateway (``stream``,
+  ``POST /v1/stream``);
+* :mod:`~llmload.adapters.typed_events` — one SSE event of an API whose events carry their type
+  (:func:`~llmload.adapters.typed_events.decode_typed_event`);
+* :mod:`~llmload.adapters.framing` — the stream framings that cut a body into events (SSE, NDJSON):
+  :class:`~llmload.adapters.framing.SseParser`, :class:`~llmload.adapters.framing.NdjsonParser`;
+* :mod:`~llmload.adapters.chunks` — a bad or error-carrying chunk turned into the contract's exception;
+* :mod:`~llmload.adapters.server_timing` — the server's own per-request timing, read off the last
+  message (:func:`~llmload.adapters.server_timing.record_server_timing`);
+* :mod:`~llmload.adapters.sniff` — what a body that gave no content held instead: another framing, or
+  another API's events (:func:`~llmload.adapters.sniff.sniff`).
+
 Built-ins are listed explicitly in :data:`BUILTIN_ADAPTERS`. Third-party packages add
 adapters through the ``llmload.adapters`` entry-point group, e.g. in ``pyproject.toml``::
 

@@ -7,9 +7,18 @@ concept per module:
 * :mod:`~llmload.analysis.baseline` — which step is the baseline;
 * :mod:`~llmload.analysis.verdict` — safe concurrency, p99 and per-class verdicts, band, recommended limit;
 * :mod:`~llmload.analysis.slo_verdict` — the verdict's ``slo``: the largest step meeting the SLO attainment target;
+* :mod:`~llmload.analysis.guards` — :func:`~llmload.analysis.guards.guard`: a verdict on too little
+  evidence becomes ``inconclusive``;
 * :mod:`~llmload.analysis.grade` — the TTFT grade of each class (excellent ... bad);
 * :mod:`~llmload.analysis.findings` — the rules' context and the rule decorator;
-* :mod:`~llmload.analysis.rules_queue`, :mod:`~llmload.analysis.rules_memory` — the rules;
+* :mod:`~llmload.analysis.rules_target` — the rules before every other: the target answers only
+  errors, or refuses the load (rate limited);
+* :mod:`~llmload.analysis.rules_queue` — where requests wait: the client, the gateway, the scheduler;
+* :mod:`~llmload.analysis.rules_memory` — the GPU's memory and compute: KV cache, decode bandwidth, prefill;
+* :mod:`~llmload.analysis.rules_cache` — the engine's prefix cache does not hit where the workload
+  shares prefixes;
+* :mod:`~llmload.analysis.cache` — :class:`~llmload.analysis.cache.CacheView`, what the prefix-cache
+  rule reads of a run;
 * :mod:`~llmload.analysis.rules` — the rule table (:data:`RULES`);
 * :mod:`~llmload.analysis.diagnose` — run the table, rank, ``not_enough_signals``;
 * :mod:`~llmload.analysis.analyze` — all of it: a :class:`~llmload.results.judgement.Judgement`.

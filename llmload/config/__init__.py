@@ -8,7 +8,17 @@
   in front of its error line;
 * :mod:`~llmload.config.run` — :class:`RunConfig`, holding the parts below as fields;
 * :mod:`~llmload.config.collect`, :mod:`~llmload.config.exporter`, :mod:`~llmload.config.ladder` —
-  :class:`CollectConfig`, :class:`ExporterConfig`, :class:`LadderConfig`.
+  :class:`CollectConfig`, :class:`ExporterConfig`, :class:`LadderConfig`;
+* :mod:`~llmload.config.arrival` — :class:`~llmload.config.arrival.ArrivalConfig`: the arrival flags
+  (``--arrival``, ``--rate``, ``--trace``, ...; the schedule itself is :mod:`llmload.arrivals`);
+* :mod:`~llmload.config.backoff` — :class:`~llmload.config.backoff.BackoffSpec`: ``--error-backoff``,
+  the wait after a failed request;
+* :mod:`~llmload.config.warmup` — :class:`~llmload.config.warmup.WarmupConfig`: ``--warmup`` and
+  ``--warmup-requests``;
+* :mod:`~llmload.config.repeat` — :class:`~llmload.config.repeat.RepeatConfig`: ``--repeat N`` and
+  ``--repeat-pause``;
+* :mod:`~llmload.config.targets` — several targets behind one ``--host URL1,URL2,...``, round-robin
+  (:func:`~llmload.config.targets.split_hosts`, :func:`~llmload.config.targets.round_robin`).
 
 Importable without Locust. The one module that reads ``environment.parsed_options`` is
 :mod:`llmload.runtime.options`.

@@ -5,7 +5,7 @@
   intervals, or a ``--repeat`` aggregate's median and spread when the summary has one;
 * :mod:`.decide` — comparability, and each metric's decision (pure);
 * :mod:`.output` — the console table, JSON (``llmload.gate/1``) and JUnit XML;
-* :mod:`.command` — the command line (exit codes 0 pass, 1 fail, 2 bad input, 3 inconclusive).
+* :mod:`.gate_command` — the command line, :func:`~llmload.gate.gate_command.gate_main` (exit codes 0 pass, 1 fail, 2 bad input, 3 inconclusive).
 
 docs/ci.md describes the rules and the defaults.
 """

@@ -5,6 +5,8 @@
 * :mod:`~llmload.ladder.tracker` — :class:`StepTracker`: the running step on every process (the
   master broadcasts changes as :data:`MESSAGE`), its windows, the steady step a request records;
 * :mod:`~llmload.ladder.judge` — :class:`LiveJudge`: ``--stop-on-breach``'s verdict on closed steps;
+* :mod:`~llmload.ladder.status` — :func:`~llmload.ladder.status.ladder_status`: where a running ladder
+  is (step, time left, verdict so far), one line for the LLM tab and fields for scripts;
 * :mod:`~llmload.ladder.shape` — :class:`~llmload.ladder.shape.LadderShape`, the ``LoadTestShape``
   a locustfile declares (``from llmload.ladder.shape import LadderShape``; the only module here
   that imports Locust, so it is not imported by this package).

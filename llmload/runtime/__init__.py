@@ -15,7 +15,17 @@
 * :mod:`~llmload.runtime.roles` — :class:`~llmload.runtime.roles.Role`: standalone, worker and
   master, each its parts and the behaviour its role needs;
 * :mod:`~llmload.runtime.process` — :class:`Runtime`: the role this process plays,
-  configuration at start-up and per test, the event handlers :func:`llmload.plugin.install` registers.
+  configuration at start-up and per test, the event handlers :func:`llmload.plugin.install` registers;
+* :mod:`~llmload.runtime.workload` — :func:`~llmload.runtime.workload.run_workload`, the run's workload for
+  every role: the profile, or the trace replayed (``--trace``) and its profile;
+* :mod:`~llmload.runtime.checks` — :func:`~llmload.runtime.checks.preflight`: every check of
+  :mod:`llmload.preflight` that applies, at start-up and for each web UI form;
+* :mod:`~llmload.runtime.drain` — :class:`~llmload.runtime.drain.DrainGuard` (the wait for requests in
+  flight when a test stops, which a Ctrl-C cuts short) and :class:`~llmload.runtime.drain.RunInterrupt`;
+* :mod:`~llmload.runtime.repeat_runner` — :func:`~llmload.runtime.repeat_runner.run_repeated`:
+  ``llmload run --repeat N``, the same test N times as child processes, one run directory;
+* :mod:`~llmload.runtime.locust_workarounds` — workarounds for Locust internals that distort what a
+  worker measures (:func:`~llmload.runtime.locust_workarounds.install_locust_workarounds`).
 """
 
 from __future__ import annotations

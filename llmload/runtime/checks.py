@@ -2,7 +2,7 @@
 
 :func:`preflight` runs once at start-up (the ``init`` event: before Locust spawns a user and
 before the web UI listens) on the coordinator (standalone or ``--master``), and again for
-each web UI form (:mod:`llmload.web_form`), where the first problem is shown in the page.
+each web UI form (:mod:`llmload.web.form`), where the first problem is shown in the page.
 It raises :class:`~llmload.errors.ConfigError` with one line; the caller exits with code 2.
 
 ======================  ==========================================================================

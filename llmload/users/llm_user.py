@@ -22,7 +22,7 @@ process comes from its :class:`~llmload.users.context.LoadContext`.
 * the record goes to every listener of ``llmload_request`` (the recorder is one);
 * Locust's ``request`` event fires once with the E2E time (request_type ``E2E``, name =
   class; failures carry the error; ``--locust-ttft-rows`` adds one with TTFT) — never once
-  per token. Interrupted requests fire nothing (:meth:`LoadProcess.finish`).
+  per token. Interrupted requests fire nothing (:meth:`llmload.runtime.load_role.LoadProcess.finish`).
 
 Errors never escape the task: a failed request is counted and the user carries on.
 

@@ -3,6 +3,27 @@
 ``load_profile("default")`` → :class:`Profile`; one :class:`WorkloadSampler` per user turns
 it into a stream of :class:`RequestSample` values for the endpoint adapters (``next()``),
 or of conversations (``start_session()`` → :class:`Session`, turn by turn).
+
+* :mod:`~llmload.workload.profiles` — :class:`Profile` and its :class:`RequestClass` es (weights in the
+  mix, lengths, prompts, SLOs, prefixes, turns): :func:`load_profile`, :func:`profile_from_dict`;
+* :mod:`~llmload.workload.distributions` — token-count distributions (fixed, uniform, normal,
+  log-normal, choice) and durations: :func:`parse_distribution`;
+* :mod:`~llmload.workload.mix` — :class:`Mix`: which class a user sends next, an exact, deterministic interleave;
+* :mod:`~llmload.workload.sampler` — :class:`WorkloadSampler`, the per-user request stream: mix → class →
+  prompt and lengths → :class:`RequestSample`;
+* :mod:`~llmload.workload.request_types` — :class:`RequestSample`, the value the workload hands the adapters;
+* :mod:`~llmload.workload.prompts` — synthetic prompt text sized to a token count
+  (:func:`synthetic_prompt`, :class:`SharedPrefix`);
+* :mod:`~llmload.workload.prefixes` — shared prefixes: N fixed openings of T tokens, drawn by
+  popularity (:class:`PrefixSpec`);
+* :mod:`~llmload.workload.conversation` — :class:`Session`: a conversation of one class, turn by turn,
+  each turn re-sending the whole history;
+* :mod:`~llmload.workload.datasets` — prompt datasets (JSONL or JSON files of real prompts), loaded once
+  per process: :func:`load_dataset`;
+* :mod:`~llmload.workload.traces` — request traces in the Mooncake format (``--trace``): read, validate,
+  turn into prompts, generate examples (:func:`load_trace`);
+* :mod:`~llmload.workload.trace_formats` — other published LLM traces converted to the Mooncake format;
+* :mod:`~llmload.workload.trace_tool` — ``llmload trace``: look at, generate and convert request traces.
 """
 
 from __future__ import annotations
