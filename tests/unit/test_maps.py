@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import sys
 from collections import defaultdict
@@ -73,6 +74,11 @@ def test_every_package_docstring_maps_each_of_its_modules(pkg):
 
 def _resolve(target: str) -> bool:
     """Whether ``llmload.a.b.C.m`` names a module, or an attribute reachable from the longest module prefix."""
+    try:  # a module is found, not imported: importing a locustfile would register llmload's flags with Locust
+        if importlib.util.find_spec(target) is not None:
+            return True
+    except (ImportError, ValueError):  # a parent that is not a package: an attribute, looked up below
+        pass
     parts = target.split(".")
     for i in range(len(parts), 0, -1):
         name = ".".join(parts[:i])
