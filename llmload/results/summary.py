@@ -59,82 +59,43 @@ served from its prefix cache, ``prefix_cache_hit_ratio`` those tokens / the prom
 answers that said (``null`` when none did). ``by_turn`` is there for a conversation class (and for
 ``overall`` and steps when the run has one): one entry per turn, turns from 10 on merged into
 ``"10+"`` (``metrics/turns.py``). This is where figures are rounded:
-milliseconds and rates to 3 decimals (µs), ratios to 4. A new summary field is one line in
-:func:`stats_dict` (or :func:`to_summary`) and its reading in :mod:`~llmload.results.load`.
+milliseconds and rates to 3 decimals (µs), ratios to 4. :func:`stats_dict` writes the core's
+keys and then each part's (:mod:`llmload.metrics.parts`: its figures' ``to_dict``), so a new
+per-class figure is written (and read back, :mod:`~llmload.results.load`) by its part alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from llmload.metrics.turns import TURN_METRICS
+from llmload.metrics.latency import rnd as _r
 from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
-from llmload.results.model import (
-    LATENCY_KEYS,
-    ArrivalResult,
-    Goodput,
-    Latency,
-    Phases,
-    RunResult,
-    Stats,
-    StepResult,
-    TurnResult,
-)
+from llmload.results.model import LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.thresholds import ThresholdResult
 
 __all__ = [
     "SCHEMA",
     "arrival_dict",
     "baseline_dict",
-    "goodput_dict",
     "latency_dict",
-    "phases_dict",
     "stats_dict",
     "step_dict",
     "threshold_dict",
     "to_summary",
-    "turn_dict",
 ]
 
 SCHEMA = "llmload.summary/2"
 
 
-def _r(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits)
-
-
 def latency_dict(lat: Latency) -> dict[str, Any]:
-    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``:
-    ``{"p50" | "p90" | "p99": [lo, hi] | null}`` (null: too few samples for that percentile's interval)."""
-    out = {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
-           "min": _r(lat.min), "count": lat.count}  # fmt: skip
-    if lat.ci95:
-        out["ci95"] = {k: [round(v[0], 3), round(v[1], 3)] if v is not None else None for k, v in lat.ci95.items()}
-    return out
-
-
-def phases_dict(p: Phases) -> dict[str, Any]:
-    """The PHASES block: per-phase latencies (ms), coverage, and the TTFT tail attribution."""
-    out: dict[str, Any] = {"timed_requests": p.timed, "coverage": _r(p.coverage, 4)}
-    for name, lat in p.latency.items():
-        out[f"{name}_ms"] = latency_dict(lat)
-    out["tail"] = {
-        q: {"ttft_ms": _r(t.ttft_ms), "requests": t.requests, "shares": {k: _r(v, 4) for k, v in t.shares.items()}}
-        for q, t in p.tail.items()
-    }
-    return out
-
-
-def goodput_dict(g: Goodput) -> dict[str, Any]:
-    """One GOODPUT block (rates to 3 decimals, attainment to 4)."""
-    return {"good_requests": g.good_requests, "attainment": _r(g.attainment, 4),
-            "requests_per_s": round(g.requests_per_s, 3), "output_tokens_per_s": round(g.output_tokens_per_s, 3),
-            "good_output_tokens": g.good_output_tokens, "missed": dict(g.missed)}  # fmt: skip
+    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``
+    (:meth:`~llmload.metrics.latency.Latency.to_dict`)."""
+    return lat.to_dict()
 
 
 def stats_dict(s: Stats) -> dict[str, Any]:
-    """One STATS block."""
+    """One STATS block: the core's keys, then each part's (in the parts' order)."""
     out: dict[str, Any] = {
         "requests": s.requests,
         "ok": s.ok,
@@ -146,41 +107,18 @@ def stats_dict(s: Stats) -> dict[str, Any]:
         "requests_per_s": round(s.requests_per_s, 3),
     }
     for m in LATENCY_KEYS:
-        out[f"{m}_ms"] = latency_dict(s.lat(m))
+        out[f"{m}_ms"] = s.lat(m).to_dict()
     if s.client_wait is not None:
-        out["client_wait_ms"] = latency_dict(s.client_wait)
+        out["client_wait_ms"] = s.client_wait.to_dict()
     out["output_tokens_from_usage_ratio"] = _r(s.output_tokens_from_usage_ratio, 4)
     out["partial_output_tokens"] = s.partial_output_tokens
     out["received_output_tokens"] = s.received_output_tokens
     out["received_output_tokens_per_s"] = _r(s.received_output_tokens_per_s, 3)
-    out["reconnects"] = s.reconnects
     out["errors_by_kind"] = dict(s.errors_by_kind)
-    out["reasoning_tokens"] = {"total": s.reasoning_tokens, "mean": _r(s.reasoning_tokens_mean, 3),
-                               "from_usage": s.reasoning_from_usage, "counted": s.reasoning_counted}  # fmt: skip
-    out["hidden_reasoning"] = s.hidden_reasoning
-    out["buffered_token_jumps"] = s.buffered_token_jumps
-    out["phases"] = phases_dict(s.phases)
-    if s.goodput is not None:
-        out["goodput"] = goodput_dict(s.goodput)
     out["errors_examples"] = dict(s.errors_examples)
-    out["backoffs"] = s.backoffs
-    out["backoff_s"] = round(s.backoff_s, 3)
-    out["retry_afters"] = s.retry_afters
-    out["retry_after_s"] = _r(s.retry_after_s, 3)
-    out["cached_prompt_tokens"] = s.cached_prompt_tokens
-    out["prefix_cache_hit_ratio"] = _r(s.prefix_cache_hit_ratio, 4)
-    if s.by_turn:
-        out["by_turn"] = {k: turn_dict(t) for k, t in s.by_turn.items()}
-    return out
-
-
-def turn_dict(t: TurnResult) -> dict[str, Any]:
-    """One entry of ``by_turn``."""
-    out: dict[str, Any] = {"requests": t.requests, "ok": t.ok, "input_tokens": t.input_tokens,
-                           "input_tokens_mean": _r(t.input_tokens_mean, 1), "cached_prompt_tokens": t.cached_prompt_tokens,
-                           "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
-    for m in TURN_METRICS:
-        out[f"{m}_ms"] = latency_dict(t.lat(m))
+    out["buffered_token_jumps"] = s.buffered_token_jumps
+    for figures in s.figures():
+        out.update(figures.to_dict())
     return out
 
 

@@ -14,6 +14,7 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
 from llmload.metrics.slo import SLO
 from llmload.results import build_result, from_summary, to_summary
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Stats
 
 MS = 1_000_000
@@ -118,7 +119,7 @@ def test_a_plain_run_is_met_or_missed_over_the_whole_run():
     assert v.overall.status == "met" and v.overall.attainment == 1.0
     strict = replace(plain, config={**plain.config, "slo_attainment": 1.0})
     assert judge_slo(strict).overall.status == "met"
-    missed = replace(plain, overall=Stats(requests=10, ok=10, goodput=Goodput(9, 0.9, missed={"e2e_ms": 1})))
+    missed = replace(plain, overall=Stats(requests=10, ok=10).with_part(SloFigures(Goodput(9, 0.9, missed={"e2e_ms": 1}))))
     assert (judge_slo(missed).overall.status, judge_slo(missed).overall.failed_slo) == ("missed", "e2e_ms")
 
 
