@@ -10,11 +10,11 @@ from llmload.analysis import analyze
 from llmload.analysis.slo import failed_slo, judge_slo, run_slos
 from llmload.ladder import StepWindow
 from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
 from llmload.metrics.slo import SLO
 from llmload.results import build_result, from_summary, to_summary
-from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Stats
 
 MS = 1_000_000

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.metrics.thresholds import parse_thresholds
 from llmload.report.console import render_summary
 from llmload.results import from_summary, to_summary
-from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Latency, RunResult, Stats
 from llmload.results.thresholds import ThresholdResult, evaluate, exit_code
 
