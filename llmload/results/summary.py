@@ -58,7 +58,7 @@ that carried more than one token. ``cached_prompt_tokens`` is what the server's 
 served from its prefix cache, ``prefix_cache_hit_ratio`` those tokens / the prompt tokens of the
 answers that said (``null`` when none did). ``by_turn`` is there for a conversation class (and for
 ``overall`` and steps when the run has one): one entry per turn, turns from 10 on merged into
-``"10+"`` (``metrics/turns.py``). This is where figures are rounded:
+``"10+"`` (``metrics/parts/turns.py``). This is where figures are rounded:
 milliseconds and rates to 3 decimals (µs), ratios to 4. :func:`stats_dict` writes the core's
 keys and then each part's (:mod:`llmload.metrics.parts`: its figures' ``to_dict``), so a new
 per-class figure is written (and read back, :mod:`~llmload.results.load`) by its part alone.
