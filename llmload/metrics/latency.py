@@ -13,6 +13,7 @@ from typing import Any
 
 from llmload.metrics.confidence import HEADLINE_QUANTILES, quantile_ci
 from llmload.metrics.histogram import Histogram
+from llmload.metrics.parts.base import Json
 
 __all__ = ["Latency", "num", "rnd"]
 
@@ -65,10 +66,10 @@ class Latency:
         """The 95 % interval of percentile ``name`` (``"p99"``), ms; None when unknown or too few samples."""
         return self.ci95.get(name)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """The summary's latency block: mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline
         latency also ``ci95``: ``{"p50" | "p90" | "p99": [lo, hi] | null}`` (null: too few samples for it)."""
-        out: dict[str, Any] = {"mean": rnd(self.mean), "p50": rnd(self.p50), "p90": rnd(self.p90), "p99": rnd(self.p99),
+        out: dict[str, Json] = {"mean": rnd(self.mean), "p50": rnd(self.p50), "p90": rnd(self.p90), "p99": rnd(self.p99),
                                "max": rnd(self.max), "min": rnd(self.min), "count": self.count}  # fmt: skip
         if self.ci95:
             out["ci95"] = {k: [round(v[0], 3), round(v[1], 3)] if v is not None else None for k, v in self.ci95.items()}

@@ -66,9 +66,8 @@ per-class figure is written (and read back, :mod:`~llmload.results.load`) by its
 
 from __future__ import annotations
 
-from typing import Any
-
 from llmload.metrics.latency import rnd as _r
+from llmload.metrics.parts.base import Json
 from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
 from llmload.results.model import LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
@@ -88,15 +87,15 @@ __all__ = [
 SCHEMA = "llmload.summary/2"
 
 
-def latency_dict(lat: Latency) -> dict[str, Any]:
+def latency_dict(lat: Latency) -> dict[str, Json]:
     """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``
     (:meth:`~llmload.metrics.latency.Latency.to_dict`)."""
     return lat.to_dict()
 
 
-def stats_dict(s: Stats) -> dict[str, Any]:
+def stats_dict(s: Stats) -> dict[str, Json]:
     """One STATS block: the core's keys, then each part's (in the parts' order)."""
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "requests": s.requests,
         "ok": s.ok,
         "errors": s.errors,
@@ -122,11 +121,11 @@ def stats_dict(s: Stats) -> dict[str, Any]:
     return out
 
 
-def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
+def arrival_dict(a: ArrivalResult) -> dict[str, Json]:
     """The summary's ``arrival`` block (just the mode in a closed loop)."""
     if not a.open_loop:
         return {"mode": a.mode}
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "mode": a.mode,
         "offered_rate": _r(a.offered_rate),
         "achieved_rate": _r(a.achieved_rate),
@@ -147,7 +146,7 @@ def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
     return out
 
 
-def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Any]:
+def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Json]:
     """STEP_STATS = STATS + the error rate and Little's-law in-flight mean of the step."""
     out = stats_dict(s)
     out["error_rate"] = _r(s.error_rate, 4)
@@ -155,9 +154,9 @@ def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Any]:
     return out
 
 
-def step_dict(st: StepResult) -> dict[str, Any]:
+def step_dict(st: StepResult) -> dict[str, Json]:
     """One entry of ``steps``."""
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "index": st.index,
         "users": st.users,
         "started_at": round(st.started_at, 3),
@@ -179,7 +178,7 @@ def step_dict(st: StepResult) -> dict[str, Any]:
     return out
 
 
-def threshold_dict(t: ThresholdResult) -> dict[str, Any]:
+def threshold_dict(t: ThresholdResult) -> dict[str, Json]:
     """One entry of ``thresholds``: the expression, the measured value, its 95 % interval, passed (null: no value)."""
     ci = [_r(t.ci95[0], 4), _r(t.ci95[1], 4)] if t.ci95 is not None else None
     return {"expr": t.expr, "value": _r(t.value, 4), "ci95": ci, "passed": t.passed, "note": t.note}
@@ -189,7 +188,7 @@ def _pair(lat: Latency) -> dict[str, float | None]:
     return {"p50": _r(lat.p50), "p99": _r(lat.p99)}
 
 
-def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | None:
+def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Json] | None:
     """The summary's ``baseline``: the chosen step's figures and where it came from."""
     ref = judgement.baseline
     st = result.step(ref.step) if ref is not None else None
@@ -197,7 +196,7 @@ def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | N
         return None
     p = st.overall
     e2e = p.lat("e2e")
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "step": st.index,
         "users": st.users,
         "source": ref.source,
@@ -216,16 +215,16 @@ def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | N
     return out
 
 
-def to_summary(result: RunResult) -> dict[str, Any]:
+def to_summary(result: RunResult) -> dict[str, Json]:
     """The summary dict of ``result`` (module docstring); without a judgement, no baseline/verdict/findings."""
     total = result.overall.requests
-    classes: dict[str, Any] = {}
+    classes: dict[str, Json] = {}
     for name, s in result.classes.items():
         entry = stats_dict(s)
         entry["weight"] = result.weights.get(name)
         entry["share_of_requests"] = round(s.requests / total, 4) if total else None
         classes[name] = entry
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "schema": SCHEMA,
         "duration_s": round(result.duration_s, 3),
         "users_max": result.users_max,

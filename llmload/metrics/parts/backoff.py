@@ -17,7 +17,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import error_backoff_s
 from llmload.metrics.latency import num, rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["Backoff", "BackoffFigures", "BackoffWire"]
@@ -40,7 +40,7 @@ class BackoffFigures:
     retry_afters: int = 0
     retry_after_s: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"backoffs": self.backoffs, "backoff_s": round(self.backoff_s, 3), "retry_afters": self.retry_afters,
                 "retry_after_s": rnd(self.retry_after_s, 3)}  # fmt: skip
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self, TypeAlias
 
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 
-__all__ = ["Context", "Exported", "Figures", "Part", "Seen"]
+__all__ = ["Context", "Exported", "Figures", "Json", "Part", "Seen"]
+
+#: A value of the summary's JSON: what a part's figures write (``to_dict``) and read back.
+Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,7 @@ class Figures(Protocol):
 
     key: ClassVar[str]
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> dict[str, Json]: ...
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Self: ...

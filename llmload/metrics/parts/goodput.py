@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import attainment, goodput_per_s
 from llmload.metrics.latency import num, rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.slo import SLO_KEYS
 
@@ -48,7 +48,7 @@ class SloFigures:
     key: ClassVar[str] = "goodput"
     goodput: Goodput | None = None  # None: the run had no SLOs
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         g = self.goodput
         if g is None:
             return {}

@@ -42,7 +42,7 @@ from llmload.metrics.definitions import (
 )
 from llmload.metrics.histogram import Histogram, HistogramWire, bucket_index, bucket_value
 from llmload.metrics.latency import Latency, num, rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["TAIL_QUANTILES", "PhaseStats", "Phases", "PhasesWire", "TailShare"]
@@ -107,9 +107,9 @@ class Phases:
     def lat(self, phase: str) -> Latency:
         return self.latency.get(phase) or Latency()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """``{"phases": PHASES}``: per-phase latencies (ms), coverage, and the TTFT tail attribution."""
-        out: dict[str, Any] = {"timed_requests": self.timed, "coverage": rnd(self.coverage, 4)}
+        out: dict[str, Json] = {"timed_requests": self.timed, "coverage": rnd(self.coverage, 4)}
         for name, lat in self.latency.items():
             out[f"{name}_ms"] = lat.to_dict()
         out["tail"] = {

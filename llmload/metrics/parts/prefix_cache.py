@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import prefix_cache_hit_ratio
 from llmload.metrics.latency import num, rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["CacheFigures", "PrefixCache", "PrefixCacheWire"]
@@ -32,7 +32,7 @@ class CacheFigures:
     cached_prompt_tokens: int = 0
     prefix_cache_hit_ratio: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"cached_prompt_tokens": self.cached_prompt_tokens, "prefix_cache_hit_ratio": rnd(self.prefix_cache_hit_ratio, 4)}
 
     @classmethod

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypedDict
 
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["PromptUsage", "PromptUsageFigures", "PromptUsageWire"]
@@ -31,7 +31,7 @@ class PromptUsageFigures:
     served: int = 0
     asked: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {}  # in the summary as the prompt-size warning only
 
     @classmethod

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import hidden_reasoning
 from llmload.metrics.latency import rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["Reasoning", "ReasoningFigures", "ReasoningWire"]
@@ -45,7 +45,7 @@ class ReasoningFigures:
     def tokens_mean(self) -> float | None:
         return self.tokens / self.reasoned if self.reasoned else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"reasoning_tokens": {"total": self.tokens, "mean": rnd(self.tokens_mean, 3), "from_usage": self.from_usage,
                                      "counted": self.counted}, "hidden_reasoning": self.hidden}  # fmt: skip
 

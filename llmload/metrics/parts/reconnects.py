@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypedDict
 
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["ReconnectFigures", "Reconnects", "ReconnectsWire"]
@@ -26,7 +26,7 @@ class ReconnectFigures:
     key: ClassVar[str] = "reconnects"
     reconnects: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"reconnects": self.reconnects}
 
     @classmethod

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypedDict
 
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["LIMIT_REASONS", "LimitFigures", "TokenLimit", "TokenLimitWire"]
@@ -31,7 +31,7 @@ class LimitFigures:
     key: ClassVar[str] = "token_limit"
     stopped_at_limit: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"stopped_at_limit": self.stopped_at_limit}
 
     @classmethod

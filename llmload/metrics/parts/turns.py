@@ -28,7 +28,7 @@ from typing import Any, ClassVar, TypedDict
 from llmload.metrics.definitions import prefix_cache_hit_ratio
 from llmload.metrics.histogram import Histogram, HistogramWire
 from llmload.metrics.latency import Latency, num, rnd
-from llmload.metrics.parts.base import Context, Exported, Seen
+from llmload.metrics.parts.base import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["TURN_COUNTERS", "TURN_LIMIT", "TURN_METRICS", "TurnFigures", "TurnResult", "TurnStats", "TurnStatsWire",
@@ -133,9 +133,9 @@ class TurnResult:
     def lat(self, metric: str) -> Latency:
         return self.latency.get(metric) or Latency()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """One entry of ``by_turn``."""
-        out: dict[str, Any] = {"requests": self.requests, "ok": self.ok, "input_tokens": self.input_tokens,
+        out: dict[str, Json] = {"requests": self.requests, "ok": self.ok, "input_tokens": self.input_tokens,
                                "input_tokens_mean": rnd(self.input_tokens_mean, 1),
                                "cached_prompt_tokens": self.cached_prompt_tokens,
                                "prefix_cache_hit_ratio": rnd(self.prefix_cache_hit_ratio, 4)}  # fmt: skip
@@ -155,7 +155,7 @@ class TurnFigures:
     key: ClassVar[str] = "turns"
     by_turn: Mapping[str, TurnResult] = field(default_factory=dict)  # "1", "2", ..., "10+"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"by_turn": {k: t.to_dict() for k, t in self.by_turn.items()}} if self.by_turn else {}
 
     @classmethod
