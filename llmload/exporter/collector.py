@@ -209,13 +209,14 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
 def _part_counters(stats: dict[str, ClassStats], ctx: ExportContext) -> Iterator[Metric]:
     """The counters each part names (:class:`~llmload.metrics.parts.base.Exported`), per class; a part's
     SLO-only counters only in a run with SLOs."""
-    for part in (Outcomes, *parts()):
-        for e in part.exported:
+    named = ((None, Outcomes.exported), *((p.key, p.exported) for p in parts()))  # None: the core
+    for key, exported in named:
+        for e in exported:
             if e.slo_only and ctx.slo_target is None:
                 continue
             fam = CounterMetricFamily(f"llmload_{e.name}", e.help, labels=_REQUEST_LABELS)
             for name, s in stats.items():
-                fam.add_metric((name, ctx.api, ctx.model), e.value(s.core if part is Outcomes else s.parts[part.key]))
+                fam.add_metric((name, ctx.api, ctx.model), e.value(s.core if key is None else s.parts[key]))
             yield fam
 
 

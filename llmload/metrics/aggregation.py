@@ -223,7 +223,7 @@ class Aggregator:
                 step = self.steps[int(key)] = MetricSet()
             step.merge(MetricSet.from_wire(wire))
         if report.get("a"):
-            arrivals = ArrivalStats.from_wire(report["a"])
+            arrivals = ArrivalStats.from_wire(dict(report["a"]))
             self.arrivals.merge(arrivals)
             self.arrivals_total.merge(arrivals)
         warm = report.get("w")

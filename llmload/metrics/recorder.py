@@ -85,10 +85,6 @@ class ClassStats:
     def add_backoff(self, seconds: float) -> None:
         cast(Backoff, self.parts[Backoff.key]).add_wait(seconds)
 
-    def part(self, kind: type[Part]) -> Part:
-        """This class's instance of the part ``kind``."""
-        return self.parts[kind.key]
-
     @property
     def empty(self) -> bool:
         """Nothing counted (a backoff alone, after an error already drained, is something)."""

@@ -9,8 +9,10 @@ histograms give them, rates are exact quotients; writers round.
 type               what
 =================  ==========================================================================
 :class:`Latency`   one latency metric over successful requests: count, mean, p50/p90/p99, min, max
-:class:`Stats`     one request class (or all): counters, rates, latencies, errors by kind,
-                   prefix-cache figures, and per conversation turn a :class:`TurnResult`
+                   (:mod:`llmload.metrics.latency`)
+:class:`Stats`     one request class (or all): the core's counters, rates, latencies and errors by
+                   kind, and each part's frozen figures (:mod:`llmload.metrics.parts`: reasoning,
+                   phases, goodput, backoff, prefix cache, per conversation turn, ...)
 :class:`StepResult`  one ladder step: its window, its steady-window Stats, p50 intervals, signals
 :class:`RunResult` the run: overall, classes, steps, the load generator's state, collection blocks,
                    and the :class:`~llmload.results.judgement.Judgement` once analysed

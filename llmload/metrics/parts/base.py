@@ -13,7 +13,7 @@ scrape). Nothing here runs per token: ``add`` runs once per finished request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, TypeAlias
 
@@ -22,8 +22,9 @@ from llmload.metrics.record import RequestRecord
 
 __all__ = ["Context", "Exported", "Figures", "Json", "Part", "Seen"]
 
-#: A value of the summary's JSON: what a part's figures write (``to_dict``) and read back.
-Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+#: A value of the summary's JSON: what a part's figures write (``to_dict``) and read back (read-only
+#: containers, so that a ``dict[str, float]`` is one).
+Json: TypeAlias = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
 
 
 @dataclass(frozen=True, slots=True)

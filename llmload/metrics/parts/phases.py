@@ -238,7 +238,7 @@ class PhaseStats:
     def result(self, ctx: Context) -> Phases:
         """The phases of one class (or all) and the tail attribution of its slowest 10 % / 1 % of timed
         requests (:meth:`tail`: rank-based over the requests it averages, never empty while any was timed)."""
-        ttft = ctx.ttft or Histogram()
+        ttft = ctx.ttft if ctx.ttft is not None else Histogram()
         tail = {}
         for name, q in TAIL_QUANTILES.items():
             got = self.tail(q)
