@@ -12,7 +12,10 @@ DEMO_USERS ?= 20
 DEB_PACKAGES := prometheus chromium chromium-driver
 DEB_STAMP := $(VENV)/.debs
 
-.PHONY: all install system-deps build-deps llama-server demo test test-unit test-integration bench lint clean
+# The packages the type checker holds to (pyproject.toml [tool.mypy]): one more as each comes clean.
+TYPED ?= llmload/config
+
+.PHONY: all install system-deps build-deps llama-server demo test test-unit test-integration bench lint typecheck clean
 
 all: test
 
@@ -63,7 +66,8 @@ demo: $(STAMP)
 	$(BIN)/llmload demo --port $(DEMO_PORT) --run-time $(DEMO_TIME) --users $(DEMO_USERS)
 
 # The llama-server build (first time only) overlaps the tests that do not need it: see the script.
-test: $(STAMP) $(DEB_STAMP) $(BUILD_DEB_STAMP)
+# The type check comes first (a few seconds): a type error fails `make test` before any load runs.
+test: $(STAMP) $(DEB_STAMP) $(BUILD_DEB_STAMP) typecheck
 	@bash tests/engines/run_tests.sh $(BIN)/python
 
 test-unit: $(STAMP)
@@ -79,8 +83,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/sim_throughput.py
 	$(BIN)/python benchmarks/client_overhead.py
 
-lint: $(STAMP)
+lint: $(STAMP) typecheck
 	$(BIN)/ruff check llmload tests benchmarks locustfiles
 
+typecheck: $(STAMP)
+	$(BIN)/mypy $(TYPED)
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache

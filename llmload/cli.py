@@ -35,6 +35,7 @@ commands:
   trace   look at, generate or convert request traces for `llmload run --trace`; see `llmload trace --help`
   fit     fit the engine model to a measured run: engine.toml (docs/capacity.md)
   predict replay a workload on a fitted engine model, with what-ifs: a predicted summary (docs/capacity.md)
+  plan    how many replicas a load needs under SLOs, searched with predict (docs/capacity.md)
 """
 
 PACKAGED_LOCUSTFILE = Path(__file__).with_name("locustfile.py")
@@ -71,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from llmload.capacity.command import fit_main, predict_main
 
         return (fit_main if command == "fit" else predict_main)(rest)
+    if command == "plan":
+        from llmload.capacity.plan_command import plan_main
+
+        return plan_main(rest)
     if command in ("report", "compare", "gate"):
         from llmload.gate.command import gate_main
         from llmload.report import commands

@@ -125,7 +125,7 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
     if runtime.coordinator is not None:
         if isinstance(environment.shape_class, LadderShape):
             environment.shape_class.attach(runtime.coordinator.driver, headless=lambda: runtime.options.headless)
-        install_web_ui(environment, runtime.coordinator)  # the LLM tabs; nothing without a web UI
+        install_web_ui(environment, runtime.coordinator.views)  # the LLM tabs; nothing without a web UI
         install_form_check(environment, runtime.options, runtime.coordinator.prepare_ladder)  # errors shown in the page
     runtime.start()
     return runtime

@@ -45,7 +45,7 @@ MASK = "[redacted]"
 RUN = 8
 #: Keys shorter than this are not masked (a test's "x" key is no secret).
 MIN_KEY = 4
-#: The environment variables that hold keys (``--api-key``'s sources; docs/README "API keys").
+#: The environment variables that hold keys (``--api-key``'s sources; docs/running.md "API keys").
 KEY_ENV_VARS = ("LLMLOAD_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 _pieces: dict[str, frozenset[str]] = {}  # key -> what is looked for: the key (short) or its RUN-character runs

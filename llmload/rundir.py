@@ -138,11 +138,13 @@ def write_run_dir(
     timeseries: dict[str, Any] | None = None,
     host: str | None = None,
     path: Path | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> Path:
     """Write a new run directory of ``result`` under ``root`` (layout in the module docstring), or into the
-    existing directory ``path`` (``--repeat``: beside the repetitions' summaries); raises OSError."""
+    existing directory ``path`` (``--repeat``: beside the repetitions' summaries); ``summary``: ``result``'s
+    :func:`to_summary`, when the caller has made it already; raises OSError."""
     path = path or create_run_dir(root, _started(result.started_at), _workload(result))
-    summary = scrub(to_summary(result))
+    summary = scrub(summary if summary is not None else to_summary(result))  # a copy: the caller's stays as it is
     if timeseries is not None:
         summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}
         if "schema" in timeseries:
@@ -186,6 +188,7 @@ def save_run(
     *,
     series: Callable[[], dict[str, Any] | None] | None = None,
     host: str | None = None,
+    summary: dict[str, Any] | None = None,
 ) -> Path | None:
     """:func:`write_run_dir` (the time series from ``series()``), then one line naming the directory on ``out``.
 
@@ -195,7 +198,7 @@ def save_run(
     if not runs_dir:
         return None
     try:
-        path = write_run_dir(runs_dir, result, timeseries=series() if series else None, host=host)
+        path = write_run_dir(runs_dir, result, timeseries=series() if series else None, host=host, summary=summary)
     except Exception as e:  # disk full, permissions, a bad value: never lose the run's end over this
         log.error("llmload: cannot write the run directory under %s: %s", runs_dir, e)
         return None

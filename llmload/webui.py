@@ -31,7 +31,7 @@ The two tabs, one row per request class (profile order) plus an ``Overall`` row 
 A saturated client (CPU >= 85 % of a core or event-loop lag >= 50 ms in some load-generating
 process) means the latencies measure the client, not the server; the Overall row says so.
 
-Numbers come from a :class:`LiveSource` (the coordinator, :mod:`llmload.runtime.coordinator`):
+Numbers come from a :class:`LiveSource` (the coordinator's live views, :mod:`llmload.runtime.views`):
 the aggregator's snapshot as last reported, without folding this process's pending records
 first (that would also restart the CPU sampling interval on every browser poll, which could
 flag a short busy interval as saturation). They are therefore as fresh as the last report:

@@ -125,23 +125,33 @@ class AnthropicMessagesAdapter:
             if kind == _STOP:
                 return DONE
             if kind == _START:
-                usage = obj["message"].get("usage")
-                if usage:
-                    _record_input(state, usage)
-                return 0
-            reason = obj["delta"].get("stop_reason")
-            if reason:
-                state.finish_reason = reason
-            usage = obj.get("usage")
-            if usage:
-                output = usage.get("output_tokens")
-                if output is not None:
-                    state.usage_completion_tokens = int(output)
-                if usage.get("input_tokens") is not None:
-                    _record_input(state, usage)
+                _message_start(state, obj)
+            else:
+                _message_delta(state, obj)
             return 0
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
+
+
+def _message_start(state: StreamState, obj: dict[str, Any]) -> None:
+    """``message_start`` (once a stream): the prompt's usage, when the server sends it this early."""
+    usage = obj["message"].get("usage")
+    if usage:
+        _record_input(state, usage)
+
+
+def _message_delta(state: StreamState, obj: dict[str, Any]) -> None:
+    """``message_delta`` (once a stream, at the end): the stop reason and the final usage."""
+    reason = obj["delta"].get("stop_reason")
+    if reason:
+        state.finish_reason = reason
+    usage = obj.get("usage")
+    if usage:
+        output = usage.get("output_tokens")
+        if output is not None:
+            state.usage_completion_tokens = int(output)
+        if usage.get("input_tokens") is not None:
+            _record_input(state, usage)
 
 
 def _record_input(state: StreamState, usage: dict[str, Any]) -> None:

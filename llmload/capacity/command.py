@@ -109,6 +109,15 @@ def predict_main(argv: list[str]) -> int:
     p.add_argument("--summary-json", default="", help="write the predicted summary here")
     p.add_argument("--runs-dir", default="", help="also write a run directory under DIR (report/compare/gate read it)")
     p.add_argument("--quiet", action="store_true", help="no console table")
+    p.add_argument(
+        "--check",
+        default="",
+        metavar="MEASURED",
+        help="score the prediction against a real run of the same workload (its directory or summary): "
+        "per step and class, the error of TTFT/TPOT p50/p99 and throughput, and the safe level",
+    )
+    p.add_argument("--check-json", default="", help="where to write the check (default: beside MEASURED, "
+                   "predict-check.json)")  # fmt: skip
     ns = p.parse_args(argv)
     try:
         return _predict(ns)
@@ -117,6 +126,7 @@ def predict_main(argv: list[str]) -> int:
 
 
 def _predict(ns: argparse.Namespace) -> int:
+    from llmload.analysis.slo import run_slos
     from llmload.capacity.engine_file import engine_hash, read_engine
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
@@ -125,6 +135,7 @@ def _predict(ns: argparse.Namespace) -> int:
 
     params, doc = read_engine(ns.engine)
     params = apply_overrides(params, ns.set)
+    measured = _measured(ns.check) if ns.check else None  # before predicting: a bad path is the first thing said
     if ns.replicas < 1:
         raise ConfigError(f"--replicas {ns.replicas}: must be >= 1")
     w, profile, config = workload_from_args(ns)
@@ -142,13 +153,45 @@ def _predict(ns: argparse.Namespace) -> int:
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,
-                              predicted=predicted)  # fmt: skip
+                              predicted=predicted, slos=run_slos(config, profile))  # fmt: skip
     if extra:
         result = dataclasses.replace(
             result, warnings=(*result.warnings, "prediction extrapolates: " + "; ".join(extra))
         )
     _write(result, ns)
+    if measured is not None:
+        _check(result, measured, ns)
     return 0
+
+
+def _measured(path: str) -> Any:
+    from llmload.rundir import load_run
+
+    try:
+        return load_run(path)
+    except LlmloadError as e:
+        raise LlmloadError(f"--check {e}") from None
+
+
+def _check(result: Any, measured: Any, ns: argparse.Namespace) -> None:
+    import orjson
+
+    from llmload.capacity.check import check, check_doc, check_table
+    from llmload.errors import ConfigError
+
+    c = check(result, measured.result)
+    w = sys.stdout.write
+    w(f"llmload predict --check: predicted vs measured ({ns.check}); error = predicted / measured - 1\n")
+    for line in check_table(c):
+        w(f"  {line}\n")
+    src = Path(ns.check)
+    out = Path(ns.check_json) if ns.check_json else (
+        src / "predict-check.json" if src.is_dir() else src.with_name(f"{src.stem}.predict-check.json"))  # fmt: skip
+    try:
+        out.write_bytes(orjson.dumps(check_doc(c, str(ns.engine), str(ns.check)), option=orjson.OPT_INDENT_2))
+    except OSError as e:
+        raise ConfigError(f"--check-json {out}: cannot write it ({e.strerror or e}); choose another path") from e
+    w(f"llmload predict --check: written to {out}\n")
 
 
 def _write(result: Any, ns: argparse.Namespace) -> None:

@@ -111,31 +111,27 @@ class _Router:
         return k
 
 
-def drive(
-    params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin", drain_s: float = 0.0
-) -> list[Sent]:
-    """Every request the workload sends, with what the engines answered (see the module docstring).
+class _Driver:
+    """One drive: the loop, the engines behind their router, the class mix and every request sent."""
 
-    ``drain_s``: how long after the last step the requests in flight may still finish (a ladder
-    waits for them, up to the request timeout); nothing new is sent then."""
-    loop = VirtualLoop()
-    engines = [BatchingEngine(params, loop) for _ in range(replicas)]  # type: ignore[arg-type]
-    route = _Router(engines, router)
-    rng = random.Random(w.seed)
-    mix = _Mix(w.classes)
-    out: list[Sent] = []
-    bounds, t = [], 0.0
-    for s in w.steps:
-        bounds.append((t, t + s.duration_s))
-        t += s.duration_s
-    end = t
-    state = {"step": 0, "users": 0}
+    def __init__(self, params: EngineParams, w: Workload, replicas: int, router: str) -> None:
+        self.w, self.loop = w, VirtualLoop()
+        self.engines = [BatchingEngine(params, self.loop) for _ in range(replicas)]  # type: ignore[arg-type]
+        self.route = _Router(self.engines, router)
+        self.rng, self.mix = random.Random(w.seed), _Mix(w.classes)
+        self.out: list[Sent] = []
+        self.bounds, t = [], 0.0
+        for s in w.steps:
+            self.bounds.append((t, t + s.duration_s))
+            t += s.duration_s
+        self.end = t
 
-    def send(step: int, on_done: Any, intended: float | None = None) -> None:
-        c = mix.next()
-        sent = Sent(loop.time(), c.name, max(1, c.input.sample(rng)), max(1, c.output.sample(rng)), step)
+    def send(self, step: int, on_done: Any, intended: float | None = None) -> None:
+        loop, route = self.loop, self.route
+        c = self.mix.next()
+        sent = Sent(loop.time(), c.name, max(1, c.input.sample(self.rng)), max(1, c.output.sample(self.rng)), step)
         sent.intended = intended
-        out.append(sent)
+        self.out.append(sent)
         k = route.pick()
         route.load[k] += 1
 
@@ -144,17 +140,19 @@ def drive(
             on_done(s)
 
         try:
-            engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt)
+            self.engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt)
         except ApiError as e:
             sent.error, sent.status, sent.done = e.message, e.status, True
             loop.call_soon(finished, sent)
 
-    if w.arrival == "closed":
+    def closed(self) -> None:
+        """Each step's users send their next request when the last one ended (users above it stop)."""
+        loop, w, state = self.loop, self.w, {"step": 0, "users": 0}
 
         def user(uid: int) -> None:
-            if loop.time() >= end or uid >= state["users"]:
+            if loop.time() >= self.end or uid >= state["users"]:
                 return
-            send(state["step"], lambda s: loop.call_soon(user, uid))
+            self.send(state["step"], lambda s: loop.call_soon(user, uid))
 
         def begin(i: int) -> None:
             before = state["users"]
@@ -162,43 +160,60 @@ def drive(
             for uid in range(before, w.steps[i].users):
                 user(uid)
 
-        for i, (t0, _) in enumerate(bounds):
+        for i, (t0, _) in enumerate(self.bounds):
             loop.call_at(t0, begin, i)
-    else:
 
-        def gap(rate: float) -> float:
-            if w.arrival == "constant":
-                return 1.0 / rate
-            if w.arrival == "gamma":
-                k = w.burstiness
-                return rng.gammavariate(k, 1.0 / (rate * k))
-            return rng.expovariate(rate)
+    def gap(self, rate: float) -> float:
+        w, rng = self.w, self.rng
+        if w.arrival == "constant":
+            return 1.0 / rate
+        if w.arrival == "gamma":
+            k = w.burstiness
+            return rng.gammavariate(k, 1.0 / (rate * k))
+        return rng.expovariate(rate)
 
+    def open(self) -> None:
+        """Arrivals at each step's rate; beyond -u in flight they wait in the client, sent as slots free."""
+        loop, w = self.loop, self.w
         waiting: deque[tuple[float, int]] = deque()  # arrivals held in the client by the -u cap
         flight = [0]
 
         def done(_: Sent) -> None:
             flight[0] -= 1
-            if waiting and loop.time() < end:  # after the run's end the held ones stay unsent
+            if waiting and loop.time() < self.end:  # after the run's end the held ones stay unsent
                 go(*waiting.popleft())
 
         def go(due: float, i: int) -> None:
             flight[0] += 1
-            send(i, done, due)
+            self.send(i, done, due)
 
         def arrive(i: int) -> None:
-            if loop.time() >= bounds[i][1]:
+            if loop.time() >= self.bounds[i][1]:
                 return
             if w.max_in_flight and flight[0] >= w.max_in_flight:
                 waiting.append((loop.time(), i))
             else:
                 go(loop.time(), i)
-            loop.call_later(gap(w.steps[i].rate or 1.0), arrive, i)
+            loop.call_later(self.gap(w.steps[i].rate or 1.0), arrive, i)
 
-        for i, (t0, _) in enumerate(bounds):
+        for i, (t0, _) in enumerate(self.bounds):
             loop.call_at(t0, arrive, i)
-    loop.run(end + drain_s)
-    return out
+
+
+def drive(
+    params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin", drain_s: float = 0.0
+) -> list[Sent]:
+    """Every request the workload sends, with what the engines answered (see the module docstring).
+
+    ``drain_s``: how long after the last step the requests in flight may still finish (a ladder
+    waits for them, up to the request timeout); nothing new is sent then."""
+    d = _Driver(params, w, replicas, router)
+    if w.arrival == "closed":
+        d.closed()
+    else:
+        d.open()
+    d.loop.run(d.end + drain_s)
+    return d.out
 
 
 def step_bounds(w: Workload) -> list[tuple[float, float, float]]:

@@ -83,16 +83,8 @@ def _cap(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tup
                  "would pin it"), None  # fmt: skip
 
 
-def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
-    """The parameters that best explain ``m``; ``base`` supplies what the run cannot pin (default: healthy)."""
-    base = base or EngineParams()
-    c = Columns(m.reqs)
-    a_guess = (base.host_overhead_ms + base.step_base_ms) / 1000.0
-    queued = _queued(m, c, a_guess)
-    cap_param, cap = _cap(m, c, queued, base)
-    if not c.has_queue and cap is not None:  # without server phases: a request that met a full batch queued
-        at_start = in_flight_at(c, c.start)
-        queued = at_start > cap
+def _rows(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tuple[np.ndarray, np.ndarray]:
+    """The least squares' rows (regressors ``[A, B, C, D]``) and targets: every decode, every lone prefill."""
     mbt = base.max_batched_tokens
     # a prefill that shared its steps with another's waited for it too: only lone prefills time the prefill
     overlap = (c.admitted[:, None] < c.first[None, :]) & (c.admitted[None, :] < c.first[:, None])
@@ -111,7 +103,20 @@ def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
             wait = 0.0 if r.prefill_s is not None or n == 0 else step_wait  # an idle engine starts at once
             rows.append([s + wait, (s + wait) * n, (s + wait) * ctx, float(r.input)])
             target.append(r.prefill_s if r.prefill_s is not None else r.ttft)
-    x, y = np.array(rows), np.array(target)
+    return np.array(rows), np.array(target)
+
+
+def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
+    """The parameters that best explain ``m``; ``base`` supplies what the run cannot pin (default: healthy)."""
+    base = base or EngineParams()
+    c = Columns(m.reqs)
+    a_guess = (base.host_overhead_ms + base.step_base_ms) / 1000.0
+    queued = _queued(m, c, a_guess)
+    cap_param, cap = _cap(m, c, queued, base)
+    if not c.has_queue and cap is not None:  # without server phases: a request that met a full batch queued
+        at_start = in_flight_at(c, c.start)
+        queued = at_start > cap
+    x, y = _rows(m, c, queued, base)
     if len(y) < 8:
         raise ConfigError(f"{m.source}: {len(y)} usable requests; fitting needs at least 8 with 3+ output tokens")
     w = 1.0 / np.maximum(y, 1e-4)

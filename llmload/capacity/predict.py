@@ -19,8 +19,10 @@ from typing import Any
 from llmload.analysis.analyze import analyze
 from llmload.capacity.drive import Sent, Workload, drive, step_bounds
 from llmload.ladder.tracker import StepWindow
+from llmload.metrics.definitions import slo_missed
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
+from llmload.metrics.slo import SLO
 from llmload.results import RunResult
 from llmload.results.arrival import arrival_result
 from llmload.results.build import build_result
@@ -64,8 +66,12 @@ def predicted_result(
     config: Mapping[str, Any] | None = None,
     predicted: Mapping[str, Any] | None = None,
     degradation: float = 0.5,
+    slos: Mapping[str, SLO] | None = None,
 ) -> RunResult:
-    """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run."""
+    """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run.
+
+    ``slos``: each class's SLOs (:func:`~llmload.metrics.slo.class_slos`; None: no SLOs): every
+    successful request is judged as a real run judges it (goodput, attainment, the SLO verdict)."""
     ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
     drain = _DRAIN_S if ladder else 0.0  # a ladder waits for its requests in flight; a plain run stops them
     sent = drive(params, w, replicas, router, drain)
@@ -75,11 +81,12 @@ def predicted_result(
     run, steps = MetricSet(), {i: MetricSet() for i in range(len(bounds))}
     for s in sent:
         rec = to_record(s, open_loop, end + drain)
-        run.add(rec)
+        missed = slo_missed(rec, slos.get(rec.class_name, SLO())) if slos is not None and rec.outcome == "ok" else None
+        run.add(rec, missed)
         _, steady, stop = bounds[s.step]
         due = s.t if s.intended is None else s.intended
         if steady <= due < stop and (rec.outcome != "interrupted" or not s.times):
-            steps[s.step].add(rec)
+            steps[s.step].add(rec, missed)
     wall0 = time.time()
     windows = [
         StepWindow(i, st.users, wall0 + b[0], wall0 + b[1], wall0 + b[2], st.rate)
@@ -98,6 +105,7 @@ def predicted_result(
         config={**(config or {}), "host": "predicted"},
         profile=profile,
         arrival=arrival,
+        slos=slos is not None,
     )
     result = replace(result, extra={**result.extra, "predicted": dict(predicted or {})})
     return replace(result, judgement=analyze(result, degradation))

@@ -1,6 +1,6 @@
 """``llmload predict``'s workload flags, read as in ``llmload run``: ``--profile``, ``-u``/``-t``,
 ``--ladder``, ``--rate-ladder``, ``--arrival``, ``--rate``, ``--burstiness``, ``--step-time``,
-``--step-warmup``, ``--seed`` -> a :class:`~llmload.capacity.drive.Workload`, the profile's
+``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment`` -> a :class:`~llmload.capacity.drive.Workload`, the profile's
 summary form and the summary's config block."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from llmload.capacity.drive import ClassSpec, StepSpec, Workload
 from llmload.config.arrival import parse_rates
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
+from llmload.metrics.slo import parse_slo_text
 from llmload.workload.profiles import load_profile
 
-__all__ = ["add_workload_arguments", "workload_from_args"]
+__all__ = ["add_slo_arguments", "add_workload_arguments", "slo_config", "workload_from_args"]
 
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +33,26 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--step-time", default="5m", help="ladder step duration (default 5m)")
     g.add_argument("--step-warmup", default="30s", help="unmeasured start of each step (default 30s)")
     g.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
+    add_slo_arguments(g)
+
+
+def add_slo_arguments(g: Any) -> None:
+    g.add_argument(
+        "--slo",
+        default="",
+        metavar="KEY=MS,...",
+        help="SLOs of a good request, e.g. ttft_ms=800,tpot_ms=25 (as llmload run; a profile class's own win)",
+    )
+    g.add_argument("--slo-attainment", type=float, default=0.99,
+                   help="the share of finished requests that must be good (default 0.99)")  # fmt: skip
+
+
+def slo_config(ns: argparse.Namespace) -> dict[str, Any]:
+    """The summary's ``config.slo`` and ``config.slo_attainment`` from ``--slo``/``--slo-attainment`` (checked)."""
+    slo = parse_slo_text(ns.slo, "--slo")
+    if not 0 < ns.slo_attainment <= 1:
+        raise ConfigError(f"--slo-attainment {ns.slo_attainment:g}: must be a share in (0, 1], e.g. 0.99")
+    return {"slo": slo.to_dict() if slo is not None else None, "slo_attainment": ns.slo_attainment}
 
 
 def _span(text: str, flag: str) -> float:
@@ -67,7 +88,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         "profile": ns.profile,
         "seed": ns.seed,
         "degradation": 0.5,
-        "slo": None,
+        **slo_config(ns),
     }
     if ns.ladder or ns.rate_ladder:
         step, warm = _span(ns.step_time, "--step-time"), _span(ns.step_warmup, "--step-warmup")

@@ -176,6 +176,12 @@ def read_engine(samples: Samples, engine: Engine | str | None = None) -> EngineR
         engine = detect_engine(samples)
         if engine is None:
             return None
+    gauges, counters = _gauges(samples, engine), _counters(samples, engine)
+    return EngineReading(engine.name, gauges, counters, _histograms(samples, engine))
+
+
+def _gauges(samples: Samples, engine: Engine) -> dict[str, float]:
+    """Each gauge by its first alias found, its label sets combined by the signal's ``agg`` (mean or sum)."""
     gauges: dict[str, float] = {}
     for signal, aliases in engine.gauges.items():
         found = samples.first(aliases)
@@ -183,6 +189,11 @@ def read_engine(samples: Samples, engine: Engine | str | None = None) -> EngineR
             values = [v for _, v in found[1]]
             agg = server_signal(signal).agg
             gauges[signal] = sum(values) / len(values) if agg == "mean" else sum(values)
+    return gauges
+
+
+def _counters(samples: Samples, engine: Engine) -> dict[str, float]:
+    """Each counter by its first alias found (label sets added up), then the ones published in parts."""
     counters: dict[str, float] = {}
     for signal, aliases in engine.counters.items():
         found = samples.first(aliases)
@@ -191,6 +202,11 @@ def read_engine(samples: Samples, engine: Engine | str | None = None) -> EngineR
     for signal, parts in engine.sums.items():
         if all(p in counters for p in parts):
             counters[signal] = sum(counters[p] for p in parts)
+    return counters
+
+
+def _histograms(samples: Samples, engine: Engine) -> dict[str, BucketHistogram]:
+    """Each histogram by its first alias found."""
     histograms: dict[str, BucketHistogram] = {}
     for signal, aliases in engine.histograms.items():
         for base in aliases:
@@ -198,4 +214,4 @@ def read_engine(samples: Samples, engine: Engine | str | None = None) -> EngineR
             if h is not None:
                 histograms[signal] = h
                 break
-    return EngineReading(engine.name, gauges, counters, histograms)
+    return histograms

@@ -152,39 +152,54 @@ def _device(labels: dict[str, str]) -> tuple[str, dict[str, str]]:
 def read_gpus(samples: Samples) -> dict[str, GpuReading]:
     """Every GPU found in ``samples``, by key (several vocabularies may be present at once)."""
     out: dict[str, GpuReading] = {}
-
-    def reading(labels: dict[str, str], vocab: Vocabulary) -> GpuReading:
-        key, info = _device(labels)
-        r = out.get(key)
-        if r is None:
-            r = out[key] = GpuReading(key, vocab.name, info)
-        return r
-
     for vocab in VOCABULARIES:
         if not samples.count_prefix(vocab.prefix):
             continue
-        for signal, sources in vocab.signals.items():
-            for source in sources:  # preferred first: a GPU keeps the first value found
-                for labels, value in samples.get(source.name):
-                    r = reading(labels, vocab)
-                    if signal in r.values:
-                        continue
-                    r.values[signal] = value * source.scale
-                    if source.coarse or labels.get("source") == gpu_names.SOURCE_MEMORY_BUSY:
-                        r.coarse.add(signal)
-        for labels, up in samples.get(vocab.extra["up"].name) if "up" in vocab.extra else ():
-            if up == 0:
-                reading(labels, vocab).lost = True
+        _read_signals(samples, vocab, out)
+        if "up" in vocab.extra:
+            _read_up(samples, vocab, out)
         if "memory_free" in vocab.extra:
-            reserved = {_device(labels)[0]: v for labels, v in samples.get(vocab.extra["memory_reserved"].name)}
-            for labels, free in samples.get(vocab.extra["memory_free"].name):
-                r = out.get(_device(labels)[0])
-                if r is not None and "memory_total_bytes" not in r.values and "memory_used_bytes" in r.values:
-                    scale = vocab.extra["memory_free"].scale
-                    r.values["memory_total_bytes"] = (
-                        r.values["memory_used_bytes"] + (free + reserved.get(r.key, 0.0)) * scale
-                    )
+            _read_memory_total(samples, vocab, out)
     return out
+
+
+def _reading(out: dict[str, GpuReading], labels: dict[str, str], vocab: Vocabulary) -> GpuReading:
+    """The reading of the GPU ``labels`` name (added to ``out`` the first time it is seen)."""
+    key, info = _device(labels)
+    r = out.get(key)
+    if r is None:
+        r = out[key] = GpuReading(key, vocab.name, info)
+    return r
+
+
+def _read_signals(samples: Samples, vocab: Vocabulary, out: dict[str, GpuReading]) -> None:
+    """Every signal of ``vocab``, from its preferred source first: a GPU keeps the first value found."""
+    for signal, sources in vocab.signals.items():
+        for source in sources:
+            for labels, value in samples.get(source.name):
+                r = _reading(out, labels, vocab)
+                if signal in r.values:
+                    continue
+                r.values[signal] = value * source.scale
+                if source.coarse or labels.get("source") == gpu_names.SOURCE_MEMORY_BUSY:
+                    r.coarse.add(signal)
+
+
+def _read_up(samples: Samples, vocab: Vocabulary, out: dict[str, GpuReading]) -> None:
+    """A GPU its exporter reports down (``up`` 0) is marked lost."""
+    for labels, up in samples.get(vocab.extra["up"].name):
+        if up == 0:
+            _reading(out, labels, vocab).lost = True
+
+
+def _read_memory_total(samples: Samples, vocab: Vocabulary, out: dict[str, GpuReading]) -> None:
+    """Total memory where the vocabulary has none: used + (free + reserved)."""
+    reserved = {_device(labels)[0]: v for labels, v in samples.get(vocab.extra["memory_reserved"].name)}
+    for labels, free in samples.get(vocab.extra["memory_free"].name):
+        r = out.get(_device(labels)[0])
+        if r is not None and "memory_total_bytes" not in r.values and "memory_used_bytes" in r.values:
+            scale = vocab.extra["memory_free"].scale
+            r.values["memory_total_bytes"] = r.values["memory_used_bytes"] + (free + reserved.get(r.key, 0.0)) * scale
 
 
 def combine(values: dict[str, float], signal: str) -> float | None:

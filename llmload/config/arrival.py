@@ -98,39 +98,59 @@ class ArrivalConfig:
         levels = parse_rates(ladder_text) if ladder_text else ()
         trace = _trace(values)
         if trace is not None:
-            given = [flag for flag, on in (("--arrival " + mode, mode != "closed"), ("--rate", rate is not None),
-                     ("--rate-ladder", bool(levels)), ("--burstiness", burst != 1.0)) if on]  # fmt: skip
-            if given:
-                raise ConfigError(f"--trace with {given[0]}: a trace sets its own send times; drop {given[0]} "
-                                  "(--trace-speedup makes it faster)")  # fmt: skip
+            _check_trace_alone(mode, rate, levels, burst)
             return cls(ArrivalSpec(TRACE_MODE), trace=trace)
         if mode == "closed":
-            if rate is not None:
-                raise ConfigError(f"--rate {rate:g}: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
-            if levels:
-                raise ConfigError("--rate-ladder: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
-            if burst != 1.0:
-                raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma; add --arrival gamma")
+            _check_closed(rate, levels, burst)
             return cls()
-        if not (math.isfinite(burst) and burst > 0):
-            raise ConfigError(f"--burstiness {burst:g}: must be > 0 (gamma shape: 1 = Poisson, 0.25 = bursty)")
-        if burst < MIN_BURSTINESS:
-            raise ConfigError(f"--burstiness {burst:g}: must be >= {MIN_BURSTINESS:g} (inter-arrival CV 10; below, "
-                              "nearly every gap is 0: one burst of every arrival)")  # fmt: skip
-        if burst != 1.0 and mode != "gamma":
-            raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma, not {mode}; use --arrival gamma")
+        _check_burstiness(mode, burst)
         if levels and rate is not None:
             raise ConfigError("--rate and --rate-ladder: give one (the ladder's steps set the rate)")
         if not levels:
-            if rate is None:
-                raise ConfigError(f"--arrival {mode}: needs --rate R (requests/s for the whole run, e.g. --rate 10) "
-                                  "or --rate-ladder 1,2,4,8")  # fmt: skip
-            if not (math.isfinite(rate) and rate > 0):
-                raise ConfigError(f"--rate {rate:g}: must be > 0 (requests/s for the whole run, e.g. --rate 10)")
-            if rate > MAX_RATE:
-                raise ConfigError(f"--rate {rate:g}: more than llmload can offer ({MAX_RATE:,.0f} req/s for a run; "
-                                  "one load process sends a few thousand at most); lower it")  # fmt: skip
+            _check_rate(mode, rate)
         return cls(ArrivalSpec(mode, burst), float(rate) if rate is not None else None, levels)
+
+
+def _check_trace_alone(mode: str, rate: float | None, levels: tuple[float, ...], burst: float) -> None:
+    """``--trace`` sets its own send times: no arrival process, rate, ladder or burstiness beside it."""
+    given = [flag for flag, on in (("--arrival " + mode, mode != "closed"), ("--rate", rate is not None),
+             ("--rate-ladder", bool(levels)), ("--burstiness", burst != 1.0)) if on]  # fmt: skip
+    if given:
+        raise ConfigError(f"--trace with {given[0]}: a trace sets its own send times; drop {given[0]} "
+                          "(--trace-speedup makes it faster)")  # fmt: skip
+
+
+def _check_closed(rate: float | None, levels: tuple[float, ...], burst: float) -> None:
+    """A closed loop takes none of the open-loop flags."""
+    if rate is not None:
+        raise ConfigError(f"--rate {rate:g}: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
+    if levels:
+        raise ConfigError("--rate-ladder: needs an open-loop arrival; add --arrival poisson (or constant, gamma)")
+    if burst != 1.0:
+        raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma; add --arrival gamma")
+
+
+def _check_burstiness(mode: str, burst: float) -> None:
+    """Gamma's shape: > 0, at least :data:`MIN_BURSTINESS`, and 1 (Poisson) for any other open-loop mode."""
+    if not (math.isfinite(burst) and burst > 0):
+        raise ConfigError(f"--burstiness {burst:g}: must be > 0 (gamma shape: 1 = Poisson, 0.25 = bursty)")
+    if burst < MIN_BURSTINESS:
+        raise ConfigError(f"--burstiness {burst:g}: must be >= {MIN_BURSTINESS:g} (inter-arrival CV 10; below, "
+                          "nearly every gap is 0: one burst of every arrival)")  # fmt: skip
+    if burst != 1.0 and mode != "gamma":
+        raise ConfigError(f"--burstiness {burst:g}: is the shape of --arrival gamma, not {mode}; use --arrival gamma")
+
+
+def _check_rate(mode: str, rate: float | None) -> None:
+    """An open loop without a ladder needs ``--rate``: a number > 0, at most :data:`MAX_RATE`."""
+    if rate is None:
+        raise ConfigError(f"--arrival {mode}: needs --rate R (requests/s for the whole run, e.g. --rate 10) "
+                          "or --rate-ladder 1,2,4,8")  # fmt: skip
+    if not (math.isfinite(rate) and rate > 0):
+        raise ConfigError(f"--rate {rate:g}: must be > 0 (requests/s for the whole run, e.g. --rate 10)")
+    if rate > MAX_RATE:
+        raise ConfigError(f"--rate {rate:g}: more than llmload can offer ({MAX_RATE:,.0f} req/s for a run; "
+                          "one load process sends a few thousand at most); lower it")  # fmt: skip
 
 
 def _trace(values: Mapping[str, Any]) -> TraceSource | None:

@@ -76,29 +76,12 @@ def split_repeat(argv: Sequence[str]) -> RepeatConfig | None:
         if pause is not None:
             raise ConfigError(f"--repeat-pause {pause}: only with --repeat N (N >= 2)")
         return None
-    try:
-        runs = int(count)
-    except ValueError:
-        runs = 0
-    if runs < 1:
-        raise ConfigError(f"--repeat {count!r}: must be a whole number >= 1 (how many times to run the test)")
+    runs = _runs(count)
     pause_s = parse_duration(pause if pause is not None else DEFAULT_PAUSE, "--repeat-pause") or 0.0
     if runs == 1:
         return None if pause is None else RepeatConfig(1, pause_s, tuple(rest))
-    if "--headless" not in rest:
-        raise ConfigError("--repeat: runs headless only; add --headless (the web UI starts each test by hand)")
-    for role in ("--master", "--worker"):
-        if role in rest:
-            raise ConfigError(f"--repeat with {role}: not supported; use --processes N on one machine, "
-                              "or repeat the distributed run from a script")  # fmt: skip
-    seed_text = _value(rest, "--seed")
-    seed = None
-    if seed_text is not None:
-        try:
-            seed = int(seed_text)
-        except ValueError:
-            raise ConfigError(f"--seed {seed_text!r}: must be a whole number") from None
-        seed = seed if seed >= 0 else None
+    _check_runnable(rest)
+    seed = _seed(_value(rest, "--seed"))
     summary_json = _value(rest, "--summary-json") or ""
     runs_dir = "" if "--no-run-dir" in rest else (_value(rest, "--runs-dir") or "runs")
     if not runs_dir and not summary_json:
@@ -110,3 +93,35 @@ def split_repeat(argv: Sequence[str]) -> RepeatConfig | None:
     profile = profile[:-5].rsplit("/", 1)[-1] if profile.endswith(".toml") else profile  # a profile file: its stem
     return RepeatConfig(runs, pause_s, tuple(rest), seed, summary_json, runs_dir, profile, _value(rest, "-H") or
                         _value(rest, "--host"))  # fmt: skip
+
+
+def _runs(count: str) -> int:
+    """``--repeat``'s value: a whole number >= 1."""
+    try:
+        runs = int(count)
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        raise ConfigError(f"--repeat {count!r}: must be a whole number >= 1 (how many times to run the test)")
+    return runs
+
+
+def _check_runnable(rest: Sequence[str]) -> None:
+    """Repetitions run headless, in one process tree: no web UI, no ``--master``/``--worker``."""
+    if "--headless" not in rest:
+        raise ConfigError("--repeat: runs headless only; add --headless (the web UI starts each test by hand)")
+    for role in ("--master", "--worker"):
+        if role in rest:
+            raise ConfigError(f"--repeat with {role}: not supported; use --processes N on one machine, "
+                              "or repeat the distributed run from a script")  # fmt: skip
+
+
+def _seed(text: str | None) -> int | None:
+    """The first repetition's ``--seed`` (None: not given, or < 0, which asks for a fresh one)."""
+    if text is None:
+        return None
+    try:
+        seed = int(text)
+    except ValueError:
+        raise ConfigError(f"--seed {text!r}: must be a whole number") from None
+    return seed if seed >= 0 else None

@@ -48,7 +48,7 @@ def _slo_attainment(value: Any) -> float:
 def _workload(v: Mapping[str, Any], worker: bool) -> str:
     """``--profile`` (Locust's flag, the web UI form field) or ``--workload``; a worker prefers ``--workload``."""
     chosen = (v["workload"], v["profile"]) if worker else (v["profile"], v["workload"])
-    return next((c for c in chosen if c), None) or v["llmload_default_profile"] or defaults()["llmload_default_profile"]
+    return str(next((c for c in chosen if c), None) or v["llmload_default_profile"] or defaults()["llmload_default_profile"])
 
 
 def _api_key(given: str, api: str) -> str:

@@ -166,6 +166,13 @@ class Sampler:
         )
 
     def _sample_gpu(self, st: _GpuState, rows: list[Row], procs: list[Row]) -> None:
+        """One GPU's row, then a row per MIG instance, then its processes' rows."""
+        rows.append(Row(st.plan.labels, self._gpu_values(st), st.plan.bandwidth_source))
+        rows.extend(self._mig_rows(st))
+        procs.extend(self._process_rows(st))
+
+    def _gpu_values(self, st: _GpuState) -> dict[str, float]:
+        """The whole GPU's values (memory only without MIG: with it, each instance has its own)."""
         b, i, plan = self.backend, st.plan.index, st.plan
         values: dict[str, float] = {}
         u = self._read(st, "utilization", b.utilization, i)
@@ -193,25 +200,36 @@ class Sampler:
             g = self._gpm(st, None)
             if g is not None:
                 _put_gpm(values, g, pcie=plan.pcie_source == "gpm")
-        rows.append(Row(plan.labels, values, plan.bandwidth_source))
-        for mig in plan.mig:
+        return values
+
+    def _mig_rows(self, st: _GpuState) -> list[Row]:
+        """A row per MIG instance: its memory and its GPM ratios."""
+        rows: list[Row] = []
+        for mig in st.plan.mig:
             gi = mig.instance.gi_id
             mvalues: dict[str, float] = {}
-            m = self._read(st, "memory", b.memory, i, gi)
+            m = self._read(st, "memory", self.backend.memory, st.plan.index, gi)
             if m is not None:
                 mvalues.update(memory_used=float(m.used), memory_free=float(m.free), memory_total=float(m.total))
             g = self._gpm(st, gi)
             if g is not None:
                 _put_gpm(mvalues, g, pcie=False)
             rows.append(Row(mig.labels, mvalues, names.SOURCE_GPM))
-        for p in self._read(st, "processes", b.processes, i) or ():
+        return rows
+
+    def _process_rows(self, st: _GpuState) -> list[Row]:
+        """A row per process using the GPU (with its MIG instance's labels when it runs in one)."""
+        plan = st.plan
+        rows: list[Row] = []
+        for p in self._read(st, "processes", self.backend.processes, plan.index) or ():
             if p.used_bytes is None:
                 continue
             labels = {**plan.labels, "pid": str(p.pid)}
             mig = next((m for m in plan.mig if m.instance.gi_id == p.gi_id), None)
             if mig is not None:
                 labels.update(GPU_I_PROFILE=mig.instance.profile, GPU_I_ID=str(mig.instance.gi_id))
-            procs.append(Row(labels, {"used": float(p.used_bytes)}))
+            rows.append(Row(labels, {"used": float(p.used_bytes)}))
+        return rows
 
     def _gpm(self, st: _GpuState, gi_id: int | None) -> GpmMetrics | None:
         """GPM ratios between the previous sample of this GPU / instance and a new one (None while priming)."""

@@ -76,9 +76,9 @@ Notes:
   (what the user saw); every other latency covers successful requests only.
 * **Good request** (:func:`slo_missed`): a request is good when its outcome is ``ok`` and it
   meets every SLO of its class (:mod:`llmload.metrics.slo`: the class's own ``slo`` in the
-  profile, key by key over ``--slo``). A one-token answer has no TPOT and meets a TPOT SLO
-  (vLLM bench counts its TPOT as 0). It is decided once per request, when the record is
-  recorded. **Attainment** = good / (ok + errors): failed requests count as not good,
+  profile, key by key over ``--slo``), its TTFT and E2E counted from the request origin (an open
+  loop's wait in the client counts). A one-token answer has no TPOT and meets a TPOT SLO (vLLM bench
+  counts its TPOT as 0). Decided once per request, when the record is recorded. **Attainment** = good / (ok + errors): failed requests count as not good,
   requests interrupted by the end of the test are neither (as in the error rate). A class
   without SLOs, in a run where some class has them, counts each successful request as good.
   **Goodput** = good requests per second of test time (vLLM bench ``request_goodput``,
@@ -289,13 +289,14 @@ def slo_missed(rec: RequestRecord, slo: SLO) -> tuple[str, ...]:
     """
     missed: tuple[str, ...] = ()
     chunks = rec.chunk_ns
+    origin = origin_ns(rec)
     # In integer ns against the limit in ns (no rounding at the limit: 91 ms meets e2e_ms=91).
-    if slo.ttft_ms is not None and (not chunks or chunks[0] - rec.start_ns > slo.ttft_ms * 1e6):
+    if slo.ttft_ms is not None and (not chunks or chunks[0] - origin > slo.ttft_ms * 1e6):
         missed += ("ttft_ms",)
     tokens = rec.output_tokens
     if slo.tpot_ms is not None and tokens >= 2 and chunks and chunks[-1] - chunks[0] > slo.tpot_ms * 1e6 * (tokens - 1):
         missed += ("tpot_ms",)
-    if slo.e2e_ms is not None and rec.end_ns - rec.start_ns > slo.e2e_ms * 1e6:
+    if slo.e2e_ms is not None and rec.end_ns - origin > slo.e2e_ms * 1e6:
         missed += ("e2e_ms",)
     return missed
 

@@ -40,47 +40,11 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     v, base, steps = r.get("verdict"), r.get("baseline") or {}, r.get("steps") or []
     out = ["## 1. Phenomenon", ""]
     if not steps:
-        o = r.get("overall") or {}
-        what = f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s"
-        what = (plain_headline(r) or (what,))[0]
-        out.append(
-            f"{what}; "
-            f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
-            f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
-        )
-        if (v or {}).get("slo"):
-            out.append(f"SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
-        top = (r.get("findings") or [{}])[0]
-        if top.get("id") in RUN_FAILED:
-            out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
-        out += ["", f"What was observed: {PLACEHOLDER}", ""]
-        return out
-    if v and "safe_rate" in v and v.get("status") in ("ok", "breach"):  # a rate ladder
-        limit = fmt.rate(v.get("recommended_rate"))
-        out.append(f"- **Safe rate: {fmt.rate(v.get('safe_rate'))}** (offered, at the -u cap of {fmt.users(v.get('top_users'))}; "
-                   f"recommended gateway rate limit {limit}).")  # fmt: skip
-        if v.get("breach"):
-            out.append(f"- {fmt.breach_sentence(v['breach'])}")
-    elif v and v.get("status") == "breach":
-        out.append(f"- **Safe concurrency: {fmt.users(v.get('safe_users'))}** (recommended gateway limit {fmt.users(v.get('recommended_limit'))}).")
-        out.append(f"- {fmt.breach_sentence(v.get('breach') or {})}")
-    elif v and v.get("status") == "ok":
-        out.append(f"- **No limit broken up to {fmt.users(v.get('top_users'))}** (the top step): safe concurrency is at least that.")
-    elif v and v.get("status") == "inconclusive":
-        out.append(f"- **Inconclusive** (too little evidence for a verdict): {v.get('note', '').removeprefix('inconclusive: ')}")
-    elif v:
-        why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
-        out.append(f"- No verdict ({v.get('status')}): {why}.")
+        return out + _plain_run(r, v)
+    out += _verdict_lines(v)
     if (v or {}).get("slo"):
         out.append(f"- SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
-    conf = (v or {}).get("confidence") or {}
-    band, band_steps, note = conf.get("band_users") or [], conf.get("band_steps"), conf.get("note")
-    if "safe_rate" in (v or {}):  # a rate ladder's steps share one -u: its band is in offered rates
-        if rates := fmt.rate_band(steps, band_steps):
-            out.append(f"- Confidence band: {rates}" + (f" ({note})." if note else "."))
-    elif len(band) == 2 and None not in band:
-        lo, hi = band
-        out.append(f"- Confidence band: {lo}–{hi} users" + (f" ({note})." if note else "."))
+    out += _band_lines(v, steps)
     if base:
         out.append(
             f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.step_named(steps, base.get('step'), base.get('users'))}): "
@@ -99,6 +63,59 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     ]
     out += _table(["step", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "out tok/s", "errors"], rows)
     return [*out, ""]
+
+
+def _plain_run(r: dict[str, Any], v: dict[str, Any] | None) -> list[str]:
+    """A run without a ladder: its headline figures, SLOs and a failed run's reason."""
+    o = r.get("overall") or {}
+    what = f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s"
+    what = (plain_headline(r) or (what,))[0]
+    out = [
+        f"{what}; "
+        f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
+        f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
+    ]
+    if (v or {}).get("slo"):
+        out.append(f"SLOs: {fmt.slo_sentence(v['slo'], [])}.")
+    top = (r.get("findings") or [{}])[0]
+    if top.get("id") in RUN_FAILED:
+        out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")
+    return out + ["", f"What was observed: {PLACEHOLDER}", ""]
+
+
+def _verdict_lines(v: dict[str, Any] | None) -> list[str]:
+    """The ladder's verdict: a safe rate or concurrency, no limit broken, inconclusive, or why there is none."""
+    if not v:
+        return []
+    status = v.get("status")
+    if "safe_rate" in v and status in ("ok", "breach"):  # a rate ladder
+        limit = fmt.rate(v.get("recommended_rate"))
+        out = [f"- **Safe rate: {fmt.rate(v.get('safe_rate'))}** (offered, at the -u cap of {fmt.users(v.get('top_users'))}; "
+               f"recommended gateway rate limit {limit})."]  # fmt: skip
+        return out + ([f"- {fmt.breach_sentence(v['breach'])}"] if v.get("breach") else [])
+    if status == "breach":
+        return [f"- **Safe concurrency: {fmt.users(v.get('safe_users'))}** (recommended gateway limit {fmt.users(v.get('recommended_limit'))}).",
+                f"- {fmt.breach_sentence(v.get('breach') or {})}"]  # fmt: skip
+    if status == "ok":
+        return [f"- **No limit broken up to {fmt.users(v.get('top_users'))}** (the top step): safe concurrency is at least that."]
+    if status == "inconclusive":
+        return [f"- **Inconclusive** (too little evidence for a verdict): {v.get('note', '').removeprefix('inconclusive: ')}"]
+    why = v.get("note") or (v.get("confidence") or {}).get("note") or "not enough data"
+    return [f"- No verdict ({status}): {why}."]
+
+
+def _band_lines(v: dict[str, Any] | None, steps: list[dict[str, Any]]) -> list[str]:
+    """The confidence band around the verdict: offered rates on a rate ladder, users otherwise."""
+    conf = (v or {}).get("confidence") or {}
+    band, band_steps, note = conf.get("band_users") or [], conf.get("band_steps"), conf.get("note")
+    tail = f" ({note})." if note else "."
+    if "safe_rate" in (v or {}):  # a rate ladder's steps share one -u: its band is in offered rates
+        rates = fmt.rate_band(steps, band_steps)
+        return [f"- Confidence band: {rates}{tail}"] if rates else []
+    if len(band) == 2 and None not in band:
+        lo, hi = band
+        return [f"- Confidence band: {lo}–{hi} users{tail}"]
+    return []
 
 
 def _turns(r: dict[str, Any]) -> list[str]:

@@ -45,6 +45,7 @@ from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.config import RunConfig, add_arguments, read
 from llmload.config.flags import local_master_default
 from llmload.config.origin import locate, located, origins
+from llmload.config.targets import split_hosts
 from llmload.errors import ConfigError
 from llmload.metrics.thresholds import check_classes
 from llmload.preflight import (
@@ -103,12 +104,12 @@ def preflight(
     if web_port is not None:
         check_port_free("--web-port", *web_port)
     warnings: list[str] = []
-    if host:
-        check_host(host)
+    for target in split_hosts(host) if host else ():  # --host URL1,URL2,...: each target
+        check_host(target)
         if config.preflight:
-            check_reachable(host)
+            check_reachable(target)
             if not config.model_auto:  # without --model, discovery reads /v1/models anyway
-                warning = check_models(host, config.adapter.model, auth_headers(config))
+                warning = check_models(target, config.adapter.model, auth_headers(config))
                 if warning:
                     warnings.append(warning)
     return warnings

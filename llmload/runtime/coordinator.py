@@ -1,13 +1,13 @@
-"""The coordinator role (standalone or ``--master``): merging, exporting, collecting, judging, summarising.
+"""The coordinator role (standalone or ``--master``): merging, lost workers, the ladder, the summary's timing.
 
 :class:`Coordinator` merges the load processes' reports in an
-:class:`~llmload.metrics.aggregation.Aggregator` (a standalone process merges its own),
-which the exporter, the web UI and the summary read; it drives the ladder
-(:class:`~llmload.ladder.plan.LadderDriver`, with a fresh
+:class:`~llmload.metrics.aggregation.Aggregator` (a standalone process merges its own), marks lost
+workers, drives the ladder (:class:`~llmload.ladder.plan.LadderDriver`, with a fresh
 :class:`~llmload.ladder.judge.LiveJudge` per test), polls engine/GPU metrics during a test
-(:mod:`llmload.collect`) and, when the test ends, builds the typed results
-(:func:`~llmload.results.build.build_result`), analyses them (:func:`~llmload.analysis.analyze`)
-and writes them: the console table, ``--summary-json``, the run directory.
+(:mod:`llmload.collect`) and times the test. What the web UI and the exporter read is its
+:class:`~llmload.runtime.views.LiveViews` (``views``); when the test ends it concludes the run
+(:func:`~llmload.runtime.conclusion.conclude`) and publishes it (:func:`~llmload.runtime.publish.publish`:
+the console table, ``--summary-json``, the run directory).
 
 On a master each worker sends its report at its own test stop (the runtime's stop report,
 before Locust's ``client_stopped``), so when the master's ``test_stop`` fires after a stop
@@ -26,33 +26,24 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 import gevent
-import orjson
 
-from llmload.analysis import analyze
 from llmload.collect import Collection, start_collection
 from llmload.config import RunConfig
-from llmload.config.values import public_url
-from llmload.exporter import ExportContext, Exporter, start_exporter
+from llmload.exporter import Exporter, start_exporter
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder import LadderDriver, LiveJudge, StepTracker
-from llmload.ladder.plan import FixedLoad, cut_short
-from llmload.ladder.status import ladder_status
-from llmload.metrics.aggregation import Aggregator, ReportWire, Snapshot
-from llmload.metrics.slo import class_slos
-from llmload.metrics.warmup import warmup_into
-from llmload.report.console import render_summary
-from llmload.results import BASELINE_STEP, RunResult, build_result, series_from_timeseries, to_summary
-from llmload.results.build import arrival_result, load_generator, trace_replay
+from llmload.ladder.plan import FixedLoad
+from llmload.metrics.aggregation import Aggregator, ReportWire
+from llmload.results import BASELINE_STEP, RunResult
 from llmload.results.thresholds import exit_code as thresholds_exit_code
-from llmload.rundir import save_run
+from llmload.runtime.conclusion import LOCAL_ID, RunSpan, Setup, conclude
+from llmload.runtime.publish import publish
+from llmload.runtime.views import BASELINE_MIN_OK, LiveViews
 from llmload.runtime.workload import run_workload
-from llmload.web import ChartInputs
-from llmload.workload import Profile, WorkloadSampler
-from llmload.workload.traces import Trace
+from llmload.workload import WorkloadSampler
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -62,10 +53,6 @@ __all__ = ["BASELINE_MIN_OK", "FINAL_REPORT_WAIT_S", "LADDER_STOP_TIMEOUT_S", "L
 log = logging.getLogger("llmload")
 #: How long a master waits for the workers' last reports after a stop before summarising.
 FINAL_REPORT_WAIT_S = 4.0
-#: The aggregator's name for a standalone process's own reports.
-LOCAL_ID = "local"
-#: The live baseline (exporter gauges) needs this many successful requests.
-BASELINE_MIN_OK = 5
 LADDER_STOP_TIMEOUT_S = 600.0
 _NOT_SET = object()  # no ladder has set Locust's stop timeout
 
@@ -93,6 +80,9 @@ class Coordinator:
         self.driver = LadderDriver(steps, self._baseline_ok, fixed_load)  # without a ladder: Locust's -u/-r/-t
         self.exporter: Exporter | None = None
         self.collection: Collection | None = None  # engine / GPU metrics of the current test
+        self.setup: Setup  # from configure()
+        self.views = LiveViews(environment, self.aggregator, steps, self.driver, setup=lambda: self.setup,
+                               collection=lambda: self.collection, run_seconds=self.run_seconds)  # fmt: skip
         self.users_max = 0
         self._t0_ns = self._t1_ns = 0
         self._stop_timeout_given: Any = _NOT_SET  # Locust's stop timeout before a ladder set its own
@@ -106,12 +96,9 @@ class Coordinator:
     # -- configuration -------------------------------------------------------------------
     def configure(self, config: RunConfig) -> None:
         """Adopt ``config`` (at start-up and at each test start)."""
-        self.config = config
-        self.profile: Profile
-        self.trace: Trace | None  # --trace: the entries being replayed
-        self.profile, self.trace = run_workload(config)
-        WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
-        self.slos = class_slos({c.name: c.slo for c in self.profile.classes}, config.slo)  # None: no SLOs
+        profile, trace = run_workload(config)  # trace: --trace's entries being replayed, else None
+        WorkloadSampler(profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
+        self.setup = Setup(config, profile, trace, self._env.host)
         self.driver.configure(config.ladder, LiveJudge(lambda: self.aggregator.steps, config.degradation))
         if config.ladder is not None and not self._env.stop_timeout:
             # The last step's requests finish instead of being cut at the end (then they are
@@ -131,9 +118,9 @@ class Coordinator:
         """Bind ``/metrics`` now (a busy port is a ConfigError before any load); served until quitting."""
         runner = self._env.runner
         self.exporter = start_exporter(
-            self.config.exporter,
-            lambda: self.snapshot(window=False, run=False),
-            self.export_context,
+            self.setup.config.exporter,
+            lambda: self.views.snapshot(window=False, run=False),
+            self.views.export_context,
             web_ui=self._env.web_ui,
             group=runner.greenlet if runner is not None else None,
         )
@@ -177,19 +164,6 @@ class Coordinator:
             self._env.runner.send_message(STEP_MESSAGE, msg)
 
     # -- readers -------------------------------------------------------------------------
-    def snapshot(self, window: bool = True, run: bool = True) -> Snapshot:
-        """The merged state (summary, exporter); no side effects. Lags by a report interval."""
-        runner = self._env.runner
-        self.aggregator.users = runner.user_count if runner is not None else 0
-        return self.aggregator.snapshot(window=window, run=run)
-
-    def live_snapshot(self) -> Snapshot:
-        """The web UI's view: the aggregator as last reported (nothing folded, no CPU interval restarted)."""
-        return self.aggregator.snapshot()
-
-    def class_order(self) -> list[str]:
-        return [c.name for c in self.profile.classes]
-
     def run_seconds(self) -> float:
         """Test time of the current run: from test start to its stop, or to now."""
         if not self._t0_ns:
@@ -199,69 +173,6 @@ class Coordinator:
     def _baseline_ok(self) -> int:
         m = self.aggregator.steps.get(BASELINE_STEP)
         return m.overall().counters["ok"] if m is not None else 0
-
-    def live_baseline(self) -> dict[str, float] | None:
-        """TTFT/TPOT p50/p99 (s) of the baseline step once it has :data:`BASELINE_MIN_OK` successes, else None.
-
-        The baseline step is the single-request pre-run (-1) when there is one, else the
-        ladder's first step.
-        """
-        if not self.steps.windows:
-            return None
-        m = self.aggregator.steps.get(self.steps.windows[0].index)
-        if m is None:
-            return None
-        o = m.overall()
-        if o.counters["ok"] < BASELINE_MIN_OK:
-            return None
-        out = {}
-        for metric in ("ttft", "tpot"):
-            h = o.hist[metric]
-            if h.count:
-                out[f"{metric}_p50"], out[f"{metric}_p99"] = h.percentiles((0.5, 0.99))
-        return out or None
-
-    def chart_inputs(self) -> ChartInputs:
-        """What the web UI's live charts read, each a function called at every sample."""
-        return ChartInputs(
-            snapshot=lambda: self.aggregator.snapshot(run=False),
-            classes=self.class_order,
-            steps=lambda: self.steps.windows,
-            baseline=self.live_baseline,
-            limit_factor=lambda: 1.0 + self.config.degradation,
-            timeline=lambda: self.collection.timeline if self.collection is not None else None,
-            ladder=self.ladder_status,
-        )
-
-    def ladder_status(self) -> dict[str, Any] | None:
-        """The running ladder's step, time left in it and the verdict so far (None without a ladder).
-
-        The judge is asked here too: after the ladder's end no shape ticks, and its last step's
-        verdict comes once the reports are in (each step is judged once, whoever asks)."""
-        judge = self.driver.judge
-        if judge is not None:
-            judge.check(self.steps.windows)
-        return ladder_status(self.config.ladder, self.steps.windows, self.steps.current(), self.driver.step_ends_at,
-                             judge.verdict if judge else None, judge.judged if judge else 0, time.time())  # fmt: skip
-
-    def export_context(self) -> ExportContext:
-        cfg = self.config
-        step = self.steps.current()
-        return ExportContext(cfg.api, cfg.adapter.model, self.profile.name, self.profile.class_names,
-                             step=step, baseline=self.live_baseline(), offered_rate=self.offered_rate(step),
-                             slo_target=cfg.slo_attainment if self.slos is not None else None)  # fmt: skip
-
-    def offered_rate(self, step: tuple[int, int, bool] | None = None) -> float | None:
-        """Open loop: the rate offered now (``--rate``, the running rate-ladder step's, a trace's mean); None in a closed loop."""
-        arrival, ladder = self.config.arrival, self.config.ladder
-        if not arrival.open_loop:
-            return None
-        if self.trace is not None and arrival.trace is not None:  # the trace's mean rate at its speedup
-            return trace_replay(self.trace, arrival.trace.speedup).offered_rate
-        if ladder is not None and ladder.by_rate:
-            step = step or self.steps.current()
-            return ladder.rate_at(step[0]) if step is not None else None
-        return arrival.rate
 
     # -- run life cycle --------------------------------------------------------------------
     def on_test_start(self, schedule_lead_s: float = 0.0) -> None:
@@ -278,7 +189,7 @@ class Coordinator:
             self.collection.stop(final=False)
         # The engine's baseline is read here, before any user starts (start_collection waits for it);
         # the test's time runs from after it, so a slow metrics endpoint is not part of the run's duration.
-        self.collection = start_collection(self.config.collect, self._started_wall)
+        self.collection = start_collection(self.setup.config.collect, self._started_wall)
         self._t0_ns, self._t1_ns = self._clock_ns() + int(schedule_lead_s * 1e9), 0
         self._summary_pending = True
 
@@ -333,44 +244,15 @@ class Coordinator:
     # -- results -----------------------------------------------------------------------------
     def result(self) -> RunResult:
         """The run's typed results so far, analysed."""
-        snap = self.snapshot()
-        end = self._t1_ns or self._clock_ns()
-        collection = self.collection
-        load = load_generator(snap, master=self.master, local_id=LOCAL_ID)
-        if (cut := cut_short(self.config.ladder, self.steps.windows)) is not None:
-            load["warnings"] = (*load["warnings"], cut)
-        total_s = max(end - self._t0_ns, 0) / 1e9 if self._t0_ns else 0.0
-        self.aggregator.steady.into(load, self.steps.windows, time.time() - max(self._clock_ns() - end, 0) / 1e9)
-        result = build_result(
-            snap.run,
-            duration_s=total_s - warmup_into(load, snap, self.config.warmup, total_s),  # its block, or a warning
-            users_max=self.users_max,
-            weights={c.name: c.weight for c in self.profile.classes},
-            windows=self.steps.windows,
-            step_metrics=snap.steps,
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_wall)),
-            config={**self.config.public_dict(), "host": public_url(self._env.host) if self._env.host else None},
-            profile=self.profile.to_dict(),
-            load=load,
-            collection=collection.summary_extra() if collection is not None else None,
-            series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),
-            slos=self.slos is not None,
-            arrival=self._arrival(snap),
-            thresholds=(*self.config.thresholds, *self.profile.thresholds),
-        )
-        return replace(result, judgement=analyze(result, self.config.degradation))
-
-    def _arrival(self, snap: Snapshot):
-        """The arrival block before its achieved rate (build_result computes that from the requests)."""
-        a = self.config.arrival
-        burst = a.spec.burstiness if a.mode == "gamma" else None
-        replay = trace_replay(self.trace, a.trace.speedup) if self.trace is not None and a.trace is not None else None
-        rate = replay.offered_rate if replay is not None else a.rate
-        return arrival_result(a.mode, rate, snap.arrivals, 0, 0.0, burst, trace=replay)
+        now_ns = self._clock_ns()
+        end = self._t1_ns or now_ns
+        span = RunSpan(self._t0_ns, end, self._started_wall, time.time() - max(now_ns - end, 0) / 1e9, self.users_max)
+        return conclude(self.views.snapshot(), self.aggregator.steady, self.steps.windows, self.setup, self.collection,
+                        span, master=self.master)  # fmt: skip
 
     def schedule_finished(self) -> bool:
         """A trace replay whose every entry was sent and answered (on every live process): the run can end."""
-        return self.trace is not None and self._summary_pending and self.aggregator.schedules_done()
+        return self.setup.trace is not None and self._summary_pending and self.aggregator.schedules_done()
 
     def write_summary(self) -> None:
         """Once per test: the console table, ``--summary-json``, the run directory (errors are one log line)."""
@@ -381,20 +263,10 @@ class Coordinator:
         if collection is not None:
             collection.write_timeseries()
         result = self.result()
-        summary = to_summary(result)
-        self.last_result, self.last_summary = result, summary
-        out = self._out or sys.stdout
-        render_summary(result, out)
-        out.flush()
+        config = self.setup.config
+        self.last_result = result
+        self.last_summary = publish(result, self._out or sys.stdout, summary_json=config.summary_json,
+                                    runs_dir=config.runs_dir, host=self.setup.host,
+                                    series=collection.timeseries if collection is not None else None)  # fmt: skip
         if result.thresholds:  # the process's exit code: 0 passed, 1 one failed, 3 one had no value
             self._env.process_exit_code = thresholds_exit_code(result.thresholds)
-        path = self.config.summary_json
-        if path:
-            try:
-                with open(path, "wb") as f:
-                    f.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-            except OSError as e:
-                log.error("llmload: cannot write --summary-json %s: %s", path, e)
-        if self.config.runs_dir:  # runs/<timestamp>-<profile>/: never fails the run (one error line)
-            series = collection.timeseries if collection is not None else None
-            save_run(result, self.config.runs_dir, out, series=series, host=self._env.host)

@@ -183,7 +183,7 @@ class LoadProcess:
         failure ratio are the request rate and error ratio: request type ``E2E``, name = the
         class, response time = E2E in ms (from the intended send time in an open loop), a
         failure carries ``kind: message``, the length is the request's output tokens (Locust
-        labels it bytes; README "Locust's own columns"). An interrupted request is not a
+        labels it bytes; docs/metrics.md "Locust's own columns"). An interrupted request is not a
         finished one: it fires nothing. ``--locust-ttft-rows`` adds a ``TTFT`` entry per
         success that had a first token.
         """

@@ -81,6 +81,24 @@ class SimConfig:
     cold_start_ttft_ms: float = 0.0
 
     def __post_init__(self) -> None:
+        self._check_values()
+        mode = self.mode or ("engine" if self.preset or self.engine is not None else "fixed")
+        if mode not in ("fixed", "engine"):
+            raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
+        object.__setattr__(self, "mode", mode)
+        check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.coldstart
+        if mode == "fixed":
+            if self.preset or self.engine is not None:
+                raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
+            if self.gpu_metrics_port is not None:
+                raise ConfigError("sim: --gpu-metrics-port needs the engine model (--mode engine or --preset)")
+            return
+        object.__setattr__(self, "preset", self.preset or DEFAULT_PRESET)
+        if self.engine is None:
+            object.__setattr__(self, "engine", preset_params(self.preset))
+
+    def _check_values(self) -> None:
+        """Each setting on its own: fixed latencies, ports, timing format, token counts, model name."""
         for flag, ms in (("--ttft-ms", self.ttft_ms), ("--itl-ms", self.itl_ms)):
             if not 0 <= ms < math.inf:
                 raise ConfigError(f"sim: {flag} must be a number >= 0, got {ms:g}")
@@ -97,20 +115,6 @@ class SimConfig:
             raise ConfigError(f"sim: --default-max-tokens must be >= 1, got {self.default_max_tokens}")
         if not self.model:
             raise ConfigError("sim: --model must not be empty")
-        mode = self.mode or ("engine" if self.preset or self.engine is not None else "fixed")
-        if mode not in ("fixed", "engine"):
-            raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
-        object.__setattr__(self, "mode", mode)
-        check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.coldstart
-        if mode == "fixed":
-            if self.preset or self.engine is not None:
-                raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
-            if self.gpu_metrics_port is not None:
-                raise ConfigError("sim: --gpu-metrics-port needs the engine model (--mode engine or --preset)")
-            return
-        object.__setattr__(self, "preset", self.preset or DEFAULT_PRESET)
-        if self.engine is None:
-            object.__setattr__(self, "engine", preset_params(self.preset))
 
     @property
     def ttft_s(self) -> float:

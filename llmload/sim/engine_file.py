@@ -8,10 +8,14 @@ fit quality) are :mod:`llmload.capacity.engine_file`'s.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 from llmload.errors import ConfigError
 from llmload.sim.params import FIELD_NAMES, EngineParams

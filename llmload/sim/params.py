@@ -24,6 +24,7 @@ step (scheduling, sampling, detokenizing) during which the GPU idles.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from llmload.errors import ConfigError
@@ -90,26 +91,11 @@ class EngineParams:
     gpu_power_max_w: float = 150.0
 
     def __post_init__(self) -> None:
-        positive_int = ("max_num_seqs", "max_batched_tokens", "max_model_len", "block_size")
-        for name in positive_int:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"sim: --{_flag(name)} must be >= 1, got {getattr(self, name)}")
-        for name in ("max_waiting", "kv_blocks"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"sim: --{_flag(name)} must be >= 0, got {getattr(self, name)}")
-        for name in ("prefill_tps", "time_scale", "kv_kib_per_token", "gpu_memory_gib", "gpu_bandwidth_gbs"):
-            if not 0 < getattr(self, name) < math.inf:
-                raise ConfigError(f"sim: --{_flag(name)} must be a number > 0, got {getattr(self, name):g}")
-        for name in (
-            "step_base_ms",
-            "host_overhead_ms",
-            "per_seq_ms",
-            "per_kv_token_us",
-            "weights_gib",
-            "reserved_gib",
-        ):
-            if not 0 <= getattr(self, name) < math.inf:
-                raise ConfigError(f"sim: --{_flag(name)} must be a number >= 0, got {getattr(self, name):g}")
+        for names, out_of_range, must, shown in _RANGES:
+            for name in names:
+                value = getattr(self, name)
+                if out_of_range(value):
+                    raise ConfigError(f"sim: --{_flag(name)} must be {must}, got {value:{shown}}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ConfigError(f"sim: --gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization:g}")
         if self.batching not in ("continuous", "static"):
@@ -123,6 +109,10 @@ class EngineParams:
             )
         if not 0 <= self.gpu_power_idle_w <= self.gpu_power_max_w:
             raise ConfigError("sim: need 0 <= --gpu-power-idle-w <= --gpu-power-max-w")
+        self._check_fits()
+
+    def _check_fits(self) -> None:
+        """The KV pool has at least one block, and weights + reserved + the pool fit in the GPU's memory."""
         if self.num_kv_blocks < 1:
             raise ConfigError(
                 f"sim: no GPU memory left for the KV cache ({self.weights_gib:g} GiB of weights + "
@@ -180,6 +170,18 @@ class EngineParams:
 
 def _flag(name: str) -> str:
     return name.replace("_", "-")
+
+
+#: The range checks of :meth:`EngineParams.__post_init__`: (fields, out of range?, what the flag must be, how its
+#: value is shown in the error).
+_RANGES: tuple[tuple[tuple[str, ...], Callable[[float], bool], str, str], ...] = (
+    (("max_num_seqs", "max_batched_tokens", "max_model_len", "block_size"), lambda v: v < 1, ">= 1", ""),
+    (("max_waiting", "kv_blocks"), lambda v: v < 0, ">= 0", ""),
+    (("prefill_tps", "time_scale", "kv_kib_per_token", "gpu_memory_gib", "gpu_bandwidth_gbs"),
+     lambda v: not 0 < v < math.inf, "a number > 0", "g"),
+    (("step_base_ms", "host_overhead_ms", "per_seq_ms", "per_kv_token_us", "weights_gib", "reserved_gib"),
+     lambda v: not 0 <= v < math.inf, "a number >= 0", "g"),
+)  # fmt: skip
 
 
 #: Field names in declaration order (for the command line and docs).

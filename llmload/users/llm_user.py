@@ -51,25 +51,23 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST_STATE_WAITING
 
-from llmload.adapters.base import Framing, StreamState
+from llmload.adapters.base import StreamState
+from llmload.config.targets import round_robin
+from llmload.config.values import public_url
 from llmload.errors import (
     CLIENT_ERROR,
     ConnectError,
-    EmptyResponse,
-    HttpStatusError,
     StreamDisconnected,
     StreamError,
-    StreamTruncated,
-    WrongContentType,
 )
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.redact import mask
-from llmload.users.backoff import RETRY_AFTER_STATUSES, Backoff, retry_after_s
+from llmload.users.backoff import Backoff
 from llmload.users.context import LoadContext, context_of
-from llmload.users.deadlines import Deadline
-from llmload.users.error_body import error_message
+from llmload.users.deadlines import Deadline, Flight, Watchdog
 from llmload.users.http import BodyReader, install_keepalive, take_reconnects
+from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
@@ -80,8 +78,6 @@ if TYPE_CHECKING:
 __all__ = ["LLMUser"]
 
 _CONNECTION_ERRORS = (OSError, HTTPConnectionClosed, HTTPParseError, socket.timeout, ConnectionError)
-#: Bytes of an error body read for its message (the rest is dropped with the connection).
-_ERROR_BODY_READ = 4096
 
 
 class LLMUser(FastHttpUser):
@@ -105,6 +101,7 @@ class LLMUser(FastHttpUser):
             self.network_timeout = None
         super().__init__(environment)
         install_keepalive(self.client)
+        self._targets = round_robin(self.host) if self.host and "," in self.host else None  # --host URL1,URL2,...
 
     _sampler: WorkloadSampler
     _backoff: Backoff
@@ -238,68 +235,41 @@ class LLMUser(FastHttpUser):
         flight = watchdog.register(rec)
         reader: BodyReader | None = None
         clean = False
+        target = self._targets.next() if self._targets is not None else ""  # "": Locust's base URL, the one --host
         try:
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
             rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
-            resp = self.client.request(
-                spec.method,
-                spec.path,
-                name=sample.class_name,
-                data=spec.body,
-                headers=ctx.headers_for(spec),
-                stream=True,
-                catch_response=True,
-            )
+            resp = self.client.request(spec.method, target + spec.path, name=sample.class_name, data=spec.body,
+                                       headers=ctx.headers_for(spec), stream=True, catch_response=True)  # fmt: skip
             rec.headers_ns = perf_counter_ns()
             rec.status = resp.status_code or 0
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
-            _raise_for_status(resp, reader, rec)
+            raise_for_status(resp, reader, rec)
             content_type = resp.headers.get("content-type") if resp.headers else None
             framing = ctx.framing_for(content_type)
             if framing is None:
-                _raise_not_a_stream(resp, content_type, reader)
+                raise_not_a_stream(resp, content_type, reader)
             state = StreamState()
             if keep_reply:
                 state.text_parts = []
             done = consume(framing, reader, adapter, state, rec, ctx.sse_parser)
             if not rec.end_ns:
                 rec.end_ns = perf_counter_ns()
-            settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
-            settle_reasoning(
-                rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
-                state.usage_reasoning_tokens,
-            )  # fmt: skip
-            rec.cached_prompt_tokens = state.usage_cached_tokens
-            if keep_reply:
-                rec.reply_text = state.reply_text()
-            rec.finish_reason = state.finish_reason
-            if state.server_timing is not None:
-                rec.server_timing = state.server_timing
-                rec.server_queue_ms = state.server_queue_ms
-                rec.server_prefill_ms = state.server_prefill_ms
-                rec.server_decode_ms = state.server_decode_ms
-            _check_complete(rec, state, framing)
+            _settle(rec, state, keep_reply)
+            check_complete(rec, state, framing)
             rec.outcome = "ok"  # decided; what follows only keeps the connection reusable
             if done and not reader.complete:
                 flight.draining = True
                 _drain(reader)
             clean = reader.complete
         except Deadline as d:
-            if d.kind != "drain":  # drain: the answer was complete, only the HTTP terminator never came
-                _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
-            if reader is None:  # cut while waiting for headers: the socket is out of reach
-                self._drop_connections()
+            self._cut(rec, d, reader)
         except StreamError as e:
             _fail(rec, e.kind, str(e))
         except _CONNECTION_ERRORS as e:
-            if reader is None:
-                _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
-            else:  # the headers had arrived: the answer was cut
-                n = rec.counted_tokens
-                tokens = f"{n} token{'s' if n != 1 else ''}"
-                _fail(rec, StreamDisconnected.kind, f"connection lost after {tokens} ({type(e).__name__}: {e})")
+            _fail_connection(rec, e, reader)
         except GreenletExit:
             if rec.outcome != "ok":
                 rec.outcome = "interrupted"
@@ -308,76 +278,63 @@ class LLMUser(FastHttpUser):
             _fail(rec, CLIENT_ERROR, f"{type(e).__name__}: {e}")
             raise
         finally:
-            rec.reconnects = take_reconnects()
-            watchdog.unregister(flight)
-            if not rec.end_ns:
-                rec.end_ns = perf_counter_ns()
-            if rec.outcome != "ok" and not rec.output_tokens:
-                rec.output_tokens = rec.counted_tokens
-            if reader is not None and not clean:
-                reader.discard()
-            ctx.finish(rec)
+            _close(ctx, watchdog, flight, rec, reader, clean, target)
         return rec
 
-
-def _raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> None:
-    error = getattr(resp, "error", None)
-    status = resp.status_code or 0
-    if status == 0 or reader is None:
-        raise ConnectError(f"{type(error).__name__}: {error}" if error else "no response")
-    if status >= 300:
-        if status in RETRY_AFTER_STATUSES:
-            rec.retry_after_s = retry_after_s(resp.headers.get("retry-after") if resp.headers else None)
-        content_type = resp.headers.get("content-type") if resp.headers else None
-        message = error_message(_body_start(resp, reader), content_type)
-        raise HttpStatusError(status, message or f"HTTP {status} (no message in the body)")
+    def _cut(self, rec: RequestRecord, d: Deadline, reader: BodyReader | None) -> None:
+        """A deadline cut the request (the watchdog, :mod:`llmload.users.deadlines`)."""
+        if d.kind != "drain":  # drain: the answer was complete, only the HTTP terminator never came
+            _fail(rec, d.kind, f"no progress within {d.limit_s:g}s ({d.kind})")
+        if reader is None:  # cut while waiting for headers: the socket is out of reach
+            self._drop_connections()
 
 
-def _raise_not_a_stream(resp, content_type: str | None, reader: BodyReader) -> None:
-    """A successful status whose body is not a stream (an HTML page, a JSON document)."""
-    said = error_message(_body_start(resp, reader), content_type)
-    status = resp.status_code
-    ct = (content_type or "").split(";", 1)[0].strip()
-    raise WrongContentType(
-        f"HTTP {status} with Content-Type {ct}, expected text/event-stream: wrong --host or --endpoint-path?"
-        + (f" (the body says: {said})" if said else "")
-    )
+def _settle(rec: RequestRecord, state: StreamState, keep_reply: bool) -> None:
+    """A finished stream's state onto its record: token counts, reasoning, cache, reply, finish reason, server timing."""
+    settle_token_counts(rec, state.usage_prompt_tokens, state.usage_completion_tokens)
+    settle_reasoning(rec, state.first_output_chunk, state.reasoning_chunks, state.reasoning_extra_tokens,
+                     state.usage_reasoning_tokens)  # fmt: skip
+    rec.cached_prompt_tokens = state.usage_cached_tokens
+    if keep_reply:
+        rec.reply_text = state.reply_text()
+    rec.finish_reason = state.finish_reason
+    if state.server_timing is not None:
+        rec.server_timing = state.server_timing
+        rec.server_queue_ms = state.server_queue_ms
+        rec.server_prefill_ms = state.server_prefill_ms
+        rec.server_decode_ms = state.server_decode_ms
 
 
-def _body_start(resp, reader: BodyReader) -> bytes:
-    """The start of a body that will not be streamed (the rest is dropped with the connection).
+def _fail_connection(rec: RequestRecord, e: BaseException, reader: BodyReader | None) -> None:
+    """A connection error: ``connection`` before the response headers, ``stream_disconnected`` after them."""
+    if reader is None:
+        _fail(rec, ConnectError.kind, f"{type(e).__name__}: {e}")
+    else:  # the headers had arrived: the answer was cut
+        n = rec.counted_tokens
+        tokens = f"{n} token{'s' if n != 1 else ''}"
+        _fail(rec, StreamDisconnected.kind, f"connection lost after {tokens} ({type(e).__name__}: {e})")
 
-    Locust has already read the whole body of an error status (``resp.content``, cached):
-    then that; else what arrives, up to :data:`_ERROR_BODY_READ` bytes.
-    """
-    body = b""
-    try:
-        if reader.complete:
-            return (resp.content or b"")[:_ERROR_BODY_READ]
-        while len(body) < _ERROR_BODY_READ:
-            part = reader.read_some()
-            if not part:
-                break
-            body += part
-            if reader.complete:
-                break
-    except Exception:  # a body cut short: its start is all there is
-        pass
-    return body[:_ERROR_BODY_READ]
+
+def _close(ctx: LoadContext, watchdog: Watchdog, flight: Flight, rec: RequestRecord, reader: BodyReader | None,
+           clean: bool, target: str) -> None:
+    """The end of every request, however it ended: off the watchdog, end time and tokens set, the record handed on."""
+    rec.reconnects = take_reconnects()
+    watchdog.unregister(flight)
+    if not rec.end_ns:
+        rec.end_ns = perf_counter_ns()
+    if rec.outcome != "ok" and not rec.output_tokens:
+        rec.output_tokens = rec.counted_tokens
+    if reader is not None and not clean:
+        reader.discard()
+    if target and rec.outcome == "error":  # which of several targets failed
+        rec.error_message = f"{rec.error_message} (target {public_url(target)})"
+    ctx.finish(rec)
 
 
 def _drain(reader: BodyReader) -> None:
     """After ``[DONE]``: read the HTTP terminator so the connection can be reused."""
     while reader.readline():
         pass
-
-
-def _check_complete(rec: RequestRecord, state: StreamState, framing: Framing) -> None:
-    if not rec.chunk_ns:
-        raise EmptyResponse("the response carried no content")
-    # Fewer tokens than asked for and no finish reason: the stream was cut, not finished.
-    if state.finish_reason is None and rec.output_tokens < rec.max_tokens and framing is not Framing.RAW:
-        raise StreamTruncated(f"stream ended after {rec.output_tokens} of {rec.max_tokens} tokens without a finish reason")
 
 
 def _fail(rec: RequestRecord, kind: str, message: str) -> None:

@@ -27,7 +27,7 @@ the page still works on its own.
 one sample every :data:`~llmload.web.series.SAMPLE_INTERVAL_S` while a test spawns, runs or
 lets its last requests finish (and one more once it has stopped); the first sample of a new test empties the buffer. It
 ends when the web UI's server does. It reads what it charts only through :class:`ChartInputs`,
-which the coordinator builds (:meth:`llmload.runtime.coordinator.Coordinator.chart_inputs`).
+which the coordinator's live views build (:meth:`llmload.runtime.views.LiveViews.chart_inputs`).
 """
 
 from __future__ import annotations
@@ -162,6 +162,29 @@ def install_charts(environment: Any, inputs: ChartInputs, sample: bool = True) -
     ta["extended_csv_files"] = [e for e in ta.get("extended_csv_files") or [] if e.get("href") != link["href"]] + [link]
 
     @web_ui.auth_required_if_enabled
+    def llmload_charts() -> Response:
+        return send_from_directory(STATIC_DIR, "charts.html")
+
+    def llmload_static(name: str) -> Response:
+        return send_from_directory(STATIC_DIR, name)
+
+    app.add_url_rule(f"{base}/{SERIES_PATH}", "llmload_series", web_ui.auth_required_if_enabled(_series_view(sampler)))
+    app.add_url_rule(f"{base}/{CHARTS_PATH}", "llmload_charts", llmload_charts)
+    app.add_url_rule(f"{base}/{STATIC_PATH}/<path:name>", "llmload_static", llmload_static)
+    app.after_request(_add_chart_loader)
+    if sample:
+        ui = web_ui
+
+        def alive() -> bool:  # until the web UI's server ends (or was never going to start)
+            return ui.greenlet is None or not ui.greenlet.dead
+
+        sampler.greenlet = gevent.spawn(sampler.run, alive)
+    return sampler
+
+
+def _series_view(sampler: ChartSampler) -> Callable[[], Response]:
+    """The ``llmload/series`` route: the buffer's columns for one class; a 400 naming what is wrong."""
+
     def llmload_series() -> Response:
         try:
             since, generation = _number("since", float), _number("generation", int)
@@ -174,32 +197,15 @@ def install_charts(environment: Any, inputs: ChartInputs, sample: bool = True) -
             return Response(json.dumps({"error": error}), status=400, mimetype="application/json")
         return Response(json.dumps(sampler.payload(class_name, since, generation)), mimetype="application/json")
 
-    @web_ui.auth_required_if_enabled
-    def llmload_charts() -> Response:
-        return send_from_directory(STATIC_DIR, "charts.html")
+    return llmload_series
 
-    def llmload_static(name: str) -> Response:
-        return send_from_directory(STATIC_DIR, name)
 
-    app.add_url_rule(f"{base}/{SERIES_PATH}", "llmload_series", llmload_series)
-    app.add_url_rule(f"{base}/{CHARTS_PATH}", "llmload_charts", llmload_charts)
-    app.add_url_rule(f"{base}/{STATIC_PATH}/<path:name>", "llmload_static", llmload_static)
-
-    @app.after_request
-    def _add_chart_loader(resp: Response) -> Response:
-        if request.endpoint != "locust.index" or resp.status_code != 200 or resp.mimetype != "text/html":
-            return resp
-        page = resp.get_data(as_text=True)
-        if LOADER not in page and "</body>" in page:
-            head, _, tail = page.rpartition("</body>")
-            resp.set_data(f"{head}{LOADER}</body>{tail}")
+def _add_chart_loader(resp: Response) -> Response:
+    """After each request: Locust's page (``/``) gets the loader script that frames the charts in the LLM tab."""
+    if request.endpoint != "locust.index" or resp.status_code != 200 or resp.mimetype != "text/html":
         return resp
-
-    if sample:
-        ui = web_ui
-
-        def alive() -> bool:  # until the web UI's server ends (or was never going to start)
-            return ui.greenlet is None or not ui.greenlet.dead
-
-        sampler.greenlet = gevent.spawn(sampler.run, alive)
-    return sampler
+    page = resp.get_data(as_text=True)
+    if LOADER not in page and "</body>" in page:
+        head, _, tail = page.rpartition("</body>")
+        resp.set_data(f"{head}{LOADER}</body>{tail}")
+    return resp

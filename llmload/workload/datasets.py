@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,24 +217,11 @@ def _prompt(record: Any, where: str) -> DatasetEntry:
 
 
 def _conversation(record: dict[str, Any], where: str, keep_turns: bool) -> DatasetEntry | None:
-    key = "conversations" if "conversations" in record else "messages"
-    turns = record[key]
-    if not isinstance(turns, list):
-        raise ProfileError(f"{where}: {key!r} must be a list of turns, got {type(turns).__name__}")
     prompt: str | None = None
     first_out: int | None = None
     followups: list[DatasetTurn] = []
     asked: str | None = None  # a later user turn waiting for its reply
-    for i, turn in enumerate(turns):
-        if not isinstance(turn, dict):
-            raise ProfileError(f"{where}: {key}[{i}] must be an object with a role and a text, got {_short(turn)}")
-        role = turn.get("from", turn.get("role"))
-        text = turn.get("value", turn.get("content"))
-        if not isinstance(role, str) or not isinstance(text, str):
-            raise ProfileError(
-                f'{where}: {key}[{i}] needs string "from"/"value" (or "role"/"content"), got {_short(turn)}'
-            )
-        role = role.lower()
+    for role, text in _messages(record, where):
         if prompt is None:
             if role in _USER and text.strip():
                 prompt = text
@@ -251,6 +239,24 @@ def _conversation(record: dict[str, Any], where: str, keep_turns: bool) -> Datas
     if prompt is None:
         return None
     return DatasetEntry(prompt, estimate_tokens(prompt), first_out, tuple(followups))
+
+
+def _messages(record: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
+    """A conversation record's turns as (role in lower case, text), each checked as it is reached."""
+    key = "conversations" if "conversations" in record else "messages"
+    turns = record[key]
+    if not isinstance(turns, list):
+        raise ProfileError(f"{where}: {key!r} must be a list of turns, got {type(turns).__name__}")
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            raise ProfileError(f"{where}: {key}[{i}] must be an object with a role and a text, got {_short(turn)}")
+        role = turn.get("from", turn.get("role"))
+        text = turn.get("value", turn.get("content"))
+        if not isinstance(role, str) or not isinstance(text, str):
+            raise ProfileError(
+                f'{where}: {key}[{i}] needs string "from"/"value" (or "role"/"content"), got {_short(turn)}'
+            )
+        yield role.lower(), text
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -75,18 +75,8 @@ else:  # pragma: no cover - exercised on 3.10 only
 __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "load_profile", "profile_from_dict"]
 
 _TOP_KEYS = ("name", "description", "classes", "source", "thresholds")  # source: informational, written by to_dict
-_CLASS_KEYS = (
-    "name",
-    "weight",
-    "input_tokens",
-    "output_tokens",
-    "prompt",
-    "prefix",
-    "turns",
-    "think_time_s",
-    "slo",
-    "description",
-)
+_CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "prefix", "turns", "think_time_s", "slo",
+               "description")  # fmt: skip
 _PROMPT_KEYS = ("source", "path", "format")
 #: Class names the whole run's row goes by: the summary's and console's "overall", the web UI's "Overall".
 RESERVED_CLASS_NAMES = ("overall",)  # compared without case and surrounding spaces
@@ -295,11 +285,7 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     for key in ("name", "weight", "output_tokens"):
         if key not in c:
             raise ProfileError(f"{where}: missing {key!r}; every class needs name, weight and output_tokens")
-    name = _str(c["name"], f"{where}.name")
-    if not name.strip():
-        raise ProfileError(f"{where}.name: must be a non-empty string")
-    if name.strip().lower() in RESERVED_CLASS_NAMES:
-        raise ProfileError(f"{where}.name: {name!r} names the whole run's row (summary, tables, web UI): rename it")
+    name = _parse_name(c["name"], f"{where}.name")
     weight = c["weight"]
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (weight > 0 and math.isfinite(weight)):
         raise ProfileError(
@@ -307,33 +293,41 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
         )
     prompt = _parse_prompt(c.get("prompt", "synthetic"), f"{where}.prompt", base_dir)
     prefix = parse_prefix(c["prefix"], f"{where}.prefix") if "prefix" in c else None
-    if prompt.kind == "synthetic":
-        if "input_tokens" not in c:
-            raise ProfileError(
-                f"{where}: missing 'input_tokens'; synthetic prompts need a length (an int or a distribution)"
-            )
-        inp: Distribution | None = parse_distribution(c["input_tokens"], f"{where}.input_tokens")
-    else:
-        if "input_tokens" in c:
-            raise ProfileError(
-                f"{where}.input_tokens: a dataset class takes its prompts' lengths from the file; remove input_tokens"
-            )
-        if prefix is not None:
-            raise ProfileError(f"{where}.prefix: applies to synthetic prompts only; remove it for a dataset class")
-        inp = None
-    out_raw = c["output_tokens"]
-    if out_raw == "dataset":
-        if prompt.kind != "dataset":
-            raise ProfileError(
-                f'{where}.output_tokens: "dataset" needs prompt = {{source = "dataset", ...}}; give an int or a distribution instead'
-            )
-        out: Distribution | None = None
-    else:
-        out = parse_distribution(out_raw, f"{where}.output_tokens")
+    inp, out = _parse_lengths(c, prompt, prefix, where)
     description = _str(c.get("description", ""), f"{where}.description")
     turns, think = _parse_turns(c, prompt, where)
     slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
     return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo)
+
+
+def _parse_name(value: Any, where: str) -> str:
+    """A class name: a non-empty string, not one the whole run's row goes by."""
+    name = _str(value, where)
+    if not name.strip():
+        raise ProfileError(f"{where}: must be a non-empty string")
+    if name.strip().lower() in RESERVED_CLASS_NAMES:
+        raise ProfileError(f"{where}: {name!r} names the whole run's row (summary, tables, web UI): rename it")
+    return name
+
+
+def _parse_lengths(c: dict[str, Any], prompt: PromptSource, prefix: PrefixSpec | None,
+                   where: str) -> tuple[Distribution | None, Distribution | None]:  # fmt: skip
+    """``input_tokens`` (synthetic prompts only; None for a dataset's) and ``output_tokens`` (None: the dataset's)."""
+    inp: Distribution | None = None
+    if prompt.kind == "synthetic":
+        if "input_tokens" not in c:
+            raise ProfileError(f"{where}: missing 'input_tokens'; synthetic prompts need a length (an int or a distribution)")
+        inp = parse_distribution(c["input_tokens"], f"{where}.input_tokens")
+    elif "input_tokens" in c:
+        raise ProfileError(f"{where}.input_tokens: a dataset class takes its prompts' lengths from the file; remove input_tokens")
+    elif prefix is not None:
+        raise ProfileError(f"{where}.prefix: applies to synthetic prompts only; remove it for a dataset class")
+    if c["output_tokens"] != "dataset":
+        return inp, parse_distribution(c["output_tokens"], f"{where}.output_tokens")
+    if prompt.kind != "dataset":
+        raise ProfileError(f'{where}.output_tokens: "dataset" needs prompt = {{source = "dataset", ...}}; '
+                           "give an int or a distribution instead")  # fmt: skip
+    return inp, None
 
 
 def _parse_turns(

@@ -219,27 +219,35 @@ def _entry(line: bytes, where: str) -> TraceEntry:
     t = obj["timestamp"]
     if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
         raise ProfileError(f"{where}: timestamp must be a number of milliseconds ≥ 0, got {t!r}")
-    lengths = []
-    for key in ("input_length", "output_length"):
-        v = obj[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ProfileError(f"{where}: {key} must be an int ≥ 1 (tokens), got {v!r}")
-        if v > MAX_TOKENS:
-            raise ProfileError(f"{where}: {key} {v} is more than any model's context ({MAX_TOKENS:,} tokens at most)")
-        lengths.append(v)
+    input_length, output_length = _length(obj, "input_length", where), _length(obj, "output_length", where)
+    return TraceEntry(float(t), input_length, output_length, _hash_ids(obj, input_length, where))
+
+
+def _length(obj: dict[str, Any], key: str, where: str) -> int:
+    """``input_length`` or ``output_length``: tokens, at least 1, at most :data:`MAX_TOKENS`."""
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ProfileError(f"{where}: {key} must be an int ≥ 1 (tokens), got {v!r}")
+    if v > MAX_TOKENS:
+        raise ProfileError(f"{where}: {key} {v} is more than any model's context ({MAX_TOKENS:,} tokens at most)")
+    return v
+
+
+def _hash_ids(obj: dict[str, Any], input_length: int, where: str) -> tuple[int, ...]:
+    """The entry's prompt block ids (ints >= 0), no more than its input fills blocks."""
     ids = obj.get("hash_ids", [])
     if not isinstance(ids, list):
         raise ProfileError(f"{where}: hash_ids must be a list of block ids (ints ≥ 0), got {_short(ids)}")
     for i, h in enumerate(ids):
         if isinstance(h, bool) or not isinstance(h, int) or h < 0:
             raise ProfileError(f"{where}: hash_ids[{i}] must be an int ≥ 0, got {h!r}")
-    most = -(-lengths[0] // BLOCK_TOKENS)
+    most = -(-input_length // BLOCK_TOKENS)
     if len(ids) > most:
         raise ProfileError(
-            f"{where}: {len(ids)} hash_ids for input_length {lengths[0]}, which fills at most {most} blocks of "
+            f"{where}: {len(ids)} hash_ids for input_length {input_length}, which fills at most {most} blocks of "
             f"{BLOCK_TOKENS} tokens; drop the extra ids or fix input_length"
         )
-    return TraceEntry(float(t), lengths[0], lengths[1], tuple(ids))
+    return tuple(ids)
 
 
 def _short(value: Any, limit: int = 60) -> str:

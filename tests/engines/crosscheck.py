@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from tests.engines.llama_server import LlamaServer
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 __all__ = ["crosscheck", "run_llmload", "write_profile"]
 

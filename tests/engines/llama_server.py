@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.engines.make_gguf import cache_dir
-from tests.ports import free_port as _free_port
+from tests.helpers.ports import free_port as _free_port
 
 __all__ = ["BUILD", "LlamaServer", "binary", "llama_server", "missing_reason", "scrape_metrics"]
 

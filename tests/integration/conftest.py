@@ -3,7 +3,7 @@
 * :func:`sim` starts the embedded simulator (``python -m llmload.sim``) on a free port.
 * :func:`faulty` starts ``tests/servers/faulty.py`` (mode = the request's model name).
 
-Runs themselves are in :mod:`tests.integration.harness`.
+Runs themselves are in :mod:`tests.helpers.harness`.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _own_master_port(monkeypatch):
     next ``--processes`` run stopped at its pre-check ("Address already in use"), seen with two fresh-clone
     ``make test`` runs side by side. In-process runs are unaffected.
     """
-    from tests.ports import free_port
+    from tests.helpers.ports import free_port
 
     port = str(free_port())
     monkeypatch.setenv("LOCUST_MASTER_BIND_PORT", port)  # --processes' forked workers follow the bind port

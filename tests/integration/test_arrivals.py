@@ -26,8 +26,9 @@ import numpy as np
 import pytest
 
 from llmload.sim import start_sim_process
-from tests.gap_stats import cv, ks_exponential
-from tests.integration.harness import ROOT, run_cli, run_inprocess
+from tests.helpers.gap_stats import cv, ks_exponential
+from tests.helpers.harness import ROOT, run_cli, run_inprocess
+from tests.helpers.loop_probe import LoopProbe
 from tests.integration.test_prometheus import free_port
 
 pytestmark = pytest.mark.integration
@@ -40,31 +41,6 @@ def _gaps(t: list[int], warmup_s: float) -> np.ndarray:
     a = np.sort(np.array(t, dtype=np.int64))
     a = a[a >= a[0] + int(warmup_s * 1e9)]
     return np.diff(a).astype(np.float64) / 1e9
-
-
-class LoopProbe:
-    """The event loop's own timer lateness while a run shares it: a greenlet that asks to wake every
-    ``period_s`` and keeps how late it woke (s). Sends are timer wakes on the same loop, so what a
-    busy box does to them it does to the probe at the same moments: the tests judge the sends
-    against this spread, measured in the same run, instead of a margin that holds on a quiet box
-    only (a constant 50/s run's gap CV was 0.48 with the CPUs twice oversubscribed)."""
-
-    def __init__(self, period_s: float = 0.004) -> None:
-        self.period_s = period_s
-        self.late: list[float] = []
-        self._g = gevent.spawn(self._run)
-
-    def _run(self) -> None:
-        import time
-
-        while True:
-            due = time.perf_counter() + self.period_s
-            gevent.sleep(self.period_s)
-            self.late.append(max(0.0, time.perf_counter() - due))
-
-    def stop(self) -> np.ndarray:
-        self._g.kill()
-        return np.array(self.late, dtype=np.float64)
 
 
 def _jitter_cv(late: np.ndarray, mean_gap_s: float) -> float:

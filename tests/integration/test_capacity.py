@@ -17,7 +17,7 @@ import sys
 import pytest
 import tomllib
 
-from tests.integration.harness import ROOT, run_cli
+from tests.helpers.harness import ROOT, run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

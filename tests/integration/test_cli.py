@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.integration.harness import ROOT, run_cli
+from tests.helpers.harness import ROOT, run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from llmload.sim import start_sim_process
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.integration.harness import ROOT
+from tests.helpers.harness import ROOT
 from tests.integration.test_prometheus import PROMETHEUS, free_port, http_get, stop, wait_until
 from tests.unit.test_deploy_files import DASHBOARDS, PROMETHEUS_DIR, dashboard_queries, load_yaml, rule_queries
 

@@ -20,8 +20,8 @@ import pytest
 from llmload.metrics.dump import record_from_line
 from llmload.metrics.recorder import MetricSet
 from llmload.results import build_result, to_summary
-from tests.integration.harness import ROOT
-from tests.ports import free_port
+from tests.helpers.harness import ROOT
+from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.harness import run_inprocess, write_tiny_profile
+from tests.helpers.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 
@@ -76,7 +76,7 @@ def test_a_web_page_on_a_200_is_wrong_content_type(faulty, tiny):
 
 def test_a_run_refused_with_429_and_retry_after_is_diagnosed_rate_limited(faulty, tiny, tmp_path):
     """Issue 22: 100 % HTTP 429 with Retry-After was 'Target unreachable / every request fails', no word of a rate limit."""
-    from tests.integration.harness import run_cli
+    from tests.helpers.harness import run_cli
 
     code, output, s = run_cli(
         ["--headless", "--only-summary", "--no-run-dir", "-u", "2", "-r", "2", "-t", "3s", "--host", faulty,

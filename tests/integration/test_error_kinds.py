@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from tests.integration.harness import run_inprocess, write_tiny_profile
+from tests.helpers.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ import gevent
 import pytest
 
 from llmload.cli import main
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

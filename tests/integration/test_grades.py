@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

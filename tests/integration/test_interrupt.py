@@ -22,8 +22,8 @@ from collections import Counter
 
 import pytest
 
-from tests.integration.harness import ROOT, write_tiny_profile
-from tests.ports import free_port
+from tests.helpers.harness import ROOT, write_tiny_profile
+from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.harness import run_inprocess, write_tiny_profile
+from tests.helpers.harness import run_inprocess, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 

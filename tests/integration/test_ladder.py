@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -320,12 +320,15 @@ def test_ladder_over_the_slot_cap(llama_88m, tmp_path):
     )
     s, _, _ = run_llmload(
         llama_88m.url, tmp_path, "--ladder", "1,8,16", "--step-time", "8s", "--step-warmup", "2s", "--profile", profile,
-        "--engine-metrics", llama_88m.url, "--collect-interval", "0.5s", timeout=150,
+        "--engine-metrics", llama_88m.url, "--collect-interval", "0.5s", "--baseline-requests", "6", timeout=150,
     )  # fmt: skip
-    assert [st["users"] for st in s["steps"]] == [1, 8, 16], describe(s)
+    # The baseline is a 6-request pre-run (step -1): the 1-user step's 6 s held 4 requests on a busy box, and a
+    # baseline under 5 requests makes the verdict inconclusive (analysis/guards.py), as it should.
+    ladder = [st for st in s["steps"] if st["index"] >= 0]
+    assert [st["users"] for st in ladder] == [1, 8, 16] and s["baseline"]["source"] == "pre-run", describe(s)
     assert s["overall"]["errors"] == 0 and s["errors_by_kind"] == {}, describe(s)
-    waiting = [st["server"]["waiting"] for st in s["steps"]]
-    running = [st["server"]["running"] for st in s["steps"]]
+    waiting = [st["server"]["waiting"] for st in ladder]
+    running = [st["server"]["running"] for st in ladder]
     assert waiting[0]["max"] == 0 and waiting[1]["mean"] < 1, describe(s)  # llamacpp:requests_deferred
     assert waiting[2]["mean"] >= 4 and waiting[2]["max"] > 0, describe(s)
     assert running[2]["mean"] >= 7 and running[2]["max"] <= 8, describe(s)  # llamacpp:requests_processing
@@ -343,7 +346,9 @@ def test_ladder_over_the_slot_cap(llama_88m, tmp_path):
 @pytest.mark.parametrize("users", [1, 8])
 def test_client_timings_match_the_servers(llama_88m, tmp_path, users):
     """Loose on purpose (a shared 2-core box); the measured figures are in docs/real_engines.md."""
-    f = crosscheck(llama_88m, tmp_path, users=users, seconds=8)
+    # 8 users share one thread: a 64-token answer took ~8 s with the box twice oversubscribed (TPOT 120 ms), so
+    # an 8 s run finished none; 32 tokens over 16 s leave each user time for one even at twice that TPOT.
+    f = crosscheck(llama_88m, tmp_path, users=users, seconds=8 if users == 1 else 16, output_tokens=64 if users == 1 else 32)
     # At least 3 requests: what 1 user of the 88m model finished in 8 s on a box twice oversubscribed (8+ on a
     # quiet one); every check below pairs a request with its own server timings, so 3 are 3 real comparisons.
     assert f["errors"] == 0 and f["requests_ok"] >= 3, f

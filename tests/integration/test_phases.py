@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.harness import run_inprocess
+from tests.helpers.harness import run_inprocess
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import socket
 
 import pytest
 
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +77,7 @@ def test_summary_json_into_a_missing_folder_is_exit_2(tmp_path, sim):
     import subprocess
     import sys
 
-    from tests.integration.harness import ROOT
+    from tests.helpers.harness import ROOT
 
     target = tmp_path / "missing" / "s.json"
     p = subprocess.run([sys.executable, "-m", "llmload", "run", "--headless", "-t", "3s", "--host", sim(),

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from llmload.exporter import BUCKETS
-from tests.integration.harness import ROOT
-from tests.ports import free_port
+from tests.helpers.harness import ROOT
+from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -32,7 +32,7 @@ import pytest
 
 from llmload.metrics.definitions import hidden_reasoning, reasoning_s, ttfo_s, ttft_s
 from llmload.metrics.dump import record_from_line
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

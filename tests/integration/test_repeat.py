@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from llmload.cli import main
-from tests.integration.harness import ROOT, write_tiny_profile
+from tests.helpers.harness import ROOT, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from llmload.sim import start_sim_process
-from tests.integration.harness import ROOT, run_cli
+from tests.helpers.harness import ROOT, run_cli
 from tests.integration.test_web_ui import chrome
 
 pytestmark = pytest.mark.integration

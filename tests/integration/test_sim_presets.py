@@ -19,7 +19,7 @@ import gevent
 import locust  # noqa: F401  # monkey-patches like a Locust run: the scraper's urllib yields to the users
 import pytest
 
-from tests.integration.harness import run_inprocess
+from tests.helpers.harness import run_inprocess
 
 pytestmark = pytest.mark.integration
 

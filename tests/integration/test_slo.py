@@ -23,7 +23,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.integration.harness import run_cli
+from tests.helpers.harness import run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.integration.harness import ROOT, run_cli
+from tests.helpers.harness import ROOT, run_cli
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.integration.harness import run_cli, write_tiny_profile
+from tests.helpers.harness import run_cli, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 

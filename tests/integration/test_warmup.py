@@ -16,7 +16,7 @@ import gevent
 import orjson
 import pytest
 
-from tests.integration.harness import run_cli, write_tiny_profile
+from tests.helpers.harness import run_cli, write_tiny_profile
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.harness import ROOT
+from tests.helpers.harness import ROOT
 from tests.integration.test_web_ui import free_port, stop_process
 from tests.integration.test_web_ui_secrets import PAGES
 

@@ -10,7 +10,7 @@ The test takes ~37 s (two 10 s steps, 2 s warm-up each). The live baseline needs
 1-user step's steady window: at 8 output tokens a request takes 0.6-1.2 s there (the preset's TTFT
 and 57 ms TPOT), so its 8 steady seconds hold ~9 (16 tokens and 6 s held 4-5: a coin flip that once
 failed CI). The live window of the last 30 s then holds both steps.
-``LLMLOAD_DOCS_SCREENSHOTS=1`` also writes the screenshot to ``docs/web_ui_charts.png`` (README).
+``LLMLOAD_DOCS_SCREENSHOTS=1`` also writes the screenshot to ``docs/web_ui_charts.png`` (docs/live.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tests.integration.harness import ROOT
+from tests.helpers.harness import ROOT
 from tests.integration.test_web_ui import (
     CHROMEDRIVER,
     CHROMIUM,

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from llmload.sim import start_sim_process
-from tests.integration.harness import ROOT, write_tiny_profile
+from tests.helpers.harness import ROOT, write_tiny_profile
 from tests.integration.test_web_ui import free_port, stop_process, wait_for_http
 
 pytestmark = pytest.mark.integration

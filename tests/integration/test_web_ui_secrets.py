@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.integration.harness import ROOT
+from tests.helpers.harness import ROOT
 from tests.integration.test_web_ui import free_port, stop_process, wait_for_http
 
 pytestmark = pytest.mark.integration

@@ -42,7 +42,7 @@ def test_a_reader_that_leaves_early_is_no_traceback(tmp_path):
     import subprocess
     import sys
 
-    from tests.unit.report import samples
+    from tests.helpers import samples
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps(samples.ladder_summary()))

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from locust import events as global_events
 from locust.argument_parser import get_parser
 from locust.env import Environment
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "runtime"))
-
-from runtime_helpers import FakeMaster, FakeWorker, environment  # noqa: E402
-from test_runtime_coordinator import report  # noqa: E402
-
-from llmload.config import add_arguments  # noqa: E402
-from llmload.ladder.shape import LadderShape  # noqa: E402
-from llmload.plugin import activate, install  # noqa: E402
-from llmload.runtime import Runtime  # noqa: E402
-from llmload.users import LLMUser  # noqa: E402
-from llmload.users.context import context_of  # noqa: E402
-from llmload.webui import LIVE_TAB, install_web_ui  # noqa: E402
+from llmload.config import add_arguments
+from llmload.ladder.shape import LadderShape
+from llmload.plugin import activate, install
+from llmload.runtime import Runtime
+from llmload.users import LLMUser
+from llmload.users.context import context_of
+from llmload.webui import LIVE_TAB, install_web_ui
+from tests.helpers.runtime import FakeMaster, FakeWorker, environment
+from tests.unit.runtime.test_runtime_coordinator import report
 
 EVENTS = ("test_start", "test_stop", "quitting", "spawning_complete", "report_to_master", "worker_report")
 
@@ -86,12 +80,12 @@ def test_install_builds_the_runtime_and_registers_each_listener_once(monkeypatch
     assert env.shape_class._driver is runtime.coordinator.driver
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]][0] == LIVE_TAB
     again = handlers(env.events)
-    install_web_ui(env, runtime.coordinator)  # the web UI module registers no listener of its own
+    install_web_ui(env, runtime.coordinator.views)  # the web UI module registers no listener of its own
     assert handlers(env.events) == again
 
 
 def test_records_reach_the_recorder_through_the_event(monkeypatch, envs):
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     env = real_env(monkeypatch)
     envs.append(env)
@@ -147,5 +141,5 @@ def test_a_master_takes_its_workers_stop_and_done_reports():
     assert "llmload_step" not in runner.handlers
     for kind in ("llmload_stop_report", "llmload_done_report"):
         runner.handlers[kind](type("Msg", (), {"node_id": "w1", "data": {"llmload": report(n=2)}})())
-    assert runtime.coordinator.snapshot().run.overall().counters["ok"] == 4
+    assert runtime.coordinator.views.snapshot().run.overall().counters["ok"] == 4
     runtime.on_quitting()

@@ -9,7 +9,7 @@ import pytest
 from llmload.config import RunConfig, read
 from llmload.results import from_summary, to_summary
 from llmload.rundir import RunDirError, create_run_dir, load_run, run_dir_name, save_run, scrub, write_run_dir
-from tests.unit.report import samples
+from tests.helpers import samples
 
 T = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 

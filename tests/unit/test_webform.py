@@ -14,7 +14,7 @@ from locust.runners import STATE_RUNNING
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Options
 from llmload.webform import install_form_check
-from tests.unit.web_env import local_web_env
+from tests.helpers.web_env import local_web_env
 
 
 class Ramp(LadderShape):

@@ -13,17 +13,10 @@ from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
 from llmload.webui import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
-from tests.unit.web_env import local_web_env
+from tests.helpers.clock import FakeClock
+from tests.helpers.web_env import local_web_env
 
 MS = 1_000_000
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def finished(cls, outcome="ok", kind=None, n=5, ttft_ms=50, itl_ms=5):
@@ -233,10 +226,10 @@ def test_web_base_path_is_honoured(web):
 def test_no_web_ui_means_nothing_and_a_late_web_ui_can_be_installed(web):
     env, runtime, _ = web(web_ui_first=False)
     assert env.web_ui is None
-    assert install_web_ui(env, runtime.coordinator) is False
+    assert install_web_ui(env, runtime.coordinator.views) is False
     env.create_web_ui("127.0.0.1", 0)
-    assert install_web_ui(env, runtime.coordinator) is True
-    assert install_web_ui(env, runtime.coordinator) is True  # twice: no duplicate tabs, no duplicate route
+    assert install_web_ui(env, runtime.coordinator.views) is True
+    assert install_web_ui(env, runtime.coordinator.views) is True  # twice: no duplicate tabs, no duplicate route
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]] == [LIVE_TAB, RUN_TAB]
     assert env.web_ui.app.test_client().get("/llmload/live").status_code == 200
 
@@ -245,7 +238,7 @@ def test_other_extensions_entries_are_kept(web):
     env, runtime, _ = web(web_ui_first=False)
     env.create_web_ui("127.0.0.1", 0)
     env.web_ui.template_args["extended_tabs"] = [{"title": "Mine", "key": "mine"}]
-    install_web_ui(env, runtime.coordinator)
+    install_web_ui(env, runtime.coordinator.views)
     assert [t["key"] for t in env.web_ui.template_args["extended_tabs"]] == ["mine", LIVE_TAB, RUN_TAB]
 
 

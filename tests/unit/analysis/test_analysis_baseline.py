@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from analysis_data import analyzed, step, summary, views
-
 from llmload.analysis.baseline import MIN_REQUESTS, choose_baseline
+from tests.helpers.analysis_data import analyzed, step, summary, views
 
 
 def test_the_pre_run_is_preferred_then_the_one_user_step():

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analysis_data import analyzed, stats, step, summary
+from tests.helpers.analysis_data import analyzed, stats, step, summary
 
 
 def _mixed(ok_per_class: int) -> dict:

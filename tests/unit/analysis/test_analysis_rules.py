@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from analysis_data import stats, step, summary, views
-
 from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.findings import build_context
 from llmload.analysis.rules_memory import decode_bandwidth, kv_capacity, kv_fragmentation, prefill_interference
@@ -17,6 +15,7 @@ from llmload.analysis.rules_queue import (
 )
 from llmload.analysis.verdict import judge_steps
 from llmload.results import from_summary
+from tests.helpers.analysis_data import stats, step, summary, views
 
 
 def ctx_of(*entries, saturated=False, coarse=False, degradation=0.5):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis_data import analyzed, stats, summary
+from tests.helpers.analysis_data import analyzed, stats, summary
 
 HOST = {"host": "https://gateway.example"}
 

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from analysis_data import stats, step, views
-
 from llmload.analysis.steps import Perf, step_views
 from llmload.results import from_summary
 from llmload.results.load import stats_from_dict
+from tests.helpers.analysis_data import stats, step, views
 
 
 def test_step_views_read_entries_in_index_order_with_classes_and_signals():

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from analysis_data import analyzed, stats, step, summary, views
-
 from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.verdict import concurrency_of, judge_steps
+from tests.helpers.analysis_data import analyzed, stats, step, summary, views
 
 
 def verdict_of(*entries, degradation=0.5):

@@ -8,27 +8,25 @@ import pytest
 
 from llmload.arrivals.dispatcher import Dispatcher
 from llmload.arrivals.process import ArrivalSpec, RatePlan
+from tests.helpers.clock import FakeClock
 
 NS = 1_000_000_000
 
 
-class VirtualClock:
-    """perf_counter_ns on a virtual time line; waiting advances it (plus a set lateness)."""
+class VirtualClock(FakeClock):
+    """perf_counter_ns on a virtual time line; the dispatcher's waits advance it (plus a set lateness)."""
 
     def __init__(self, late_s: float = 0.0) -> None:
-        self.now = 10 * NS
+        super().__init__(ns=10 * NS)
         self.late_s = late_s
         self.waits: list[float | None] = []
-
-    def __call__(self) -> int:
-        return self.now
 
     def wait(self, event, seconds):
         self.waits.append(seconds)
         if seconds is None:
             gevent.sleep(0)  # let the test change the rate
             return
-        self.now += int((seconds + self.late_s) * NS)
+        self.advance(seconds + self.late_s)
         gevent.sleep(0)
 
 
@@ -128,17 +126,17 @@ def test_a_wait_within_the_loops_jitter_is_not_the_cap():
     d.start()
     gevent.sleep(0)
     assert d.pending == 1  # released with no user waiting
-    clock.now += 2_000_000  # a user takes it 2 ms later
+    clock.ns += 2_000_000  # a user takes it 2 ms later
     first = d.take()
     assert not first.waited and (d.stats.sent, d.stats.waited) == (1, 0)
-    clock.now += 150_000_000  # the next one (due at 100 ms) is released late, and taken at once: lag, not a wait
+    clock.ns += 150_000_000  # the next one (due at 100 ms) is released late, and taken at once: lag, not a wait
     gevent.sleep(0)
     assert d.pending == 1
     late = d.take()
     assert late.lag_ns == 52_000_000 and not late.waited and d.stats.waited == 0
-    clock.now += 100_000_000  # due at 200 ms, released at 250 ms, taken 50 ms later: the cap held it back
+    clock.ns += 100_000_000  # due at 200 ms, released at 250 ms, taken 50 ms later: the cap held it back
     gevent.sleep(0)
-    clock.now += 50_000_000
+    clock.ns += 50_000_000
     held = d.take()
     d.stop()
     assert held.waited and (d.stats.sent, d.stats.waited) == (3, 1)
@@ -148,7 +146,7 @@ def test_at_the_end_the_arrivals_still_queued_are_unsent_with_their_longest_wait
     """The final report counts what was due and never sent, and how long the oldest of them had waited: the
     arrivals still queued at the end were in no count (the run said 500 sent where the server got 84)."""
     d, clock = _dispatcher(rate=10.0)
-    t0 = clock.now
+    t0 = clock.ns
     d.start()
     first = d.take()  # index 0, a user was waiting
     while d.stats.arrivals < 11:  # nobody takes for 1 s: 10 more are due
@@ -157,7 +155,7 @@ def test_at_the_end_the_arrivals_still_queued_are_unsent_with_their_longest_wait
     stats = d.drain_stats(final=True)
     assert (first.index, second.index) == (0, 1) and not first.waited and second.waited
     assert stats.sent == 2 and stats.waited == 1 and stats.unsent == stats.arrivals - 2 >= 9
-    assert stats.unsent_wait == pytest.approx((clock.now - t0 - 0.2 * NS) / NS)  # index 2, due at 0.2 s
+    assert stats.unsent_wait == pytest.approx((clock.ns - t0 - 0.2 * NS) / NS)  # index 2, due at 0.2 s
     assert d.pending == 0 and not d.running
     again = d.drain_stats(final=True)  # a worker's later reports are final too: nothing is counted twice
     assert again.empty and again.unsent_wait == 0.0
@@ -234,7 +232,7 @@ def test_a_given_schedule_is_released_at_its_times_split_by_stride_and_then_ends
     got = []
     for worker in (0, 1):
         clock = VirtualClock()
-        t0 = clock.now
+        t0 = clock.ns
         d = Dispatcher(ArrivalSpec("trace"), seed=5, plan=RatePlan(1.0), weights=[1.0], worker=worker, workers=2,
                        clock=clock, wait=clock.wait, times=times)  # fmt: skip
         assert not d.exhausted

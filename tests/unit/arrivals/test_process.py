@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from llmload.arrivals.process import ArrivalSpec, RatePlan, unit_arrivals, worker_share
-from tests.gap_stats import cv, ks_exponential
+from tests.helpers.gap_stats import cv, ks_exponential
 
 
 def _gaps(mode: str, n: int, burstiness: float = 1.0, seed: int = 7) -> np.ndarray:

@@ -11,7 +11,7 @@ from llmload.capacity.drive import drive, step_bounds
 from llmload.capacity.predict import to_record
 from llmload.metrics.dump import record_to_line
 from llmload.sim.params import EngineParams
-from tests.unit.capacity.synthetic import ladder
+from tests.helpers.capacity import ladder
 
 TRUE = EngineParams(max_num_seqs=6, step_base_ms=20.0, prefill_tps=5000.0)
 PROFILE = """name = "mix"

@@ -9,7 +9,7 @@ import pytest
 from llmload.capacity.fit import fit_measured
 from llmload.capacity.quality import fit_quality, worst_error
 from llmload.sim.presets import preset_params
-from tests.unit.capacity.synthetic import ladder, measured, step_p50
+from tests.helpers.capacity import ladder, measured, step_p50
 
 CASES = {  # preset (not told to the fitter) and the cap the ladder's top step exceeds
     "healthy": preset_params("healthy", max_num_seqs=8),

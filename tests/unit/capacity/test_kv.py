@@ -8,7 +8,7 @@ from llmload.capacity.fit import fit_measured
 from llmload.capacity.measured import Measured, Req
 from llmload.sim.params import EngineParams
 from llmload.sim.virtual import Arrival, replay
-from tests.unit.capacity.synthetic import ladder, measured
+from tests.helpers.capacity import ladder, measured
 
 TRUE = EngineParams(max_num_seqs=8, kv_blocks=400)  # 6400 tokens: 4 long requests fill ~80 % of it
 

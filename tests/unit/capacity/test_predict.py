@@ -6,7 +6,7 @@ from llmload.capacity.drive import StepSpec, Workload, drive
 from llmload.capacity.predict import extrapolation, predicted_result
 from llmload.results import to_summary
 from llmload.sim.params import EngineParams
-from tests.unit.capacity.synthetic import MIX, ladder
+from tests.helpers.capacity import MIX, ladder
 
 PARAMS = EngineParams(max_num_seqs=4)
 

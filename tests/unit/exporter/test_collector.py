@@ -28,18 +28,11 @@ from llmload.metrics.definitions import (
 from llmload.metrics.histogram import EDGES, Histogram, bucket_index
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
+from tests.helpers.clock import FakeClock
 
 NS = 1_000_000_000
 CLASSES = ("short", "medium", "long")
 CTX = ExportContext(api="openai-chat", model="m-7b", profile="default", classes=(*CLASSES, "unused"))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def make_record(rng: np.random.Generator, cls: str) -> RequestRecord:
@@ -119,7 +112,7 @@ def world():
     """Two workers' worth of records merged in an Aggregator, and a collector over it."""
     rng = np.random.default_rng(7)
     records = [make_record(rng, CLASSES[i % 3]) for i in range(900)]
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", report(records[:500], users=4, in_flight=3, in_flight_by_class={"short": 1, "long": 2}))
     agg.merge_report("w2", report(records[500:], users=6, in_flight=1, in_flight_by_class={"medium": 1}, cpu_ratio=0.9))
     agg.users = 10
@@ -261,7 +254,7 @@ def test_openmetrics_exposition_parses_too():
     from prometheus_client.openmetrics.exposition import generate_latest as om_generate
     from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", report([make_record(np.random.default_rng(3), "short") for _ in range(20)]))
     text = om_generate(new_registry(LlmloadCollector(agg.snapshot, lambda: CTX))).decode()
     families = {f.name: f.type for f in om_parse(text)}
@@ -272,7 +265,7 @@ def test_openmetrics_exposition_parses_too():
 
 
 def test_empty_aggregator_exports_zero_series_for_the_profile():
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     samples = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))
     assert {dict(k)["class"] for k in series(samples, "llmload_e2e_seconds_count")} == {*CLASSES, "unused"}
     assert all(v == 0 for v in series(samples, "llmload_ttft_seconds_bucket").values())
@@ -318,7 +311,7 @@ def test_good_requests_counter_in_runs_with_slos_only():
     rec.set_slos({c: slo for c in CLASSES})
     for r in records:
         rec.add(r)
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", {"m": rec.drain(), "g": WorkerGauges().to_wire()})
     ctx = replace(CTX, slo_target=0.95)
     samples = scrape(LlmloadCollector(agg.snapshot, lambda: ctx))
@@ -332,7 +325,7 @@ def test_good_requests_counter_in_runs_with_slos_only():
     plain = scrape(LlmloadCollector(agg.snapshot, lambda: CTX))
     assert not series(plain, "llmload_good_requests_total") and not series(plain, "llmload_slo_attainment_target")
 def test_open_loop_series_offered_achieved_rate_and_client_wait():
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock)
     rng = np.random.default_rng(3)
     records = [make_record(rng, "short") for _ in range(60)]

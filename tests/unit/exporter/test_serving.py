@@ -19,7 +19,7 @@ from llmload.exporter.server import Exporter, MetricsServer
 from llmload.metrics.aggregation import Aggregator
 from llmload.plugin import install
 from llmload.users import LLMUser
-from tests.ports import free_port
+from tests.helpers.ports import free_port
 
 
 def get(url: str) -> str:

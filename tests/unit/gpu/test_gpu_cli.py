@@ -17,10 +17,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from gpu_helpers import parse, samples
 
 from llmload.gpu import INSTALL_HINT, names
-from tests.ports import free_port
+from tests.helpers.gpu import parse, samples
+from tests.helpers.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 

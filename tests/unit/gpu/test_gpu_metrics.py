@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from gpu_helpers import fake_rig, samples
 
 from llmload.gpu import h200, names
 from llmload.gpu.fake import H200_MEMORY_TOTAL
+from tests.helpers.gpu import fake_rig, samples
 
 MIB = 1 << 20
 

@@ -7,10 +7,11 @@ import time
 import urllib.request
 
 import pytest
-from gpu_helpers import Clock, fake_rig, parse, rig, samples
 
 from llmload.gpu import FakeNvml, Sidecar, SidecarConfig, h200, h200_mig, names
 from llmload.gpu.fake import H200_MEMORY_TOTAL
+from tests.helpers.clock import FakeClock
+from tests.helpers.gpu import fake_rig, parse, rig, samples
 
 LOGGER = "llmload.gpu"
 INSTANCES = {"1": "3g.71gb", "5": "2g.35gb", "13": "1g.18gb"}
@@ -130,7 +131,7 @@ def test_a_lost_gpu_is_not_asked_again():
 
 
 def test_a_gpu_lost_before_the_probe_is_exported_down():
-    clock = Clock()
+    clock = FakeClock()
     fake = FakeNvml([h200(0), h200(1)], clock=clock)
     fake.lose(1)
     r = rig(fake, clock)

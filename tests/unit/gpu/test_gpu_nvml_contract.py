@@ -2,7 +2,7 @@
 
 The module's names, constants, ctypes structs and exception classes are the real ones
 (``nvidia-ml-py`` is in the dev extra); only the functions that would reach the driver
-answer from a :class:`FakeNvml` in NVML's own units (see ``gpu_pynvml_patch``). The same
+answer from a :class:`FakeNvml` in NVML's own units (see ``tests.helpers.pynvml_patch``). The same
 GPUs through both backends must export the same series.
 """
 
@@ -13,8 +13,6 @@ import sys
 
 import pynvml
 import pytest
-from gpu_helpers import Clock, rig, samples
-from gpu_pynvml_patch import patch_pynvml
 
 from llmload.gpu import (
     INSTALL_HINT,
@@ -29,11 +27,14 @@ from llmload.gpu import (
     h200_mig,
     names,
 )
+from tests.helpers.clock import FakeClock
+from tests.helpers.gpu import rig, samples
+from tests.helpers.pynvml_patch import patch_pynvml
 
 
 def both(specs_factory, monkeypatch, **kw):
     """The same GPUs through the fake and through NvmlBackend over the patched pynvml."""
-    c1, c2 = Clock(), Clock()
+    c1, c2 = FakeClock(), FakeClock()
     direct = rig(FakeNvml(specs_factory(), clock=c1), c1, **kw)
     fake = FakeNvml(specs_factory(), clock=c2)
     rec = patch_pynvml(monkeypatch, fake)
@@ -203,7 +204,7 @@ def test_mig_enumeration_skips_empty_slots(monkeypatch):
 
 
 def test_gpm_metric_errors_and_nan_are_left_out(monkeypatch):
-    clock = Clock()
+    clock = FakeClock()
     rec = patch_pynvml(monkeypatch, FakeNvml([h200(0)], clock=clock))
     rec.metric_errors[pynvml.NVML_GPM_METRIC_PCIE_RX_PER_SEC] = pynvml.NVML_ERROR_NOT_SUPPORTED
     rec.metric_values[pynvml.NVML_GPM_METRIC_SM_UTIL] = math.nan
@@ -220,7 +221,7 @@ def test_gpm_metric_errors_and_nan_are_left_out(monkeypatch):
 
 
 def test_gpm_samples_are_reused_and_freed_at_close(monkeypatch):
-    clock = Clock()
+    clock = FakeClock()
     fake = FakeNvml([h200(0), h200_mig(1)], clock=clock)
     rec = patch_pynvml(monkeypatch, fake)
     r = rig(NvmlBackend(), clock, samples=20)
@@ -234,7 +235,7 @@ def test_gpm_samples_are_reused_and_freed_at_close(monkeypatch):
 
 
 def test_a_gpu_lost_inside_nvml_is_marked_down(monkeypatch):
-    clock = Clock()
+    clock = FakeClock()
     fake = FakeNvml([h200(0), h200(1)], clock=clock)
     patch_pynvml(monkeypatch, fake)
     r = rig(NvmlBackend(), clock)

@@ -7,10 +7,10 @@ import urllib.request
 from collections import Counter
 
 import pytest
-from gpu_helpers import fake_rig, parse, samples
 from prometheus_client import generate_latest
 
 from llmload.gpu import FakeNvml, GpuUnavailable, NvmlCallError, Sampler, Sidecar, SidecarConfig, names, probe
+from tests.helpers.gpu import fake_rig, parse, samples
 
 
 def wait_for(condition, timeout: float = 10.0) -> bool:

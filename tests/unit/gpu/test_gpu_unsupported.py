@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 import pytest
-from gpu_helpers import fake_rig, samples
 
 from llmload.gpu import h200, names
+from tests.helpers.gpu import fake_rig, samples
 
 LOGGER = "llmload.gpu"
 

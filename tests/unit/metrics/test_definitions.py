@@ -9,11 +9,13 @@ from llmload.metrics.definitions import (
     reasoning_s,
     settle_reasoning,
     settle_token_counts,
+    slo_missed,
     tpot_s,
     ttfo_s,
     ttft_s,
 )
 from llmload.metrics.record import RequestRecord
+from llmload.metrics.slo import SLO
 
 MS = 1_000_000
 
@@ -202,3 +204,15 @@ def test_open_loop_latencies_run_from_the_intended_send_time():
     assert achieved_rate(30, 10.0) == 3.0 and achieved_rate(5, 0.0) == 0.0
     r.first_output_chunk = 0
     assert ttfo_s(r) == pytest.approx(0.250)  # TTFO too runs from the intended send time
+
+
+def test_an_open_loop_request_misses_its_ttft_and_e2e_slo_by_the_wait_in_the_client():
+    # Due at 0, sent at 400 ms (the -u cap held it), first token 100 ms after the send, ended at 600:
+    # its TTFT is 500 ms and its E2E 600 ms from when it was due, as ttft_s/e2e_s say.
+    r = record([500, 550, 600], start_ms=400, end_ms=600)
+    r.intended_ns = 1  # due at (almost) 0
+    settle_token_counts(r, None, None)
+    assert ttft_s(r) == pytest.approx(0.5, abs=1e-6)
+    assert slo_missed(r, SLO(ttft_ms=300, e2e_ms=550)) == ("ttft_ms", "e2e_ms")
+    r.intended_ns = 0  # a closed loop: the same request timed from its send meets both
+    assert slo_missed(r, SLO(ttft_ms=300, e2e_ms=550)) == ()

@@ -106,7 +106,7 @@ def test_a_ladder_verdict_built_on_a_moving_step_says_so():
 
     from llmload.analysis.analyze import analyze
     from llmload.results import from_summary
-    from tests.unit.report import samples
+    from tests.helpers import samples
 
     result = from_summary(samples.ladder_summary())
     steps = [{"index": st.index, "users": st.users, "steady": True, "reason": "no trend"} for st in result.steps]

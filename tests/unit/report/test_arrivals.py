@@ -8,7 +8,7 @@ from llmload.report.arrivals import arrival_data
 from llmload.report.data import build_report
 from llmload.results import from_summary
 from llmload.rundir import Run
-from tests.unit.report import samples
+from tests.helpers import samples
 
 
 def test_the_report_data_of_a_trace_replay():

@@ -8,7 +8,7 @@ import pytest
 
 from llmload.redact import MASK
 from llmload.report.commands import compare_main, report_main
-from tests.unit.report.samples import plain_summary
+from tests.helpers.samples import plain_summary
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from llmload.report.commands import compare_main
 from llmload.report.compare import COMPARE_SCHEMA, compare_runs, write_console, write_json, write_markdown
 from llmload.results import from_summary
 from llmload.rundir import Run, write_run_dir
-from tests.unit.report import samples
+from tests.helpers import samples
 
 
 def run(summary, name) -> Run:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from llmload.metrics.parts.goodput import SloFigures
 from llmload.metrics.parts.prefix_cache import CacheFigures
 from llmload.report.console import render_summary
-from tests.unit.report.samples import slo_result
+from tests.helpers.samples import slo_result
 
 
 def rendered(result) -> str:

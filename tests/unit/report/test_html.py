@@ -14,7 +14,7 @@ from llmload.report.html import render_html, write_html
 from llmload.report.svg import Chart, HRule, Line, nice_ticks, render_chart
 from llmload.results import from_summary, to_summary
 from llmload.rundir import Run, load_run, write_run_dir
-from tests.unit.report import samples
+from tests.helpers import samples
 
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
@@ -271,7 +271,7 @@ def test_phase_bars_stack_each_steps_p99_ttft_by_its_tail_shares():
 
 def test_report_shows_grades_goodput_attainment_and_tok_s_per_gpu():
     from llmload.results import to_summary
-    from tests.unit.report.samples import slo_result
+    from tests.helpers.samples import slo_result
 
     result = slo_result(gpus=2)
     report = build_report(run_of(to_summary(result)))

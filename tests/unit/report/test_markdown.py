@@ -6,7 +6,7 @@ from pathlib import Path
 from llmload.report.data import build_report
 from llmload.report.markdown import PLACEHOLDER, write_markdown
 from llmload.rundir import Run
-from tests.unit.report import samples
+from tests.helpers import samples
 
 
 def md_of(summary) -> str:
@@ -79,7 +79,7 @@ def test_the_slo_verdict_is_one_line_of_the_phenomenon():
     from llmload.report.markdown import write_markdown
     from llmload.results import to_summary
     from llmload.rundir import Run
-    from tests.unit.report.samples import slo_result
+    from tests.helpers.samples import slo_result
 
     out = io.StringIO()
     write_markdown(build_report(Run.from_summary(Path("."), "r", to_summary(slo_result()))), out)

@@ -7,7 +7,7 @@ import json
 
 from llmload.cli import main
 from llmload.results.repeat import aggregate
-from tests.unit.report import samples
+from tests.helpers import samples
 
 
 def _repeated(tmp_path, name: str, p99s: list[float]) -> str:

@@ -8,7 +8,7 @@ import json
 
 from llmload.cli import main
 from llmload.report.steady import render_steady, steady_lines
-from tests.unit.report import samples
+from tests.helpers import samples
 
 STEADY = {"steady": True, "reason": "no trend in TTFT, TPOT or in-flight", "window_s": 58, "batches": 10}
 MOVING = {"steady": False, "reason": "in-flight still climbing (+30.0/min, mean 10.2)", "window_s": 20, "batches": 10}

@@ -20,7 +20,7 @@ def test_a_rate_ladder_verdict_keeps_its_recommended_rate_and_a_concurrency_verd
 
 
 def test_the_recommended_rate_round_trips_through_a_whole_summary():
-    from tests.unit.report.samples import rate_ladder_summary
+    from tests.helpers.samples import rate_ladder_summary
 
     s = rate_ladder_summary()
     s["verdict"]["recommended_rate"] = 2.0

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
-
-from analysis_data import stats  # noqa: E402
-
-from llmload.results.load import stats_from_dict  # noqa: E402
+from llmload.results.load import stats_from_dict
+from tests.helpers.analysis_data import stats
 
 
 def test_error_rate_counts_ok_and_errors_not_interrupted():

@@ -1,4 +1,4 @@
-"""The coordinator role: merging, the live baseline and exporter context, the summary's life cycle."""
+"""The coordinator: merging, lost workers, the summary's timing (its live views: test_runtime_views)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import io
 import json
 
 import gevent
-from runtime_helpers import FakeLocal, FakeMaster, environment
 
 from llmload.config import RunConfig, read
 from llmload.ladder import StepTracker
@@ -15,7 +14,8 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.runtime import coordinator as coordinator_module
-from llmload.runtime.coordinator import BASELINE_MIN_OK, Coordinator
+from llmload.runtime.coordinator import Coordinator
+from tests.helpers.runtime import FakeLocal, FakeMaster, environment
 
 MS = 1_000_000
 
@@ -52,22 +52,9 @@ def test_reports_merge_into_one_snapshot_with_the_runners_user_count():
     c, _, _ = make(environment(FakeLocal(users=3)))
     c.merge("w1", report(n=2, in_flight=1))
     c.merge("w2", report(n=3, in_flight=2))
-    snap = c.snapshot()
+    snap = c.views.snapshot()
     assert snap.run.overall().counters["ok"] == 5 and snap.users == 3 and snap.in_flight == 3
-    assert c.live_snapshot().run.overall().counters["ok"] == 5
-
-
-def test_the_exporter_context_and_the_live_baseline_follow_the_ladder():
-    c, _, _ = make(environment(FakeLocal()), ladder="1,4", step_time="10s", step_warmup="1s")
-    ctx = c.export_context()
-    assert (ctx.api, ctx.model, ctx.profile, ctx.step, ctx.baseline) == ("openai-chat", "m", "default", None, None)
-    c.steps.enter(0, 1, steady=True)
-    c.merge("local", report(n=BASELINE_MIN_OK - 1, step=0))
-    assert c.live_baseline() is None  # too few successful requests yet
-    c.merge("local", report(n=1, step=0))
-    base = c.export_context().baseline
-    assert base["ttft_p50"] == base["ttft_p99"] and abs(base["ttft_p50"] - 0.05) < 0.001
-    assert c.export_context().step == (0, 1, True)
+    assert c.views.live_snapshot().run.overall().counters["ok"] == 5
 
 
 def test_a_ladder_lets_the_last_steps_requests_finish():
@@ -174,11 +161,11 @@ def test_lost_workers_are_marked_and_keep_their_reports():
     c.merge("w1", report(n=2))
     c.merge("w2", report(n=1))
     c.check_workers({"w1", "w2"})
-    assert not any(w.lost for w in c.snapshot().workers)
+    assert not any(w.lost for w in c.views.snapshot().workers)
     c.check_workers({"w1"})  # Locust no longer lists w2
     clock.t += 60  # and w1 fell silent
     c.check_workers({"w1"})
-    snap = c.snapshot()
+    snap = c.views.snapshot()
     assert all(w.lost for w in snap.workers) and snap.run.overall().counters["ok"] == 3
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from runtime_helpers import FakeLocal, FakeWorker, environment
-
 from llmload.adapters.base import Framing
 from llmload.config import RunConfig, read
 from llmload.errors import RequestFailed
@@ -12,6 +10,7 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
 from llmload.runtime.load import WORKER_STRIDE, LoadProcess
+from tests.helpers.runtime import FakeLocal, FakeWorker, environment
 
 MS = 1_000_000
 

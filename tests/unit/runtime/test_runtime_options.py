@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.ladder.plan import FixedLoad
 from llmload.runtime import Options
+from tests.helpers.runtime import FakeLocal, FakeMaster, FakeWorker, environment
 
 TRACE = Path(__file__).resolve().parents[3] / "examples" / "traces" / "mooncake-example.jsonl"
 

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import gevent
 import pytest
-from runtime_helpers import FakeLocal, FakeMaster, FakeWorker, environment
 
 from llmload.errors import ConfigError
 from llmload.runtime import process as process_module
 from llmload.runtime.process import Runtime, role_of
+from tests.helpers.runtime import FakeLocal, FakeMaster, FakeWorker, environment
 
 
 def test_roles_follow_the_runner():
@@ -65,7 +65,7 @@ def test_a_standalone_test_folds_its_own_reports_and_summarises():
     r = Runtime(env)
     r.on_test_start()
     assert r.load.dump is None
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     r.load.on_record(finished())
     r.on_spawned(1)
@@ -75,7 +75,7 @@ def test_a_standalone_test_folds_its_own_reports_and_summarises():
 
 
 def test_workers_ship_reports_and_masters_merge_them():
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     worker_env = environment(FakeWorker(users=2))
     worker = Runtime(worker_env)
@@ -86,7 +86,7 @@ def test_workers_ship_reports_and_masters_merge_them():
     master = Runtime(environment(FakeMaster()))
     master.on_worker_report("w1", data)
     master.on_worker_report("w2", {})  # a worker without llmload: nothing to merge
-    assert master.coordinator.snapshot().run.overall().counters["ok"] == 1
+    assert master.coordinator.views.snapshot().run.overall().counters["ok"] == 1
     worker.on_step_message(type("Msg", (), {"data": {"i": 0, "steady": True}})())
     assert worker.load.steady_step == 0
     for r in (worker, master):
@@ -111,7 +111,7 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     runner = FakeLocal(users=2)
     env = environment(runner, "--headless", "--runs-dir", "", "--trace", str(path), "--trace-speedup", "2")
     r = Runtime(env)
-    assert r.coordinator.profile.class_names == (TRACE_CLASS,) and r.coordinator.trace is not None
+    assert r.coordinator.setup.profile.class_names == (TRACE_CLASS,) and r.coordinator.setup.trace is not None
     r.on_test_start()
     sampler = r.load.new_sampler()
     tickets = [r.load.take_ticket() for _ in range(3)]  # released 0, 2.5, 5 ms after the start
@@ -119,18 +119,18 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     assert [t.index for t in tickets] == [0, 1, 2] and [s.class_name for s in samples] == [TRACE_CLASS] * 3
     assert [s.input_tokens for s in samples] == [600, 600, 600] and samples[1].prompt[:200] == samples[2].prompt[:200]
     gevent.sleep(0.01)  # the dispatcher's loop returns after the last entry
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     for i, t in enumerate(tickets):
-        r._merge_local()
-        r._end_replay()
+        r.plays.merge_local()
+        r.plays.end_replay()
         assert runner.quit_called == 0, f"stopped with {3 - i} requests unanswered"
         rec = finished()
         rec.class_name, rec.intended_ns, rec.arrival_index = TRACE_CLASS, t.intended_ns, t.index
         r.load.finish(rec)
         r.load.on_record(rec)
-    r._merge_local()
-    r._end_replay()
+    r.plays.merge_local()
+    r.plays.end_replay()
     assert runner.quit_called == 1
     r.on_test_stop()
     arrival = r.coordinator.last_summary["arrival"]
@@ -164,7 +164,7 @@ def test_a_bad_trace_is_one_line_before_any_load(tmp_path):
 def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_ready_at_once():
     """Locust's worker sends client_stopped after test_stop and then sleeps stop_timeout (600 s after a
     ladder) before client_ready: the master would have no worker for the next test."""
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     runner = FakeWorker(users=2)
     env = environment(runner)
@@ -179,7 +179,7 @@ def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_rea
     master = Runtime(environment(FakeMaster()))
     master.on_test_start()
     master.on_stop_report("w1", data)
-    assert master.coordinator.snapshot().run.overall().counters["ok"] == 1
+    assert master.coordinator.views.snapshot().run.overall().counters["ok"] == 1
     for r in (worker, master):
         r.on_quitting()
 
@@ -187,9 +187,8 @@ def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_rea
 def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_apart(monkeypatch, tmp_path):
     """The web UI: stop, then start again within FINAL_REPORT_WAIT_S; each test's summary holds its own counts
     (the waiting write used to summarise the new test a few seconds in, and the stopped one never)."""
-    from test_runtime_coordinator import report
-
     from llmload.runtime import coordinator as coordinator_module
+    from tests.unit.runtime.test_runtime_coordinator import report
 
     monkeypatch.setattr(coordinator_module, "FINAL_REPORT_WAIT_S", 0.0)
     first, second = tmp_path / "first.json", tmp_path / "second.json"
@@ -213,7 +212,7 @@ def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_ap
 
 def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_replay(tmp_path):
     """Not at the worker's next 3 s report and the master's next 3 s check: a 3.2 s replay read 8.0 s."""
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     path = _trace_file(tmp_path)
     runner = FakeWorker(users=2)
@@ -238,25 +237,26 @@ def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_
     master.on_test_start()
     master.on_done_report("w1", data)
     gevent.sleep(0)
-    assert master_runner.quit_called == 1 and master.coordinator.snapshot().run.overall().counters["ok"] == 3
+    assert master_runner.quit_called == 1 and master.coordinator.views.snapshot().run.overall().counters["ok"] == 3
     for r in (worker, master):
         r.on_quitting()
 
 
 def test_workers_gone_after_the_test_stopped_are_not_lost():
     """A quit (headless) or a stop (web UI) takes the workers out of Locust's clients: not a lost worker."""
-    from locust.runners import STATE_STOPPING
-    from test_runtime_coordinator import report
+    from locust.runners import STATE_RUNNING, STATE_STOPPING
+
+    from tests.unit.runtime.test_runtime_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner))
     master.on_worker_report("w1", {"llmload": report(n=1)})
     runner.state = STATE_STOPPING
-    master._check_workers()
-    assert not any(w.lost for w in master.coordinator.snapshot().workers)
-    runner.state = process_module.STATE_RUNNING
-    master._check_workers()
-    assert all(w.lost for w in master.coordinator.snapshot().workers)
+    master.plays.check_workers()
+    assert not any(w.lost for w in master.coordinator.views.snapshot().workers)
+    runner.state = STATE_RUNNING
+    master.plays.check_workers()
+    assert all(w.lost for w in master.coordinator.views.snapshot().workers)
     master.on_quitting()
 
 
@@ -264,7 +264,8 @@ def test_a_worker_locust_marks_missing_after_the_test_is_lost():
     """Killed late in a test, a worker is marked missing (~4 s without heartbeat) often only after the test's
     end, while the master waits for the last reports: the summary still names it (a CI run read none)."""
     from locust.runners import STATE_STOPPED
-    from test_runtime_coordinator import report
+
+    from tests.unit.runtime.test_runtime_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner))
@@ -272,8 +273,8 @@ def test_a_worker_locust_marks_missing_after_the_test_is_lost():
     master.on_worker_report("w2", {"llmload": report(n=1)})
     runner.state = STATE_STOPPED
     runner.clients = SimpleNamespace(all=[SimpleNamespace(id="w1", state="missing")])  # w2 quit: not listed
-    master._check_workers()
-    lost = {w.worker_id: w.lost for w in master.coordinator.snapshot().workers}
+    master.plays.check_workers()
+    lost = {w.worker_id: w.lost for w in master.coordinator.views.snapshot().workers}
     assert lost == {"w1": True, "w2": False}
     master.on_quitting()
 
@@ -282,7 +283,8 @@ def test_the_test_stop_checks_for_missing_workers_before_the_summary():
     """A headless master quits 0.5 s after its test stop: a worker marked missing since the last 3 s check
     must be lost in that summary."""
     from locust.runners import STATE_STOPPING
-    from test_runtime_coordinator import report
+
+    from tests.unit.runtime.test_runtime_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner, "--runs-dir", ""))
@@ -322,7 +324,7 @@ def test_a_signal_on_a_headless_standalone_run_ends_the_test_gracefully_then_qui
 def test_quitting_during_a_test_stops_it_first_and_the_summary_holds_the_last_report():
     """Locust's own quit (a third Ctrl-C, the web UI process's SIGTERM) fires quitting before it stops the users:
     the summary was written without what finished since the last fold (records file: 1, summary: 0)."""
-    from test_runtime_load import finished
+    from tests.unit.runtime.test_runtime_load import finished
 
     runner = FakeLocal(users=1)
     r = Runtime(environment(runner, "--runs-dir", ""))

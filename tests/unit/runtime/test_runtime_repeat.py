@@ -10,7 +10,7 @@ from pathlib import Path
 from llmload.cli import main
 from llmload.config.repeat import split_repeat
 from llmload.runtime.repeat import exit_code, run_repeated
-from tests.unit.report import samples
+from tests.helpers import samples
 
 ARGS = ["--headless", "-u", "2", "-t", "5s", "--host", "http://127.0.0.1:9", "--ladder", "1,2"]
 

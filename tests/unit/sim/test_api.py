@@ -17,7 +17,7 @@ from llmload.sim import SimConfig, run_in_thread
 from llmload.sim.api import Encoder, parse_request
 from llmload.sim.config import add_arguments, config_from_args, config_to_args
 from llmload.sim.prefix import block_hashes
-from tests.unit.sim.wire import post, replay, sse_events
+from tests.helpers.sim_wire import post, replay, sse_events
 
 
 def chat(*messages: tuple[str, str]) -> bytes:

@@ -8,7 +8,7 @@ import pytest
 
 from llmload.adapters import AdapterConfig, AnthropicMessagesAdapter
 from llmload.sim import SimConfig, run_in_thread
-from tests.unit.sim.wire import post, replay, sse_events
+from tests.helpers.sim_wire import post, replay, sse_events
 
 BODY = {"model": "m", "system": "be brief", "messages": [{"role": "user", "content": "one two three"}], "stream": True}
 VERSION = {"anthropic-version": "2023-06-01"}

@@ -8,7 +8,7 @@ import pytest
 
 from llmload.adapters import AdapterConfig, OpenAIResponsesAdapter
 from llmload.sim import SimConfig, run_in_thread
-from tests.unit.sim.wire import post, replay, sse_events
+from tests.helpers.sim_wire import post, replay, sse_events
 
 BODY = {"model": "m", "input": "one two three", "instructions": "be brief", "stream": True}
 

@@ -14,7 +14,7 @@ from llmload.errors import ConfigError
 from llmload.sim import SimConfig, run_in_thread
 from llmload.sim.config import add_arguments, config_from_args, config_to_args
 from llmload.sim.timing import server_times, timing_fields
-from tests.unit.sim.wire import post, replay, sse_events
+from tests.helpers.sim_wire import post, replay, sse_events
 
 
 def test_engine_model_times_split_at_scheduling_and_first_token():

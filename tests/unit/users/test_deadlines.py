@@ -8,21 +8,9 @@ from gevent.event import Event
 
 from llmload.metrics.record import RequestRecord
 from llmload.users.deadlines import DRAIN_S, Deadline, Deadlines, Watchdog
+from tests.helpers.clock import FakeClock
 
 S = 1_000_000_000  # ns per second
-
-
-class Clock:
-    """``perf_counter_ns`` as the test sets it."""
-
-    def __init__(self) -> None:
-        self.ns = 1_000 * S
-
-    def __call__(self) -> int:
-        return self.ns
-
-    def advance(self, seconds: float) -> None:
-        self.ns += int(seconds * S)
 
 
 def tick(wd: Watchdog) -> None:
@@ -34,7 +22,7 @@ def tick(wd: Watchdog) -> None:
 class InFlight:
     """A request registered with the watchdog from its own greenlet, waiting until released or hit."""
 
-    def __init__(self, watchdog: Watchdog, clock: Clock) -> None:
+    def __init__(self, watchdog: Watchdog, clock: FakeClock) -> None:
         self.rec = RequestRecord("c", 1, 10)
         self.kind: str | None = "running"
         self._release = Event()
@@ -72,7 +60,7 @@ def rig():
     made = []
 
     def make(limits: Deadlines):
-        clock = Clock()
+        clock = FakeClock(ns=1_000 * S)
         wd = Watchdog(limits, clock=clock)
         made.append(wd)
         return wd, clock
@@ -110,7 +98,7 @@ def test_each_deadline_fires_only_when_passed(rig, limits, script, kind):
 def test_stall_is_measured_from_the_last_token_not_from_the_start():
     # Progress is only a content token: silence after a token is a stall even though the
     # request as a whole is young, and a long wait for the first token is not one.
-    wd = Watchdog(Deadlines(stall=0.1, total=10), clock=(clock := Clock()))
+    wd = Watchdog(Deadlines(stall=0.1, total=10), clock=(clock := FakeClock(ns=1_000 * S)))
     try:
         req = InFlight(wd, clock)
         clock.advance(5.0)  # no token yet: the stall deadline does not run before the first one
@@ -127,7 +115,7 @@ def test_stall_is_measured_from_the_last_token_not_from_the_start():
 
 
 def test_a_finished_request_is_never_hit():
-    wd = Watchdog(Deadlines(ttft=0.05), clock=(clock := Clock()))
+    wd = Watchdog(Deadlines(ttft=0.05), clock=(clock := FakeClock(ns=1_000 * S)))
     try:
         req = InFlight(wd, clock)
         req.token()
@@ -140,7 +128,7 @@ def test_a_finished_request_is_never_hit():
 
 
 def test_a_draining_request_only_gets_the_drain_deadline():
-    wd = Watchdog(Deadlines(ttft=0.05, total=0.1), clock=(clock := Clock()))
+    wd = Watchdog(Deadlines(ttft=0.05, total=0.1), clock=(clock := FakeClock(ns=1_000 * S)))
     try:
         req = InFlight(wd, clock)
         req.token()

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmload.users.keepalive import Connection, KeepAlivePolicy, parse_keep_alive
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
+from tests.helpers.clock import FakeClock
 
 
 @pytest.mark.parametrize(
@@ -45,7 +38,7 @@ def served(policy: KeepAlivePolicy, header: str | None, times: int = 1) -> Conne
 
 
 def test_no_header_means_no_limit():
-    clock = Clock()
+    clock = FakeClock(100.0)
     policy = KeepAlivePolicy(clock)
     conn = served(policy, None, times=1000)
     clock.t += 3600
@@ -53,7 +46,7 @@ def test_no_header_means_no_limit():
 
 
 def test_idle_timeout_with_margin():
-    clock = Clock()
+    clock = FakeClock(100.0)
     policy = KeepAlivePolicy(clock)
     conn = served(policy, "timeout=5, max=100")
     clock.t += 3.99
@@ -63,7 +56,7 @@ def test_idle_timeout_with_margin():
 
 
 def test_margin_is_a_quarter_of_a_short_timeout():
-    clock = Clock()
+    clock = FakeClock(100.0)
     policy = KeepAlivePolicy(clock)
     conn = served(policy, "timeout=1")
     clock.t += 0.74
@@ -73,12 +66,12 @@ def test_margin_is_a_quarter_of_a_short_timeout():
 
 
 def test_timeout_zero_never_reuses():
-    policy = KeepAlivePolicy(Clock())
+    policy = KeepAlivePolicy(FakeClock(100.0))
     assert not policy.reusable(served(policy, "timeout=0"))
 
 
 def test_idle_counts_from_the_last_return():
-    clock = Clock()
+    clock = FakeClock(100.0)
     policy = KeepAlivePolicy(clock)
     conn = served(policy, "timeout=5")
     clock.t += 3.5
@@ -89,13 +82,13 @@ def test_idle_counts_from_the_last_return():
 
 
 def test_max_requests_per_connection():
-    policy = KeepAlivePolicy(Clock())
+    policy = KeepAlivePolicy(FakeClock(100.0))
     assert policy.reusable(served(policy, "timeout=5, max=3", times=2))
     assert not policy.reusable(served(policy, "timeout=5, max=3", times=3))
 
 
 def test_the_latest_answer_holds():
-    clock = Clock()
+    clock = FakeClock(100.0)
     policy = KeepAlivePolicy(clock)
     conn = served(policy, "timeout=1, max=1")
     assert not policy.reusable(conn)

@@ -53,13 +53,14 @@ THREE = [token("a"), token("b"), token("c", finish="length")]
 
 
 class Clock:
-    """The real ``perf_counter_ns`` (what requests are stamped with) plus a shift the test adds."""
+    """The real ``perf_counter_ns`` (what requests are stamped with) plus a shift the test adds, or a time it sets."""
 
     def __init__(self) -> None:
         self.shift = 0
+        self.at: int | None = None
 
     def __call__(self) -> int:
-        return time.perf_counter_ns() + self.shift
+        return self.at if self.at is not None else time.perf_counter_ns() + self.shift
 
 
 class Context:
@@ -203,6 +204,13 @@ def fire(ctx: Context, seconds: float) -> None:
     gevent.sleep(0)
 
 
+def fire_at(ctx: Context, ns: int) -> None:
+    """Set the watchdog's clock to ``ns`` and run one scan where the hub timer runs it."""
+    ctx.clock.at = ns
+    gevent.get_hub().loop.run_callback(ctx.watchdog.tick)
+    gevent.sleep(0)
+
+
 def only(ctx: Context) -> RequestRecord:
     assert len(ctx.finished) == 1, ctx.finished  # one outcome per request, always
     rec = ctx.finished[0]
@@ -332,9 +340,13 @@ def test_a_passed_deadline_is_its_own_error_kind(rig, limits, script, tokens, sh
     g = run(user)
     server.sent.wait(10)
     wait_for(lambda: any(len(f.record.chunk_ns) >= tokens and f.record.start_ns for f in ctx.watchdog.flights))
-    fire(ctx, shift_s - 0.02)
+    r = next(iter(ctx.watchdog.flights)).record
+    since = r.chunk_ns[-1] if kind == "stall_timeout" else r.start_ns  # what the deadline runs from
+    # The watchdog's clock set from the request's own stamp: a busy box's real time between the stamp and
+    # the scan cannot move it (20 ms of slack on the real clock once failed a 2-core run).
+    fire_at(ctx, since + int((shift_s - 0.02) * S))
     assert not ctx.finished  # not yet past the deadline
-    fire(ctx, 0.02)
+    fire_at(ctx, since + int(shift_s * S))
     settle(g)
     rec = only(ctx)
     assert (rec.outcome, rec.error_kind) == ("error", kind) and "no progress within" in rec.error_message

@@ -14,17 +14,10 @@ from llmload.plugin import install
 from llmload.runtime import Runtime
 from llmload.web.charts import LOADER, STATIC_DIR, ChartSampler
 from llmload.web.series import SCHEMA, SeriesBuffer
-from tests.unit.web_env import local_web_env
+from tests.helpers.clock import FakeClock
+from tests.helpers.web_env import local_web_env
 
 MS = 1_000_000
-
-
-class Clock:
-    def __init__(self, t=1000.0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 def finished(cls, ttft_ms=50, outcome="ok"):
@@ -45,7 +38,7 @@ def web(monkeypatch):
 
     def make(web_base_path=None):
         env = local_web_env(web_base_path=web_base_path)
-        clock = Clock()
+        clock = FakeClock()
         runtime = install(env, Runtime(env, clock=clock))
         sampler: ChartSampler = env.web_ui._llmload_charts
         sampler.greenlet.kill()  # the test ticks
@@ -170,7 +163,7 @@ def test_the_page_gets_the_loader_once_and_the_chart_page_and_assets_are_served(
         r = client.get(f"/llmload/static/{name}")
         assert r.status_code == 200 and r.get_data() == (STATIC_DIR / name).read_bytes(), name
     banner = client.get("/llmload/static/uPlot.iife.min.js").get_data()[:60]
-    assert banner.startswith(b"/*! https://github.com/leeoniya/uPlot (v1.6.32)")  # as README.md says
+    assert banner.startswith(b"/*! https://github.com/leeoniya/uPlot (v1.6.32)")  # as llmload/web/static/README.md says
     assert client.get("/llmload/static/../charts.py").status_code == 404
     links = env.web_ui.template_args["extended_csv_files"]
     assert {"href": "./llmload/charts", "title": "Open the LLM charts in a page of their own"} in links

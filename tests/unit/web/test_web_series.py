@@ -15,16 +15,9 @@ from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
 from llmload.web.series import CLASS_FIELDS, OVERALL, SCHEMA, SeriesBuffer, build_sample, series_payload
+from tests.helpers.clock import FakeClock
 
 MS = 1_000_000
-
-
-class Clock:
-    def __init__(self, t=1000.0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 def finished(cls, outcome="ok", n=5, ttft_ms=50, itl_ms=5):
@@ -54,7 +47,7 @@ def values(sample, name):
 
 
 def test_a_sample_holds_the_live_windows_numbers_per_class_and_overall():
-    clock = Clock()
+    clock = FakeClock()
     records = [finished("short", ttft_ms=50) for _ in range(8)] + [finished("long", ttft_ms=200, n=21, itl_ms=20)] * 2
     records += [finished("short", "error", n=0)] * 2
     agg = aggregated(clock, records, users=4, in_flight=3, in_flight_by_class={"short": 1, "long": 2})
@@ -76,7 +69,7 @@ def test_a_sample_holds_the_live_windows_numbers_per_class_and_overall():
 
 
 def test_ttfo_only_where_some_request_reasoned():
-    clock = Clock()
+    clock = FakeClock()
     thinking = []
     for _ in range(3):  # 10 events, the first 4 reasoning: TTFO = 50 + 4 x 5 ms
         r = finished("long", n=10)
@@ -92,7 +85,7 @@ def test_ttfo_only_where_some_request_reasoned():
 
 
 def test_engine_and_gpu_values_are_the_timelines_latest():
-    clock = Clock()
+    clock = FakeClock()
     agg = aggregated(clock, [finished("short")])
     tl = Timeline(0.0)
     s = build_sample(clock.t, agg.snapshot(run=False), 1, ["short"], tl)
@@ -105,8 +98,8 @@ def test_engine_and_gpu_values_are_the_timelines_latest():
 
 
 def test_the_buffer_is_bounded_and_stamped_by_its_clock():
-    clock = Clock(500.0)
-    agg = aggregated(Clock(), [finished("short")])
+    clock = FakeClock(500.0)
+    agg = aggregated(FakeClock(), [finished("short")])
     buf = SeriesBuffer(capacity=3, clock=clock)
     for _ in range(5):
         clock.t += 2.0
@@ -122,8 +115,8 @@ def test_the_buffer_is_bounded_and_stamped_by_its_clock():
 
 
 def test_payload_columns_for_one_class_and_incremental_reads():
-    clock = Clock(100.0)
-    agg = aggregated(Clock(), [finished("short", ttft_ms=50), finished("long", ttft_ms=200)])
+    clock = FakeClock(100.0)
+    agg = aggregated(FakeClock(), [finished("short", ttft_ms=50), finished("long", ttft_ms=200)])
     buf = SeriesBuffer(clock=clock)
     for users in (1, 2, 3):
         clock.t += 2.0
@@ -157,7 +150,7 @@ class Window:  # a ladder step's window, as the step tracker keeps it
 
 
 def test_payload_carries_steps_baseline_in_ms_and_the_limit_factor():
-    buf = SeriesBuffer(clock=Clock())
+    buf = SeriesBuffer(clock=FakeClock())
     steps = [Window(0, 1, 10.0, 15.0, 30.0), Window(1, 20, 30.0, 35.0)]
     p = series_payload(buf, OVERALL, steps=steps, baseline={"ttft_p50": 0.18, "tpot_p50": 0.0351}, limit_factor=1.5,
                        state="running")  # fmt: skip

@@ -12,7 +12,7 @@ from llmload.cli import main
 from llmload.errors import ConfigError
 from llmload.gate.limits import DEFAULT_LIMITS, parse_limits
 from llmload.results import to_summary
-from tests.unit.gate.test_gate_decide import run
+from tests.unit.gate.test_decide import run
 
 
 def _save(tmp_path: Path, name: str, result) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ladder_helpers import FakeClock, records
-
 from llmload.config import LadderConfig
 from llmload.ladder import REPORT_GRACE_S, LadderDriver, LiveJudge, StepTracker
 from llmload.ladder.status import duration_text, ladder_status
+from tests.helpers.clock import FakeClock
+from tests.helpers.ladder import records
 
 PLAN = LadderConfig(levels=(1, 4, 8), step_s=60.0, warmup_s=10.0)
 

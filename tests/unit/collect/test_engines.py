@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from collect_helpers import samples
 
 from llmload.collect.engines import ENGINES, detect_engine, read_engine
 from llmload.collect.exposition import Samples, parse_exposition
+from tests.helpers.collect import samples
 
 
 def test_vllm_v1_every_signal():

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from collect_helpers import samples
 
 from llmload.collect.exposition import Samples
 from llmload.collect.histogram import BucketHistogram, HistogramTrack, read_histogram
+from tests.helpers.collect import samples
 
 
 def hist(bounds, cumulative, total_sum=0.0):

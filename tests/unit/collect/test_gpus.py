@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from collect_helpers import samples
 
 from llmload.collect.exposition import parse_exposition
 from llmload.collect.gpus import combine, metric_names, read_gpus
 from llmload.gpu import names as gpu_names
+from tests.helpers.collect import samples
 
 H200_TOTAL = 150_754_820_096
 MIB = 1 << 20

@@ -1,4 +1,4 @@
-"""Shared helpers of the GPU sidecar tests: a manual clock, a sidecar without HTTP, parsed scrapes."""
+"""Shared helpers of the GPU sidecar tests: a sidecar without HTTP, parsed scrapes."""
 
 from __future__ import annotations
 
@@ -9,21 +9,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from llmload.gpu import FakeNvml, GpuBackend, GpuCollector, Inventory, Sampler, SidecarInfo, new_registry, probe
+from tests.helpers.clock import FakeClock
 
-__all__ = ["Clock", "Rig", "fake_rig", "parse", "rig", "samples", "scrape"]
-
-
-class Clock:
-    """Monotonic seconds that move only when told to."""
-
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, dt: float) -> None:
-        self.t += dt
+__all__ = ["Rig", "fake_rig", "parse", "rig", "samples", "scrape"]
 
 
 @dataclass
@@ -32,7 +20,7 @@ class Rig:
     inventory: Inventory
     sampler: Sampler
     registry: CollectorRegistry
-    clock: Clock
+    clock: FakeClock
 
     def tick(self, dt: float = 1.0) -> None:
         """Let ``dt`` seconds pass, then sample (as the timer would)."""
@@ -43,7 +31,7 @@ class Rig:
         return scrape(self.registry)
 
 
-def rig(backend: GpuBackend, clock: Clock, *, dcgm_names: bool = False, samples: int = 2) -> Rig:
+def rig(backend: GpuBackend, clock: FakeClock, *, dcgm_names: bool = False, samples: int = 2) -> Rig:
     """Open ``backend``, probe it, and take ``samples`` samples 1 s apart (2: GPM has its first ratios)."""
     backend.open()
     inv = probe(backend, "gpuhost")
@@ -58,7 +46,7 @@ def rig(backend: GpuBackend, clock: Clock, *, dcgm_names: bool = False, samples:
 
 def fake_rig(gpus: object = 1, *, dcgm_names: bool = False, samples: int = 2) -> Rig:
     """:func:`rig` over a :class:`FakeNvml` of ``gpus`` on a manual clock (``rig.backend`` is the fake)."""
-    clock = Clock()
+    clock = FakeClock()
     return rig(FakeNvml(gpus, clock=clock), clock, dcgm_names=dcgm_names, samples=samples)
 
 

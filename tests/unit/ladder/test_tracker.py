@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ladder_helpers import FakeClock
-
 from llmload.ladder import StepTracker
+from tests.helpers.clock import FakeClock
 
 
 def test_steps_open_and_close_windows_and_broadcast_only_changes():

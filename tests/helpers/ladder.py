@@ -9,16 +9,6 @@ from llmload.metrics.recorder import MetricSet
 MS = 1_000_000
 
 
-class FakeClock:
-    """Wall time the test moves by hand."""
-
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def records(ttft_ms: float, n: int = 6, outcome: str = "ok") -> MetricSet:
     """``n`` finished requests of class ``a`` with TTFT ``ttft_ms`` and 4 tokens 10 ms apart."""
     m = MetricSet()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from ladder_helpers import FakeClock, records
 
 from llmload.ladder import REPORT_GRACE_S, LiveJudge, StepWindow, judge_windows
+from tests.helpers.clock import FakeClock
+from tests.helpers.ladder import records
 
 
 def test_judge_reads_the_runs_step_statistics():

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from ladder_helpers import FakeClock, records
 
 from llmload.config import LadderConfig
 from llmload.errors import ConfigError
 from llmload.ladder import REPORT_GRACE_S, LadderDriver, LiveJudge, StepAt, StepTracker, step_at
 from llmload.ladder.plan import FixedLoad, cut_short
 from llmload.ladder.tracker import StepWindow
+from tests.helpers.clock import FakeClock
+from tests.helpers.ladder import records
 
 PLAN = LadderConfig(levels=(1, 4, 8), step_s=10.0, warmup_s=2.0)
 

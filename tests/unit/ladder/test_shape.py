@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ladder_helpers import FakeClock
 from locust.runners import STATE_INIT, STATE_RUNNING, STATE_SPAWNING, STATE_STOPPED, MasterRunner
 
 from llmload.config import LadderConfig
 from llmload.ladder import LadderDriver, StepTracker
 from llmload.ladder.shape import LadderShape
+from tests.helpers.clock import FakeClock
 
 
 class Shape(LadderShape):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from collect_helpers import FIXTURES, samples, text
 from prometheus_client.parser import text_string_to_metric_families
 
 from llmload.collect.engines import ENGINE_NAMES
 from llmload.collect.exposition import Samples, parse_exposition, samples_from_query
+from tests.helpers.collect import FIXTURES, samples, text
 
 PAGES = sorted(p.name for p in FIXTURES.glob("*.txt"))
 

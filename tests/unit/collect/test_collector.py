@@ -9,11 +9,12 @@ import urllib.parse
 
 import gevent
 import pytest
-from collect_helpers import text
 
 from llmload.collect.collector import Collection, start_collection
 from llmload.collect.sources import FetchError
 from llmload.config import CollectConfig, read
+from tests.helpers.clock import FakeClock
+from tests.helpers.collect import text
 
 ENGINE = "http://vllm:8000/metrics"
 GPU = "http://gpu:9401/metrics"
@@ -35,16 +36,8 @@ class FakeTransport:
         return page.encode() if isinstance(page, str) else page
 
 
-class Clock:
-    def __init__(self, t=1000.0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
-
-
 def collection(transport, **cfg):
-    clock = Clock()
+    clock = FakeClock()
     return Collection(CollectConfig(**cfg), clock.t, request=transport, clock=clock), clock
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from collect_helpers import samples
 
 from llmload.collect.engines import read_engine
 from llmload.collect.exposition import parse_exposition
@@ -11,6 +10,7 @@ from llmload.collect.gpus import read_gpus
 from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Timeline
+from tests.helpers.collect import samples
 
 URL = "http://vllm:8000/metrics"
 T0 = 1_700_000_000.0

@@ -10,7 +10,7 @@ from llmload.collect.gpus import GPU_NAMES
 
 __all__ = ["FIXTURES", "fixture", "samples", "text"]
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "metrics"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "metrics"
 
 
 def fixture(name: str) -> Path:
