@@ -109,10 +109,11 @@ def _steady_s(w: Window) -> float:
     return w.ended_at - w.steady_from if w.ended_at and w.steady_from else 0.0
 
 
-def _signals(series: Series | None, w: Window) -> dict[str, dict[str, float]]:
-    if not series or w.steady_from is None or w.ended_at is None:
+def _signals(series: Series | None, steady_from: float | None, ended_at: float | None) -> dict[str, dict[str, float]]:
+    """The signals of ``series`` over a step's steady window (none when the window or the series is missing)."""
+    if not series or steady_from is None or ended_at is None:
         return {}
-    return window_stats(series, w.steady_from, w.ended_at)
+    return window_stats(series, steady_from, ended_at)
 
 
 def build_steps(
@@ -142,8 +143,8 @@ def build_steps(
                 overall=stats_of(overall, span, slos, open_loop),
                 classes={n: stats_of(m.classes.get(n) or ClassStats(), span, slos, open_loop) for n in classes},
                 ci=ci,
-                server=_signals(server, w),
-                gpu=_signals(gpu, w),
+                server=_signals(server, w.steady_from, w.ended_at),
+                gpu=_signals(gpu, w.steady_from, w.ended_at),
                 rate_offered=(rate := getattr(w, "rate", None)),
                 rate_achieved=achieved_rate(overall.counters["requests"], span) if rate is not None else None,
             )
@@ -154,7 +155,9 @@ def build_steps(
 def with_step_signals(result: RunResult, server: Series | None, gpu: Series | None) -> RunResult:
     """``result`` with each step's missing server/GPU signals computed from the stored series (older summaries)."""
     steps = tuple(
-        replace(st, server=st.server or _signals(server, st), gpu=st.gpu or _signals(gpu, st)) for st in result.steps
+        replace(st, server=st.server or _signals(server, st.steady_from, st.ended_at),
+                gpu=st.gpu or _signals(gpu, st.steady_from, st.ended_at))
+        for st in result.steps
     )
     return replace(result, steps=steps)
 

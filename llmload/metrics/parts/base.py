@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
 
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is Python 3.11+; llmload runs on 3.10
 
 __all__ = ["Context", "Exported", "Figures", "Json", "Part", "Seen"]
 
