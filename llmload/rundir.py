@@ -171,10 +171,10 @@ def write_run_dir(
 def _workload(result: RunResult) -> str | None:
     """What the directory is named after: ``--profile``, or a trace replay's ``trace:<file stem>`` (its
     ``--profile`` is the unused default)."""
-    arrival = result.config.get("arrival")
-    if isinstance(arrival, dict) and arrival.get("mode") == "trace" and result.profile.get("name"):
-        return str(result.profile["name"])
-    return result.config.get("profile")
+    setup = result.setup
+    if setup.arrival.mode == "trace" and setup.profile_name:
+        return setup.profile_name
+    return setup.workload
 
 
 def _public_host(host: str | None) -> str | None:

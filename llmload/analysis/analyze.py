@@ -41,8 +41,9 @@ def unsteady_note(verdict: Verdict, result: RunResult) -> Verdict:
     return replace(verdict, note=f"{verdict.note}; {note}" if verdict.note else note)
 
 
-def analyze(result: RunResult, degradation: float = 0.5) -> Judgement:
-    """The baseline, verdict and findings of ``result``."""
+def analyze(result: RunResult, degradation: float | None = None) -> Judgement:
+    """The baseline, verdict and findings of ``result``; ``degradation`` defaults to the run's (``--degradation``)."""
+    degradation = result.setup.degradation if degradation is None else degradation
     views = step_views(result)
     baseline = None
     if not result.steps:

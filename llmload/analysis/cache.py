@@ -33,9 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.errors import ProfileError
 from llmload.results.model import RunResult, Stats
-from llmload.workload.distributions import parse_distribution
+from llmload.results.setup import PrefixSetup
 
 __all__ = ["CacheView", "cache_view", "reusable_share"]
 
@@ -73,23 +72,14 @@ def _later_turns_reusable(s: Stats) -> float:
     return num / den if den else 1.0
 
 
-def _mean_words(value: Any) -> float | None:
-    """The profile's mean ``input_tokens`` (a number or a distribution table); None for dataset prompts."""
-    try:
-        return parse_distribution(value, "input_tokens").mean
-    except (ProfileError, TypeError, ValueError):
-        return None
-
-
-def reusable_share(prefix: Mapping[str, Any], input_tokens: Any, s: Stats, users: int) -> float:
+def reusable_share(prefix: PrefixSetup, input_tokens_mean: float | None, s: Stats, users: int) -> float:
     """The share of a prefix-group class's prompt tokens a working cache would serve (module docstring)."""
-    tokens = float(prefix.get("tokens") or 0)
-    groups = int(prefix.get("groups") or 1)
+    tokens = float(prefix.tokens)
+    groups = prefix.groups
     if tokens <= 0 or s.ok <= 0:
         return 0.0
-    rest = _mean_words(input_tokens)
-    if rest is not None:
-        share = tokens / (tokens + max(rest, 0.0))
+    if input_tokens_mean is not None:
+        share = tokens / (tokens + max(input_tokens_mean, 0.0))
     else:
         share = min(1.0, tokens / (s.input_tokens / s.ok)) if s.input_tokens else 0.0
     return share * max(0, s.ok - groups - max(users, 0)) / s.ok
@@ -97,16 +87,7 @@ def reusable_share(prefix: Mapping[str, Any], input_tokens: Any, s: Stats, users
 
 def cache_view(result: RunResult) -> CacheView:
     """The run's :class:`CacheView`: the profile's sharing classes, their client ratios, the engine's rate."""
-    sharing: dict[str, str] = {}
-    specs: dict[str, Mapping[str, Any]] = {}
-    for c in (result.profile or {}).get("classes") or ():
-        if not isinstance(c, Mapping) or "name" not in c:
-            continue
-        if c.get("turns") is not None:
-            sharing[str(c["name"])] = "conversation"
-        elif isinstance(c.get("prefix"), Mapping):
-            sharing[str(c["name"])] = "prefix groups"
-            specs[str(c["name"])] = c
+    sharing = {c.name: how for c in result.setup.classes if (how := c.sharing) is not None}
     client: dict[str, float | None] = {}
     reusable: dict[str, float] = {}
     for name, how in sharing.items():
@@ -115,10 +96,9 @@ def cache_view(result: RunResult) -> CacheView:
             continue
         if how == "conversation":
             client[name], reusable[name] = _later_turns_ratio(s), _later_turns_reusable(s)
-        else:
-            c = specs[name]
+        elif (c := result.setup.cls(name)) is not None and c.prefix is not None:
             client[name] = s.prefix_cache_hit_ratio
-            reusable[name] = reusable_share(c["prefix"], c.get("input_tokens"), s, result.users_max)
+            reusable[name] = reusable_share(c.prefix, c.input_tokens_mean, s, result.users_max)
     server = result.server or {}
     signals = server.get("signals") or {}
     rate: Any = (signals.get("prefix_cache_hit_rate") or {}).get("value")
@@ -126,6 +106,6 @@ def cache_view(result: RunResult) -> CacheView:
     looked_up = (signals.get("prefix_cache_queries") or {}).get("increase")
     prompt = (signals.get("prompt_tokens") or {}).get("increase")
     off = (0.0, float(prompt)) if looked_up == 0 and isinstance(prompt, (int, float)) and prompt > 0 else None
-    engines = server.get("engines") or ()
-    name = str(engines[0]) if len(engines) == 1 else None
-    return CacheView(sharing, client, engine, off, reusable, name)
+    engines: Any = server.get("engines") or ()
+    engine_name = str(engines[0]) if len(engines) == 1 else None
+    return CacheView(sharing, client, engine, off, reusable, engine_name)

@@ -22,6 +22,7 @@ from llmload.analysis.cache import CacheView, cache_view
 from llmload.analysis.steps import StepView
 from llmload.results.judgement import Breach, Finding, Verdict
 from llmload.results.model import RunResult, Stats
+from llmload.results.setup import DEFAULT_DEGRADATION, LoadState
 
 __all__ = ["CONFIDENCES", "Context", "Finding", "Rule", "build_context", "rule"]
 
@@ -37,9 +38,9 @@ class Context:
 
     steps: tuple[StepView, ...]
     baseline: StepView | None = None
-    degradation: float = 0.5
+    degradation: float = DEFAULT_DEGRADATION
     breach: Breach | None = None
-    client: dict[str, Any] = field(default_factory=dict)
+    client: LoadState = field(default_factory=LoadState)  # the load generator's state
     coarse_bandwidth: bool = False
     run: Stats | None = None  # the whole run's figures (error kinds and examples)
     host: str | None = None  # the target, as the run recorded it
@@ -112,15 +113,14 @@ def build_context(
     """The rules' view of a run (the client's state, whether the GPU bandwidth figure is coarse)."""
     devices: Any = (result.gpu or {}).get("devices") or ()
     coarse = any(isinstance(d, Mapping) and "memory_bandwidth_utilization" in (d.get("coarse") or ()) for d in devices)
-    client = {"saturated": result.client_saturated, "saturated_processes": list(result.client_saturated_processes)}
     return Context(
         steps=tuple(steps),
         baseline=baseline,
         degradation=degradation,
         breach=verdict.breach if verdict is not None else None,
-        client=client,
+        client=result.load,
         coarse_bandwidth=coarse,
         run=result.overall,
-        host=str(result.config.get("host") or "") or None,
+        host=result.setup.host,
         cache=cache_view(result),
     )

@@ -87,9 +87,9 @@ def phase_text(p: Perf, part: str, name: str) -> str:
 @rule("load_generator_saturated", "client")
 def load_generator_saturated(ctx: Context) -> list[Finding]:
     """The load generator ran out of CPU (``summary.client.saturated``): its latencies include its own delays."""
-    if not ctx.client.get("saturated"):
+    if not ctx.client.saturated:
         return []
-    procs = list(ctx.client.get("saturated_processes") or [])
+    procs = list(ctx.client.saturated_processes)
     return [Finding(
         "load_generator_saturated", "client", "The load generator itself was saturated", "high",
         evidence={"saturated_processes": len(procs)},

@@ -18,29 +18,11 @@ in notes (the report maps ``safe_step``/``failed_step`` to rates the same way).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from llmload.analysis.baseline import MIN_REQUESTS
-from llmload.metrics.slo import SLO, class_slos, parse_slo_text, slo_from_mapping
 from llmload.results.judgement import SloPass, SloVerdict
 from llmload.results.model import RunResult, Stats, StepResult
 
-__all__ = ["DEFAULT_TARGET", "failed_slo", "judge_slo", "run_slos"]
-
-DEFAULT_TARGET = 0.99
-
-
-def run_slos(config: Mapping[str, Any], profile: Mapping[str, Any]) -> dict[str, SLO] | None:
-    """The SLOs a run used, per class, from its summary's ``config.slo`` and ``profile.classes[].slo``."""
-    flag = config.get("slo")
-    if isinstance(flag, str):  # a hand-made summary may keep the flag's text
-        default = parse_slo_text(flag, "config.slo")
-    else:
-        default = slo_from_mapping(flag, "config.slo") if flag else None
-    own = {str(c.get("name")): (slo_from_mapping(c["slo"], "profile.slo") if c.get("slo") else None)
-           for c in profile.get("classes") or () if isinstance(c, Mapping)}  # fmt: skip
-    return class_slos(own, default)
+__all__ = ["failed_slo", "judge_slo"]
 
 
 def failed_slo(s: Stats) -> str | None:
@@ -98,12 +80,12 @@ def _whole_run(s: Stats, target: float) -> SloPass:
 def judge_slo(result: RunResult, target: float | None = None) -> SloVerdict | None:
     """The SLO verdict of ``result`` (module docstring); None when the run had no SLOs.
 
-    ``target`` defaults to the run's ``config.slo_attainment`` (else :data:`DEFAULT_TARGET`).
+    ``target`` defaults to the run's ``--slo-attainment`` (:attr:`~llmload.results.setup.RunSetup.slo_attainment`).
     """
     if result.overall.goodput is None:
         return None
-    target = float(target or result.config.get("slo_attainment") or DEFAULT_TARGET)
-    slos = run_slos(result.config, result.profile) or {}
+    target = float(target or result.setup.slo_attainment)
+    slos = result.setup.slos or {}
     ladder = [st for st in result.steps if st.index >= 0]
     if not ladder:
         overall = _whole_run(result.overall, target)

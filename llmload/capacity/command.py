@@ -126,12 +126,12 @@ def predict_main(argv: list[str]) -> int:
 
 
 def _predict(ns: argparse.Namespace) -> int:
-    from llmload.analysis.slo import run_slos
     from llmload.capacity.engine_file import engine_hash, read_engine
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
     from llmload.capacity.workload_args import workload_from_args
     from llmload.errors import ConfigError
+    from llmload.results.setup import RunSetup
 
     params, doc = read_engine(ns.engine)
     params = apply_overrides(params, ns.set)
@@ -153,7 +153,7 @@ def _predict(ns: argparse.Namespace) -> int:
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,
-                              predicted=predicted, slos=run_slos(config, profile))  # fmt: skip
+                              predicted=predicted, slos=RunSetup.from_summary(config, profile).slos)  # fmt: skip
     if extra:
         result = dataclasses.replace(
             result, warnings=(*result.warnings, "prediction extrapolates: " + "; ".join(extra))

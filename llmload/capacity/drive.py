@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
@@ -47,7 +48,7 @@ class Workload:
     classes: tuple[ClassSpec, ...]
     steps: tuple[StepSpec, ...]
     arrival: str = "closed"  # closed | constant | poisson | gamma
-    burstiness: float = 1.0
+    burstiness: float = flag("burstiness").default
     seed: int = 0
     max_in_flight: int = 0  # open loop: -u, the cap on requests in flight (0: none)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llmload.results.model import Stats
+from llmload.results.setup import DEFAULT_DEGRADATION, DEFAULT_SLO_ATTAINMENT
 
 __all__ = ["Goal", "Trial", "answer_line", "describe", "search", "trial_of"]
 
@@ -25,9 +26,9 @@ _LAT = {"ttft_ms": ("TTFT", "ttft"), "tpot_ms": ("TPOT", "tpot"), "e2e_ms": ("E2
 class Goal:
     """SLO mode (``slo`` set: every class's default limits, ms) or baseline mode (``baseline_*`` set)."""
 
-    target: float = 0.99  # SLO mode: the attainment to reach
+    target: float = DEFAULT_SLO_ATTAINMENT  # SLO mode: the attainment to reach
     slo: tuple[tuple[str, float], ...] = ()  # the --slo limits, e.g. (("ttft_ms", 1000.0),)
-    degradation: float = 0.5  # baseline mode: p50s within (1 + this) x the baseline
+    degradation: float = DEFAULT_DEGRADATION  # baseline mode: p50s within (1 + this) x the baseline
     baseline_ttft_ms: float | None = None
     baseline_tpot_ms: float | None = None
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from llmload.config.flags import flag
 from llmload.errors import ConfigError, LlmloadError
 
 __all__ = ["plan_main"]
@@ -53,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         default="poisson",
         help="with --rate: the arrival process (default poisson)",
     )
-    p.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of --arrival gamma")
+    p.add_argument("--burstiness", type=float, default=flag("burstiness").default, help="gamma shape of --arrival gamma")
     p.add_argument("-t", "--run-time", default="60s", help="the measured time per prediction (default 60s)")
     p.add_argument("--warmup", default="20s", help="the unmeasured start of each prediction (default 20s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
@@ -61,8 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--degradation",
         type=float,
-        default=0.5,
-        help="without --slo: TTFT and TPOT p50 within (1 + this) x one user alone (default 0.5)",
+        default=flag("degradation").default,
+        help="without --slo: TTFT and TPOT p50 within (1 + this) x one user alone (default %(default)s)",
     )
     p.add_argument("--max-replicas", type=int, default=64, help="the most replicas to try (default 64)")
     p.add_argument("--json", default="", help="also write the answer and every trial here")  # fmt: skip
@@ -111,12 +112,12 @@ def _check(ns: argparse.Namespace) -> None:
 
 
 def _plan(ns: argparse.Namespace) -> int:
-    from llmload.analysis.slo import run_slos
     from llmload.capacity.engine_file import read_engine
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.plan import Goal, answer_line, describe, search, trial_of
     from llmload.capacity.predict import extrapolation, predicted_result
     from llmload.capacity.workload_args import workload_from_args
+    from llmload.results.setup import RunSetup
 
     _check(ns)
     params, doc = read_engine(ns.engine)
@@ -125,7 +126,7 @@ def _plan(ns: argparse.Namespace) -> int:
     w, profile, config = workload_from_args(_workload_ns(ns, ns.users or 1, rate))
     if rate:
         w = dataclasses.replace(w, max_in_flight=ns.users or 0)
-    slos = run_slos(config, profile)
+    slos = RunSetup.from_summary(config, profile).slos
 
     def measured(replicas: int, workload: Any, judged: Any) -> Any:
         r = predicted_result(params, workload, replicas=replicas, router=ns.router, profile=profile,

@@ -23,7 +23,7 @@ from llmload.metrics.definitions import slo_missed
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
 from llmload.metrics.slo import SLO
-from llmload.results import RunResult
+from llmload.results import RunResult, RunSetup
 from llmload.results.arrival import arrival_result
 from llmload.results.build import build_result
 from llmload.sim.params import EngineParams
@@ -65,7 +65,7 @@ def predicted_result(
     profile: Mapping[str, Any] | None = None,
     config: Mapping[str, Any] | None = None,
     predicted: Mapping[str, Any] | None = None,
-    degradation: float = 0.5,
+    degradation: float | None = None,  # None: the config's (the flag's default)
     slos: Mapping[str, SLO] | None = None,
 ) -> RunResult:
     """The run ``w`` would be on ``replicas`` engines with ``params``, analysed as a real run.
@@ -102,8 +102,7 @@ def predicted_result(
         windows=windows,
         step_metrics=steps,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(wall0)),
-        config={**(config or {}), "host": "predicted"},
-        profile=profile,
+        setup=RunSetup.from_summary({**(config or {}), "host": "predicted"}, profile),
         arrival=arrival,
         slos=slos is not None,
     )

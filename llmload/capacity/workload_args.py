@@ -12,6 +12,7 @@ from locust.util.timespan import parse_timespan
 
 from llmload.capacity.drive import ClassSpec, StepSpec, Workload
 from llmload.config.arrival import parse_rates
+from llmload.config.flags import flag
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_slo_text
@@ -29,7 +30,7 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rate-ladder", default="", help="offered rates (requests/s) one step each (open loop)")
     g.add_argument("--arrival", choices=("closed", "constant", "poisson", "gamma"), default="closed")
     g.add_argument("--rate", type=float, default=None, help="open loop: requests/s")
-    g.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of --arrival gamma")
+    g.add_argument("--burstiness", type=float, default=flag("burstiness").default, help="gamma shape of --arrival gamma")
     g.add_argument("--step-time", default="5m", help="ladder step duration (default 5m)")
     g.add_argument("--step-warmup", default="30s", help="unmeasured start of each step (default 30s)")
     g.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
@@ -43,8 +44,8 @@ def add_slo_arguments(g: Any) -> None:
         metavar="KEY=MS,...",
         help="SLOs of a good request, e.g. ttft_ms=800,tpot_ms=25 (as llmload run; a profile class's own win)",
     )
-    g.add_argument("--slo-attainment", type=float, default=0.99,
-                   help="the share of finished requests that must be good (default 0.99)")  # fmt: skip
+    g.add_argument("--slo-attainment", type=float, default=flag("slo_attainment").default,
+                   help="the share of finished requests that must be good (default %(default)s)")  # fmt: skip
 
 
 def slo_config(ns: argparse.Namespace) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         "model": "engine model",
         "profile": ns.profile,
         "seed": ns.seed,
-        "degradation": 0.5,
+        "degradation": flag("degradation").default,
         **slo_config(ns),
     }
     if ns.ladder or ns.rate_ladder:

@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("baseline", metavar="BASELINE", help="the reference run (run directory or summary JSON)")
     p.add_argument("candidate", metavar="CANDIDATE", help="the run to judge (run directory or summary JSON)")
     p.add_argument("--max-regression", default="", metavar="METRIC=LIMIT,...",
-                   help=f"allowed regressions over the defaults ({_DEFAULTS}); METRIC=off drops one, "
+                   help=f"allowed regressions over the defaults ({_DEFAULTS.replace('%', '%%')}); METRIC=off drops one, "
                    "'none,...' starts from nothing")  # fmt: skip
     p.add_argument("--allow-different", default="", metavar="KEY,...",
                    help=f"compare even when these differ: {', '.join(COMPARED)}")

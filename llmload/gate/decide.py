@@ -46,22 +46,22 @@ PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 _MAX_FACTOR = 1000.0
 
 
-def _profile(r: RunResult) -> Any:
-    p = r.profile or {}
-    return {"name": p.get("name"), "classes": p.get("classes")} if p else None
+def _profile(r: RunResult) -> dict[str, Any] | None:
+    s = r.setup
+    return {"name": s.profile_name, "classes": [dict(c.spec) for c in s.classes]} if s.profile_name or s.classes else None
 
 
 #: What must agree between the runs: key -> how to read it.
 COMPARED: Mapping[str, Callable[[RunResult], Any]] = {
     "profile": _profile,
     "arrival": lambda r: (r.arrival.mode, r.arrival.offered_rate) if r.arrival.open_loop else "closed",
-    "model": lambda r: r.config.get("model"),
-    "api": lambda r: r.config.get("api"),
-    "host": lambda r: r.config.get("host"),
+    "model": lambda r: r.setup.model,
+    "api": lambda r: r.setup.api,
+    "host": lambda r: r.setup.host,
     "users": lambda r: r.users_max,
-    "ladder": lambda r: r.config.get("ladder"),
-    "max_tokens_cap": lambda r: r.config.get("max_tokens_cap"),
-    "ignore_eos": lambda r: r.config.get("ignore_eos"),
+    "ladder": lambda r: r.setup.ladder.to_dict() if r.setup.ladder is not None else None,
+    "max_tokens_cap": lambda r: r.setup.max_tokens_cap,
+    "ignore_eos": lambda r: r.setup.ignore_eos,
 }
 
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from llmload.gate.limits import LATENCY_METRICS
 from llmload.metrics.confidence import HEADLINE_QUANTILES, min_samples, proportion_ci
 from llmload.results.model import RunResult, Stats
 
-__all__ = ["Figure", "describe", "figure_of", "scopes_of"]
+__all__ = ["Figure", "RunFacts", "describe", "figure_of", "scopes_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +83,19 @@ def figure_of(result: RunResult, scope: str, metric: str) -> Figure | None:
     return Figure(getattr(lat, pct), *(ci or (None, None)), n=lat.count, need=need)
 
 
-def describe(result: RunResult) -> dict[str, Any]:
+class RunFacts(TypedDict):
+    """What the gate says of a run besides its figures."""
+
+    requests: int
+    ok: int
+    started_at: str | None
+    seed: int | None
+    repetitions: int | None
+
+
+def describe(result: RunResult) -> RunFacts:
     """What the gate says of a run: its requests, start time, seed, and repetitions when aggregated."""
     rep = result.extra.get("repeat")
     return {"requests": result.overall.requests, "ok": result.overall.ok, "started_at": result.started_at,
-            "seed": result.config.get("seed"),
+            "seed": result.setup.seed,
             "repetitions": int(rep.get("runs") or 0) if isinstance(rep, Mapping) else None}  # fmt: skip

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 from llmload.gate.decide import Check, GateResult
 from llmload.gate.figures import Figure
@@ -34,7 +34,14 @@ def _r(x: float | None, digits: int = 4) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def _figure(f: Figure) -> dict[str, Any]:
+class FigureData(TypedDict):
+    value: float | None
+    ci95: list[float | None] | None
+    n: int
+    runs: bool
+
+
+def _figure(f: Figure) -> FigureData:
     ci = f.interval
     return {"value": _r(f.value), "ci95": [_r(ci[0]), _r(ci[1])] if ci else None, "n": f.n, "runs": f.runs}
 

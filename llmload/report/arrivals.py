@@ -25,21 +25,58 @@ is the headline of an open-loop run without a ladder (it has no users to name, o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypedDict
 
 from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
 from llmload.report import fmt
 from llmload.results.arrival import held_back
 from llmload.results.model import Latency, RunResult
 
-__all__ = ["arrival_data", "arrival_html", "arrival_markdown", "plain_headline"]
+__all__ = ["ArrivalData", "arrival_data", "arrival_html", "arrival_markdown", "plain_headline"]
 
 _BOUND_MS = SCHEDULE_LAG_P99_BOUND_S * 1000.0
 
 
-def _lat(lat: Latency | None) -> dict[str, float | None] | None:
+class LatencyPair(TypedDict):
+    p50: float | None
+    p99: float | None
+
+
+class TraceData(TypedDict):
+    file: str
+    entries: int
+    speedup: float
+    span_s: float
+    block_reuse: float
+    sent: int
+    complete: bool
+
+
+class ArrivalData(TypedDict):
+    """report.json's ``arrival`` (module docstring)."""
+
+    mode: str
+    burstiness: float | None
+    offered_rate: float | None
+    ladder_rates: list[float] | None
+    achieved_rate: float | None
+    arrivals: int
+    sent: int
+    unsent: int
+    unsent_wait_ms: float | None
+    waited: int
+    held_back: int
+    cap: int
+    client_wait_ms: LatencyPair | None
+    schedule_lag_ms: LatencyPair | None
+    scheduler_behind: bool
+    trace: TraceData | None
+
+
+def _lat(lat: Latency | None) -> LatencyPair | None:
     if lat is None or lat.p50 is None and lat.p99 is None:
         return None
     return {
@@ -48,13 +85,13 @@ def _lat(lat: Latency | None) -> dict[str, float | None] | None:
     }
 
 
-def arrival_data(result: RunResult) -> dict[str, Any] | None:
+def arrival_data(result: RunResult) -> ArrivalData | None:
     """report.json's ``arrival`` (module docstring); None in a closed loop."""
     a = result.arrival
     if not a.open_loop:
         return None
     t = a.trace
-    rates = (result.config.get("ladder") or {}).get("rates") if a.offered_rate is None else None
+    rates = result.setup.ladder.rates if a.offered_rate is None and result.setup.ladder is not None else None
     return {
         "mode": a.mode,
         "burstiness": a.burstiness,
@@ -78,7 +115,7 @@ def arrival_data(result: RunResult) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def _process(a: dict[str, Any]) -> str:
+def _process(a: ArrivalData) -> str:
     if a["mode"] == "trace":
         return "trace replay (each entry sent at its timestamp / speedup)"
     if a["mode"] == "gamma" and a.get("burstiness") is not None:
@@ -86,26 +123,27 @@ def _process(a: dict[str, Any]) -> str:
     return str(a["mode"])
 
 
-def _offered(a: dict[str, Any]) -> str:
+def _offered(a: ArrivalData) -> str:
     if a.get("offered_rate") is not None:
         return fmt.rate(a["offered_rate"]) + (" (the trace's mean rate at its speedup)" if a["mode"] == "trace" else "")
-    if a.get("ladder_rates"):
-        return f"{', '.join(f'{r:g}' for r in a['ladder_rates'])} req/s, one per rate-ladder step (each step's achieved rate is in its row)"
+    if rates := a.get("ladder_rates"):
+        return f"{', '.join(f'{r:g}' for r in rates)} req/s, one per rate-ladder step (each step's achieved rate is in its row)"
     return fmt.DASH
 
 
-def _achieved(a: dict[str, Any]) -> str:
+def _achieved(a: ArrivalData) -> str:
     text = fmt.rate(a.get("achieved_rate"))
-    if a.get("offered_rate") and a.get("achieved_rate") is not None:
-        text += f" ({fmt.pct(a['achieved_rate'] / a['offered_rate'])} of offered)"
+    offered, achieved = a.get("offered_rate"), a.get("achieved_rate")
+    if offered and achieved is not None:
+        text += f" ({fmt.pct(achieved / offered)} of offered)"
     return text + ", whole run"
 
 
-def _pair(lat: dict[str, Any] | None) -> str | None:
+def _pair(lat: LatencyPair | None) -> str | None:
     return None if lat is None else f"p50 {fmt.ms(lat.get('p50'))}, p99 {fmt.ms(lat.get('p99'))}"
 
 
-def _waited(a: dict[str, Any]) -> str:
+def _waited(a: ArrivalData) -> str:
     n, waited, unsent = a.get("arrivals") or 0, a.get("waited") or 0, a.get("unsent") or 0
     sent = a.get("sent", n)
     share = f" ({fmt.pct(waited / sent)})" if sent else ""
@@ -116,7 +154,7 @@ def _waited(a: dict[str, Any]) -> str:
     return text + f"; {waited:,}{share} of the sent found all {fmt.users(a.get('cap'))} (the -u cap) busy and waited in the client"
 
 
-def _trace_rows(t: dict[str, Any], unsent: int) -> list[tuple[str, str]]:
+def _trace_rows(t: TraceData, unsent: int) -> list[tuple[str, str]]:
     sent = f"{t['sent']:,} of {t['entries']:,} entries"
     if t.get("complete"):
         sent += " (complete)"
@@ -132,15 +170,15 @@ def _trace_rows(t: dict[str, Any], unsent: int) -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
-def _rows(a: dict[str, Any]) -> list[tuple[str, str]]:
+def _rows(a: ArrivalData) -> list[tuple[str, str]]:
     rows = [("process", _process(a)), ("offered", _offered(a)), ("achieved", _achieved(a)), ("arrivals", _waited(a))]
     rows += [
         (k, v)
         for k, v in (("client wait", _pair(a.get("client_wait_ms"))), ("send lag", _pair(a.get("schedule_lag_ms"))))
         if v
     ]
-    if a.get("trace"):
-        rows += _trace_rows(a["trace"], a.get("unsent") or 0)
+    if trace := a.get("trace"):
+        rows += _trace_rows(trace, a.get("unsent") or 0)
     return rows
 
 
@@ -152,11 +190,12 @@ MEANING = (
 )
 
 
-def _reading(a: dict[str, Any]) -> str:
+def _reading(a: ArrivalData) -> str:
     """What this run's figures say: the cap held arrivals back, the generator fell behind, or the schedule was kept."""
     n, waited = a.get("arrivals") or 0, a.get("waited") or 0
     held = a.get("held_back", waited)
-    lag99 = (a.get("schedule_lag_ms") or {}).get("p99")
+    lag = a.get("schedule_lag_ms")
+    lag99 = lag.get("p99") if lag else None
     out = []
     if n and held > HELD_BACK_SHARE * n:
         never = f" ({a['unsent']:,} of them never sent)" if a.get("unsent") else ""
@@ -171,7 +210,7 @@ def _reading(a: dict[str, Any]) -> str:
     return " ".join(out)
 
 
-def arrival_html(r: dict[str, Any]) -> str:
+def arrival_html(r: Mapping[str, Any]) -> str:
     """The HTML section; "" for a closed loop."""
     a = r.get("arrival")
     if not a:
@@ -182,7 +221,7 @@ def arrival_html(r: dict[str, Any]) -> str:
             f'<p class="note">{e(_reading(a))}</p></section>')  # fmt: skip
 
 
-def arrival_markdown(r: dict[str, Any]) -> list[str]:
+def arrival_markdown(r: Mapping[str, Any]) -> list[str]:
     """The record's arrival facts (a list item with one sub-item per figure); [] for a closed loop."""
     a = r.get("arrival")
     if not a:
@@ -190,7 +229,7 @@ def arrival_markdown(r: dict[str, Any]) -> list[str]:
     return ["- arrivals (open loop):", *(f"  - {k}: {v}" for k, v in _rows(a)), f"  - {_reading(a)}", f"  - {MEANING}"]
 
 
-def plain_headline(r: dict[str, Any]) -> tuple[str, str] | None:
+def plain_headline(r: Mapping[str, Any]) -> tuple[str, str] | None:
     """(headline, the sentence under it) of an open-loop run without a ladder; None for a closed loop."""
     a, run = r.get("arrival"), r["run"]
     if not a:

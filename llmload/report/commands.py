@@ -40,10 +40,9 @@ def analysed(run: Run) -> Run:
     from llmload.analysis import analyze
     from llmload.results import series_from_timeseries, with_step_signals
 
-    degradation = result.config.get("degradation") or 0.5
     try:
         result = with_step_signals(result, *series_from_timeseries(run.timeseries))
-        judgement = analyze(result, degradation)
+        judgement = analyze(result)  # with the run's --degradation
     except Exception as e:  # an old or hand-made summary the analysis cannot read: report what is there
         note = f"this summary has no analysis and it could not be run now ({type(e).__name__}: {e})"
         return replace(run, result=replace(run.result, warnings=(*run.result.warnings, note)))

@@ -18,9 +18,9 @@ text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 import orjson
 
@@ -28,11 +28,12 @@ from llmload.report import fmt
 from llmload.report.data import row
 from llmload.report.repeat import compare_lines, compare_repeat
 from llmload.results.model import RunResult, Stats, StepResult
+from llmload.results.setup import ArrivalSetup, LadderSetup, RunSetup, TraceSetup
 
 if TYPE_CHECKING:
     from llmload.rundir import Run
 
-__all__ = ["COMPARE_SCHEMA", "METRICS", "SAME_WITHIN", "compare_runs", "write_console", "write_json", "write_markdown"]
+__all__ = ["COMPARE_SCHEMA", "METRICS", "SAME_WITHIN", "Comparison", "Row", "Side", "compare_runs", "write_console", "write_json", "write_markdown"]
 
 COMPARE_SCHEMA = "llmload.compare/1"
 #: Relative changes within this are reported as "same" (run-to-run noise).
@@ -48,7 +49,44 @@ METRICS = (
 )
 
 
-def _side(run: Run) -> dict[str, Any]:
+class Side(TypedDict):
+    """One run of a comparison: its name and start, and what its verdict said."""
+
+    name: str
+    started_at: str | None
+    safe_users: int | None
+    safe_rate: float | None
+    recommended_limit: int | None
+    recommended_rate: float | None
+    rate_ladder: bool
+    binding: str | None
+    status: str | None
+
+
+class Row(TypedDict):
+    """One metric of one scope: A's and B's figures, the change and its verdict (``same``/``better``/``worse``)."""
+
+    scope: str
+    users: int | None
+    metric: str
+    unit: str
+    a: float | None
+    b: float | None
+    delta: float | None
+    pct: float | None
+    change: str | None
+
+
+class Comparison(TypedDict):
+    schema: str
+    a: Side
+    b: Side
+    notes: list[str]
+    rows: list[Row]
+    repeat: dict[str, Any] | None
+
+
+def _side(run: Run) -> Side:
     r = run.result
     v = r.judgement.verdict if r.judgement is not None else None
     return {
@@ -87,19 +125,19 @@ def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[floa
     return delta, pct, "better" if (delta > 0) == higher_better else "worse"
 
 
-def _rows(scope: str, users: int | None, a: Stats | None, b: Stats | None) -> list[dict[str, Any]]:
+def _rows(scope: str, users: int | None, a: Stats | None, b: Stats | None) -> list[Row]:
     ra, rb = row(scope, a) if a else {}, row(scope, b) if b else {}
     out = []
     for key, label, unit, higher in METRICS:
         va, vb = ra.get(key), rb.get(key)
         delta, pct, change = _change(va, vb, higher)
-        r = {"scope": scope, "users": users, "metric": label, "unit": unit, "a": va, "b": vb}
-        r.update(delta=None if delta is None else round(delta, 6), pct=None if pct is None else round(pct, 6), change=change)
-        out.append(r)
+        out.append(Row(scope=scope, users=users, metric=label, unit=unit, a=va, b=vb,
+                       delta=None if delta is None else round(delta, 6), pct=None if pct is None else round(pct, 6),
+                       change=change))  # fmt: skip
     return out
 
 
-def compare_runs(a: Run, b: Run) -> dict[str, Any]:
+def compare_runs(a: Run, b: Run) -> Comparison:
     """Compare runs ``a`` (before) and ``b`` (after), :class:`~llmload.rundir.Run` objects."""
     sa, sb = _steps_by_users(a.result), _steps_by_users(b.result)
     rows = _rows("overall", None, a.result.overall, b.result.overall)
@@ -107,48 +145,46 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
         ra, rb = sa.get(key), sb.get(key)
         rate, users = key
         scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else fmt.users(users)
-        rows += _rows(scope, users, ra and ra.overall, rb and rb.overall)
-    notes = _differences(a.result.config, b.result.config)
+        rows += _rows(scope, users, ra.overall if ra else None, rb.overall if rb else None)
+    notes = _differences(a.result.setup, b.result.setup)
     return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows,
             "repeat": compare_repeat(a.result.extra, b.result.extra)}
 
 
-#: Settings that make two runs' numbers incomparable when they differ: (label, getter of the public config).
-_SETTINGS = (
-    ("model", lambda c: c.get("model")),
-    ("workload profile", lambda c: c.get("profile")),
-    ("max tokens cap", lambda c: c.get("max_tokens_cap")),
-    ("arrival", lambda c: _arrivals(c.get("arrival"))),
-    ("ladder", lambda c: _ladder(c.get("ladder"))),
-    ("step time", lambda c: (c.get("ladder") or {}).get("step_s")),
+#: Settings that make two runs' numbers incomparable when they differ: (label, getter of the run's setup).
+_SETTINGS: tuple[tuple[str, Callable[[RunSetup], Any]], ...] = (
+    ("model", lambda s: s.model),
+    ("workload profile", lambda s: s.workload),
+    ("max tokens cap", lambda s: s.max_tokens_cap),
+    ("arrival", lambda s: _arrivals(s.arrival)),
+    ("ladder", lambda s: _ladder(s.ladder)),
+    ("step time", lambda s: s.ladder.step_s if s.ladder is not None else None),
 )
 
 
-def _arrivals(arrival: Mapping[str, Any] | None) -> str:
+def _arrivals(a: ArrivalSetup) -> str:
     """How requests arrived: closed loop, an open-loop process and rate, or a trace replay (file, speedup, limit).
 
     Open-loop latencies run from the intended send time, and a trace replaces the profile: a
     closed run beside either does not compare like for like.
     """
-    a = arrival or {}
-    mode = a.get("mode") or "closed"
-    if mode == "trace":
-        t = a.get("trace") or {}
-        limit = f", first {t['limit']}" if t.get("limit") else ""
-        return f"trace {Path(str(t.get('file'))).name} at speedup {t.get('speedup', 1):g}{limit}"
-    if mode != "closed" and a.get("rate") is not None:
-        return f"{mode} {a['rate']:g} req/s" + (f" burstiness {a['burstiness']:g}" if a.get("burstiness") else "")
-    return mode
+    if a.mode == "trace":
+        t = a.trace or TraceSetup()
+        limit = f", first {t.limit}" if t.limit else ""
+        return f"trace {Path(str(t.file)).name} at speedup {t.speedup:g}{limit}"
+    if a.mode != "closed" and a.rate is not None:
+        return f"{a.mode} {a.rate:g} req/s" + (f" burstiness {a.burstiness:g}" if a.burstiness else "")
+    return a.mode
 
 
-def _ladder(ladder: Mapping[str, Any] | None) -> Any:
+def _ladder(ladder: LadderSetup | None) -> str | list[int] | None:
     """A concurrency ladder's user counts; a rate ladder's rates and cap (its levels are the cap repeated)."""
-    if ladder and ladder.get("rates"):
-        return fmt.ladder_levels(dict(ladder), sep=",")
-    return (ladder or {}).get("levels")
+    if ladder is not None and ladder.rates:
+        return fmt.ladder_levels(ladder.to_dict(), sep=",")
+    return list(ladder.levels) if ladder is not None and ladder.levels else None
 
 
-def _differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+def _differences(a: RunSetup, b: RunSetup) -> list[str]:
     """One line per setting that differs between the runs (numbers may not compare like for like)."""
     out = []
     for label, get in _SETTINGS:
@@ -165,7 +201,7 @@ def _value(v: float | None, unit: str) -> str:
     return fmt.ms(v, unit=False) if unit == "ms" else fmt.num(v)
 
 
-def _delta(r: dict[str, Any]) -> str:
+def _delta(r: Row) -> str:
     if r["delta"] is None:
         return fmt.DASH
     if r["unit"] == "ratio":  # percentage points
@@ -173,7 +209,7 @@ def _delta(r: dict[str, Any]) -> str:
     return fmt.signed(r["delta"])
 
 
-def _cells(r: dict[str, Any]) -> list[str]:
+def _cells(r: Row) -> list[str]:
     unit = f" ({r['unit']})" if r["unit"] == "ms" else ""
     return [
         f"{r['metric']}{unit}",
@@ -185,12 +221,12 @@ def _cells(r: dict[str, Any]) -> list[str]:
     ]
 
 
-def _safe(side: dict[str, Any], value: str) -> str:
+def _safe(side: Side, value: str) -> str:
     """A safe concurrency or rate, marked when its verdict was inconclusive (too few requests to stand on)."""
     return f"{value} (inconclusive)" if side.get("status") == "inconclusive" and value != fmt.DASH else value
 
 
-def _headline(c: dict[str, Any]) -> list[str]:
+def _headline(c: Comparison) -> list[str]:
     a, b = c["a"], c["b"]
     out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
     if a.get("rate_ladder") or b.get("rate_ladder") or a.get("safe_rate") is not None or b.get("safe_rate") is not None:
@@ -209,12 +245,12 @@ def _headline(c: dict[str, Any]) -> list[str]:
 _HEAD = ["metric", "A", "B", "delta", "delta %", "change"]
 
 
-def _matched(c: dict[str, Any]) -> str:
+def _matched(c: Comparison) -> str:
     """How steps were paired: by users, or by offered rate when both runs are rate ladders."""
     return "offered rate" if c["a"].get("rate_ladder") and c["b"].get("rate_ladder") else "users"
 
 
-def write_console(c: dict[str, Any], out: TextIO) -> None:
+def write_console(c: Comparison, out: TextIO) -> None:
     """A plain-text table, one block per scope (overall, then each step)."""
     out.write("llmload compare\n" + "\n".join(_headline(c)) + "\n")
     body = [(r["scope"], _cells(r)) for r in c["rows"]]
@@ -238,7 +274,7 @@ def write_console(c: dict[str, Any], out: TextIO) -> None:
         out.write("\n" + "\n".join(lines) + "\n")
 
 
-def write_markdown(c: dict[str, Any], out: TextIO) -> None:
+def write_markdown(c: Comparison, out: TextIO) -> None:
     """A Markdown table (scope column first), ready to paste into the report's effect section."""
     lines = ["## Before / after", ""] + [f"- {h}" for h in _headline(c)] + [""]
     lines += ["| scope | " + " | ".join(_HEAD) + " |", "|---|---|" + "---:|" * 4 + "---|"]
@@ -253,5 +289,5 @@ def write_markdown(c: dict[str, Any], out: TextIO) -> None:
     out.write("\n".join(lines) + "\n")
 
 
-def write_json(c: dict[str, Any], out: TextIO) -> None:
+def write_json(c: Comparison, out: TextIO) -> None:
     out.write(orjson.dumps(c, option=orjson.OPT_INDENT_2).decode() + "\n")

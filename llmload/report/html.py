@@ -25,6 +25,7 @@ from llmload.report.steady import steady_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
 from llmload.report.thresholds import thresholds_html
+from llmload.results.setup import DEFAULT_DEGRADATION
 
 __all__ = ["render_html", "write_html"]
 
@@ -96,7 +97,7 @@ def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str,
             cards.append(_card("Safe on p99", fmt.step_named(steps, p99.get("safe_step"), p99.get("safe_users")), first))
     if base:
         src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.step_named(steps, base.get('step'), base.get('users'))}"
-        limit = f"limit +{(v or {}).get('degradation', 0.5) * 100:g} %"
+        limit = f"limit +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %"
         cards.append(_card("Baseline TTFT p50", fmt.ms((base.get("ttft_ms") or {}).get("p50")), src))
         cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), limit))
     return cards

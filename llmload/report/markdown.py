@@ -19,6 +19,7 @@ from llmload.report.intervals import intervals_markdown
 from llmload.report.repeat import repeat_markdown
 from llmload.report.steady import steady_lines
 from llmload.report.thresholds import thresholds_markdown
+from llmload.results.setup import DEFAULT_DEGRADATION
 
 __all__ = ["PLACEHOLDER", "write_markdown"]
 
@@ -49,7 +50,7 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
         out.append(
             f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.step_named(steps, base.get('step'), base.get('users'))}): "
             f"TTFT p50 {fmt.ms((base.get('ttft_ms') or {}).get('p50'))}, TPOT p50 {fmt.ms((base.get('tpot_ms') or {}).get('p50'))}; "
-            f"limits +{(v or {}).get('degradation', 0.5) * 100:g} %."
+            f"limits +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %."
         )
     out.append("")
     rows = [

@@ -1,6 +1,7 @@
 """The typed results of a run: measured (:mod:`.model`) and judged (:mod:`.judgement`).
 
 * :mod:`~llmload.results.model` — :class:`Latency`, :class:`Stats`, :class:`StepResult`, :class:`RunResult`;
+* :mod:`~llmload.results.setup` — :class:`RunSetup` (the run's flags and profile, typed) and :class:`LoadState`;
 * :mod:`~llmload.results.judgement` — :class:`Judgement`: baseline, :class:`Verdict`, :class:`Finding` s;
 * :mod:`~llmload.results.build` — from the merged histograms (no rounding), with the steps' p50 intervals;
 * :mod:`~llmload.results.signals` — engine/GPU series over a window;
@@ -17,6 +18,7 @@ from llmload.results.build import build_result, build_steps, median_ci, stats_of
 from llmload.results.judgement import BaselineRef, Breach, Confidence, Finding, Judgement, PassVerdict, Verdict
 from llmload.results.load import SummaryError, from_summary
 from llmload.results.model import BASELINE_STEP, Latency, RunResult, Stats, StepResult
+from llmload.results.setup import LoadState, RunSetup
 from llmload.results.signals import Series, series_from_timeseries, window_stats
 from llmload.results.summary import SCHEMA, to_summary
 
@@ -29,8 +31,10 @@ __all__ = [
     "Finding",
     "Judgement",
     "Latency",
+    "LoadState",
     "PassVerdict",
     "RunResult",
+    "RunSetup",
     "Series",
     "Stats",
     "StepResult",

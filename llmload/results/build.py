@@ -32,6 +32,7 @@ from llmload.metrics.thresholds import Threshold
 from llmload.results.arrival import arrival_result, arrival_warnings, held_back, trace_replay
 from llmload.results.model import CI_LATENCIES, LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.prompt_size import prompt_size_warning
+from llmload.results.setup import LoadState, RunSetup
 from llmload.results.signals import Series, window_stats
 from llmload.results.thresholds import evaluate
 
@@ -163,14 +164,11 @@ def with_step_signals(result: RunResult, server: Series | None, gpu: Series | No
 
 
 def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, Any]:
-    """The load generator's state: ``workers``/``workers_lost`` (a master's), saturated processes, warnings."""
-    out: dict[str, Any] = {"workers": None, "workers_lost": None}
-    if master:
-        workers = [w for w in snap.workers if w.worker_id != local_id]
-        out["workers"] = len(workers)
-        out["workers_lost"] = tuple(sorted(w.worker_id for w in workers if w.lost))
+    """``{"load": LoadState, "warnings": (...)}``: the load generator's state (a master's workers, the lost
+    ones, saturated processes) and what it warns of (``build_result(load=...)`` takes the dict)."""
+    workers = [w for w in snap.workers if w.worker_id != local_id] if master else None
+    lost = tuple(sorted(w.worker_id for w in workers if w.lost)) if workers is not None else None
     saturated = tuple(sorted(w.worker_id for w in snap.workers if w.saturated_ever))
-    out["client_saturated"], out["client_saturated_processes"] = bool(saturated), saturated
     warnings = []
     if saturated:
         warnings.append(
@@ -178,10 +176,10 @@ def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, 
             f"{SUSTAINED_REPORTS} reports in a row, in {', '.join(saturated)}): latencies measure the client, "
             "not the server; add workers (--processes N)"
         )
-    if out["workers_lost"]:
-        warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(out['workers_lost'])}")
-    out["warnings"] = tuple(warnings)
-    return out
+    if lost:
+        warnings.append(f"workers lost during the run (their reports so far are included): {', '.join(lost)}")
+    state = LoadState(len(workers) if workers is not None else None, lost, bool(saturated), saturated)
+    return {"load": state, "warnings": tuple(warnings)}
 
 
 def unfinished_warning(s: Stats) -> str | None:
@@ -213,8 +211,7 @@ def build_result(
     windows: Sequence[Window] = (),
     step_metrics: Mapping[int, MetricSet] | None = None,
     started_at: str | None = None,
-    config: Mapping[str, Any] | None = None,
-    profile: Mapping[str, Any] | None = None,
+    setup: RunSetup | None = None,
     load: Mapping[str, Any] | None = None,
     collection: Mapping[str, Any] | None = None,
     series: tuple[Series, Series] = ({}, {}),
@@ -225,8 +222,8 @@ def build_result(
     """The run's results from its merged ``metrics`` over ``duration_s`` seconds of test time.
 
     ``weights`` (class → profile weight) lists classes in profile order, including classes
-    that sent nothing; ``windows`` and ``step_metrics`` are the ladder's steps; ``load`` the
-    load generator's state (:func:`load_generator`); ``collection`` the collector's
+    that sent nothing; ``windows`` and ``step_metrics`` are the ladder's steps; ``setup`` the run's
+    (:meth:`RunSetup.from_run`); ``load`` the load generator's state (:func:`load_generator`); ``collection`` the collector's
     ``server``/``gpu``/``timeseries`` blocks; ``series`` its plain (server, gpu) series, for
     the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``);
     ``arrival`` the arrival block before its achieved rate (:func:`arrival_result`
@@ -254,8 +251,7 @@ def build_result(
         weights={n: weights.get(n) for n in names},
         steps=build_steps(windows, step_metrics or {}, list(weights), *series, slos=slos, open_loop=open_loop),
         started_at=started_at,
-        config=dict(config or {}),
-        profile=dict(profile or {}),
+        setup=setup or RunSetup(),
         server=collection.get("server"),
         gpu=collection.get("gpu"),
         timeseries=collection.get("timeseries"),

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.results.setup import DEFAULT_DEGRADATION, DEFAULT_SLO_ATTAINMENT
+
 __all__ = [
     "BaselineRef",
     "Breach",
@@ -166,7 +168,7 @@ class SloVerdict:
     def from_dict(cls, d: Mapping[str, Any] | None) -> SloVerdict | None:
         if not d:
             return None
-        return cls(float(d.get("target") or 0.99), {str(n): dict(v) for n, v in (d.get("slos") or {}).items()},
+        return cls(float(d.get("target") or DEFAULT_SLO_ATTAINMENT), {str(n): dict(v) for n, v in (d.get("slos") or {}).items()},
                    SloPass.from_dict(d.get("overall") or {}),
                    {str(n): SloPass.from_dict(v) for n, v in (d.get("per_class") or {}).items()})  # fmt: skip
 
@@ -229,7 +231,7 @@ class Verdict:
         return cls(
             status=str(d.get("status") or ""),
             note=str(d.get("note") or ""),
-            degradation=float(d.get("degradation") or 0.5),
+            degradation=float(d.get("degradation") or DEFAULT_DEGRADATION),
             limits=d.get("limits"),
             safe_step=d.get("safe_step"),
             safe_users=d.get("safe_users"),

@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from llmload.errors import LlmloadError
+from llmload.errors import ConfigError, LlmloadError
 from llmload.metrics.latency import Latency
 from llmload.metrics.latency import num as _num
 from llmload.metrics.parts import parts
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
 from llmload.results.model import LATENCY_KEYS, ArrivalResult, RunResult, Stats, StepResult, TraceReplay
+from llmload.results.setup import LoadState, RunSetup
 from llmload.results.thresholds import ThresholdResult
 
 __all__ = ["READABLE", "SummaryError", "check_schema", "from_summary", "stats_from_dict"]
@@ -166,12 +167,9 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             weights={str(n): _num((c or {}).get("weight")) for n, c in classes.items()},
             steps=tuple(steps),
             started_at=d.get("started_at"),
-            config=dict(d.get("config") or {}),
-            profile=dict(d.get("profile") or {}),
-            workers=d.get("workers"),
-            workers_lost=tuple(lost) if lost is not None else None,
-            client_saturated=bool(client.get("saturated")),
-            client_saturated_processes=tuple(client.get("saturated_processes") or ()),
+            setup=RunSetup.from_summary(d.get("config"), d.get("profile")),
+            load=LoadState(d.get("workers"), tuple(lost) if lost is not None else None, bool(client.get("saturated")),
+                           tuple(client.get("saturated_processes") or ())),  # fmt: skip
             warnings=tuple(d.get("warnings") or ()),
             server=d.get("server"),
             gpu=d.get("gpu"),
@@ -182,5 +180,5 @@ def from_summary(d: Mapping[str, Any]) -> RunResult:
             thresholds=tuple(_threshold(t) for t in d.get("thresholds") or ()),
             extra={k: v for k, v in d.items() if k not in _KNOWN},
         )
-    except (AttributeError, KeyError, TypeError, ValueError) as e:
+    except (AttributeError, KeyError, TypeError, ValueError, ConfigError) as e:  # ConfigError: an unreadable SLO
         raise SummaryError(f"not a readable llmload summary ({type(e).__name__}: {e})") from None

@@ -14,7 +14,8 @@ type               what
                    kind, and each part's frozen figures (:mod:`llmload.metrics.parts`: reasoning,
                    phases, goodput, backoff, prefix cache, per conversation turn, ...)
 :class:`StepResult`  one ladder step: its window, its steady-window Stats, p50 intervals, signals
-:class:`RunResult` the run: overall, classes, steps, the load generator's state, collection blocks,
+:class:`RunResult` the run: overall, classes, steps, its setup and the load generator's state
+                   (:mod:`~llmload.results.setup`), collection blocks,
                    and the :class:`~llmload.results.judgement.Judgement` once analysed
 =================  ==========================================================================
 """
@@ -37,6 +38,7 @@ from llmload.metrics.parts.reasoning import ReasoningFigures
 from llmload.metrics.parts.reconnects import ReconnectFigures
 from llmload.metrics.parts.turns import TurnFigures, TurnResult
 from llmload.results.judgement import Judgement
+from llmload.results.setup import LoadState, RunSetup, WrittenViews
 from llmload.results.thresholds import ThresholdResult
 
 __all__ = [
@@ -311,10 +313,10 @@ class StepResult:
 
 
 @dataclass(frozen=True, slots=True)
-class RunResult:
-    """A whole run. ``config``, ``profile``, ``server``, ``gpu`` and ``timeseries`` are the public
-    dicts their owners produce (:meth:`~llmload.config.RunConfig.public_dict`, the profile's
-    ``to_dict``, :mod:`llmload.collect`); ``extra`` keeps keys a loader did not know."""
+class RunResult(WrittenViews):
+    """A whole run. ``setup``: what it was asked to do, ``load``: the load generator's state (typed:
+    :mod:`~llmload.results.setup`); ``server``, ``gpu``, ``timeseries``: the collector's public dicts
+    (:mod:`llmload.collect`); ``extra`` keeps keys a loader did not know."""
 
     duration_s: float
     users_max: int
@@ -323,12 +325,8 @@ class RunResult:
     weights: Mapping[str, float | None] = field(default_factory=dict)
     steps: tuple[StepResult, ...] = ()
     started_at: str | None = None
-    config: Mapping[str, Any] = field(default_factory=dict)
-    profile: Mapping[str, Any] = field(default_factory=dict)
-    workers: int | None = None  # a master's workers (None: standalone)
-    workers_lost: tuple[str, ...] | None = None
-    client_saturated: bool = False  # some process was saturated SUSTAINED_REPORTS reports in a row
-    client_saturated_processes: tuple[str, ...] = ()
+    setup: RunSetup = field(default_factory=RunSetup)
+    load: LoadState = field(default_factory=LoadState)
     warnings: tuple[str, ...] = ()
     server: Mapping[str, Any] | None = None
     gpu: Mapping[str, Any] | None = None

@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING
 
 from llmload.analysis import analyze
 from llmload.config import RunConfig
-from llmload.config.values import public_url
 from llmload.ladder.plan import cut_short
-from llmload.metrics.slo import class_slos
 from llmload.metrics.warmup import warmup_into
-from llmload.results import RunResult, build_result, series_from_timeseries
+from llmload.results import RunResult, RunSetup, build_result, series_from_timeseries
 from llmload.results.build import arrival_result, load_generator, trace_replay
 from llmload.workload import Profile
 from llmload.workload.traces import Trace
@@ -66,7 +64,7 @@ class Setup:
     rate: float | None = field(init=False)
 
     def __post_init__(self) -> None:
-        slos = class_slos({c.name: c.slo for c in self.profile.classes}, self.config.slo) is not None
+        slos = RunSetup.from_run(self.config, self.profile).slos is not None
         object.__setattr__(self, "slos", slos)
         replay, rate = offer(self.config, self.trace)
         object.__setattr__(self, "replay", replay)
@@ -116,8 +114,7 @@ def conclude(
         windows=windows,
         step_metrics=snap.steps,
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(span.started_wall)),
-        config={**config.public_dict(), "host": public_url(setup.host) if setup.host else None},
-        profile=profile.to_dict(),
+        setup=RunSetup.from_run(config, profile, setup.host),
         load=load,
         collection=collection.summary_extra() if collection is not None else None,
         series=series_from_timeseries(collection.timeseries()) if collection is not None else ({}, {}),

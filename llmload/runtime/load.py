@@ -45,8 +45,8 @@ from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
-from llmload.metrics.slo import class_slos
 from llmload.metrics.warmup import WarmupRecorder, request_share
+from llmload.results.setup import RunSetup
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler
@@ -102,7 +102,7 @@ class LoadProcess:
         self.profile, self._trace = run_workload(config)
         self._trace_prompts = TracePrompts(config.seed) if self._trace is not None else None
         WorkloadSampler(self.profile, seed=config.seed, user_index=0)  # reads datasets now: errors before load
-        self.recorder.set_slos(class_slos({c.name: c.slo for c in self.profile.classes}, config.slo), config.slo)
+        self.recorder.set_slos(RunSetup.from_run(config, self.profile).slos, config.slo)  # the table the analysis reads
         self._adapter: Adapter = get_adapter_class(config.api)(config.adapter)
         self._headers = api_headers_for(type(self._adapter), config.api_key)  # the adapter's own style; secret
         fmt = config.adapter.stream_format

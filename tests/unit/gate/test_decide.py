@@ -14,7 +14,7 @@ from llmload.gate.limits import DEFAULT_LIMITS
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
-from llmload.results import build_result
+from llmload.results import RunSetup, build_result
 from llmload.results.model import RunResult
 
 MS = 1_000_000
@@ -40,8 +40,9 @@ def run(n: int = 2000, ttft: float = 50.0, itl: float = 10.0, spread: float = 0.
             rec = RequestRecord(cls, input_tokens=8, max_tokens=4)
             rec.outcome, rec.error_kind = "error", "http_500"
             r.add(rec)
-    res = build_result(r.snapshot(), duration_s=30.0, users_max=users, weights={"a": 1, "b": 1}, config=CONFIG)
-    return replace(res, profile=PROFILE)
+    res = build_result(r.snapshot(), duration_s=30.0, users_max=users, weights={"a": 1, "b": 1},
+                       setup=RunSetup.from_summary(CONFIG, PROFILE))  # fmt: skip
+    return res
 
 
 def test_two_samples_of_the_same_server_pass():
@@ -113,17 +114,17 @@ def test_error_rate_is_judged_in_points():
 
 def test_runs_that_differ_are_inconclusive_with_every_difference_listed():
     base = run()
-    other = replace(run(seed=2, users=4), config={**CONFIG, "model": "m2", "host": "http://10.0.0.1:8000"},
-                    profile={"name": "other", "classes": []})  # fmt: skip
+    other = replace(run(seed=2, users=4), setup=RunSetup.from_summary({**CONFIG, "model": "m2", "host": "http://10.0.0.1:8000"},
+                                                                  {"name": "other", "classes": []}))  # fmt: skip
     g = decide(base, other, DEFAULT_LIMITS)
     assert g.status == "INCONCLUSIVE" and g.exit_code == 3
     keys = [d.key for d in g.differences]
     assert keys == ["profile", "model", "host", "users"]
     assert "not comparable: profile: tiny vs other" in g.reasons and "not comparable: users: 8 vs 4" in g.reasons
-    allowed = decide(base, replace(run(seed=2), config={**CONFIG, "host": "http://10.0.0.1:8000"}), DEFAULT_LIMITS,
+    allowed = decide(base, replace(run(seed=2), setup=RunSetup.from_summary({**CONFIG, "host": "http://10.0.0.1:8000"}, PROFILE)), DEFAULT_LIMITS,
                      allow=["host"])  # fmt: skip
     assert allowed.status == "PASS" and not allowed.differences
-    even_a_fail = decide(base, replace(run(itl=12.0), config={**CONFIG, "model": "m2"}), DEFAULT_LIMITS)
+    even_a_fail = decide(base, replace(run(itl=12.0), setup=RunSetup.from_summary({**CONFIG, "model": "m2"}, PROFILE)), DEFAULT_LIMITS)
     assert even_a_fail.status == "INCONCLUSIVE"
 
 

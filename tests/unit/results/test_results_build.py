@@ -10,8 +10,9 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
-from llmload.results.build import build_steps, load_generator, median_ci, stats_of, unfinished_warning
+from llmload.results.build import build_result, build_steps, load_generator, median_ci, stats_of, unfinished_warning
 from llmload.results.model import Stats
+from llmload.results.setup import LoadState
 
 MS = 1_000_000
 
@@ -68,12 +69,12 @@ def test_load_generator_state_of_a_master_and_of_a_standalone_process():
     agg.merge_report("w2", {"g": WorkerGauges().to_wire()})
     agg.mark_lost("w2")
     g = load_generator(agg.snapshot(), master=True, local_id="local")
-    assert g["workers"] == 2 and g["workers_lost"] == ("w2",)
-    assert g["client_saturated"] and g["client_saturated_processes"] == ("w1",)
+    assert g["load"] == LoadState(workers=2, workers_lost=("w2",), saturated=True, saturated_processes=("w1",))
     assert len(g["warnings"]) == 2 and "saturated" in g["warnings"][0] and "w2" in g["warnings"][1]
     standalone = load_generator(Aggregator().snapshot(), master=False, local_id="local")
-    assert standalone == {"workers": None, "workers_lost": None, "client_saturated": False,
-                          "client_saturated_processes": (), "warnings": ()}  # fmt: skip
+    assert standalone == {"load": LoadState(), "warnings": ()}
+    result = build_result(MetricSet(), duration_s=1.0, users_max=1, weights={}, load=g)
+    assert (result.workers, result.workers_lost, result.client_saturated) == (2, ("w2",), True)
 
 
 def _timed(ttft_ms: float, queue_ms: float, prefill_ms: float, cls: str = "chat") -> RequestRecord:
