@@ -207,7 +207,7 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
 
 
 def _part_counters(stats: dict[str, ClassStats], ctx: ExportContext) -> Iterator[Metric]:
-    """The counters each part names (:class:`~llmload.metrics.parts.base.Exported`), per class; a part's
+    """The counters each part names (:class:`~llmload.metrics.parts.contract.Exported`), per class; a part's
     SLO-only counters only in a run with SLOs."""
     named = ((None, Outcomes.exported), *((p.key, p.exported) for p in parts()))  # None: the core
     for key, exported in named:

@@ -13,7 +13,7 @@ from typing import Any
 
 from llmload.metrics.confidence import HEADLINE_QUANTILES, quantile_ci
 from llmload.metrics.histogram import Histogram
-from llmload.metrics.parts.base import Json
+from llmload.metrics.parts.contract import Json
 
 __all__ = ["Latency", "num", "rnd"]
 

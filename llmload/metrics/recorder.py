@@ -4,7 +4,7 @@
 requests by outcome, tokens, errors by kind with one example each, a histogram per latency
 metric) and one instance of every part of :mod:`llmload.metrics.parts` (reconnects, reasoning,
 phases, goodput, backoff, prefix cache, prompt sizes, conversation turns, ...). Per finished
-request it computes what the parts share once (:class:`~llmload.metrics.parts.base.Seen`: TTFT,
+request it computes what the parts share once (:class:`~llmload.metrics.parts.contract.Seen`: TTFT,
 TPOT, E2E, the SLOs missed) and hands the record to each; it merges part by part and travels as
 ``{part key: that part's wire}`` (empty parts left off). :class:`MetricSet` maps class name →
 ClassStats; it merges by addition and travels as a dict of those (``to_wire``/``from_wire``),
@@ -32,11 +32,11 @@ from typing import Any, cast
 from llmload.metrics.definitions import e2e_s, slo_missed, tpot_s, ttft_s
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.parts import parts
-from llmload.metrics.parts.backoff import Backoff
-from llmload.metrics.parts.base import Part, Seen
+from llmload.metrics.parts.contract import Part, Seen
 from llmload.metrics.parts.outcomes import CLIENT_WAIT, Outcomes
 from llmload.metrics.parts.phases import PhaseStats
 from llmload.metrics.parts.turns import Turns, TurnStats
+from llmload.metrics.parts.waits import Backoff
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.slo import SLO
 

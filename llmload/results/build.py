@@ -26,7 +26,7 @@ from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.confidence import quantile_ci
 from llmload.metrics.definitions import achieved_rate, received_output_tokens, received_output_tokens_per_s
 from llmload.metrics.histogram import Histogram
-from llmload.metrics.parts.base import Context
+from llmload.metrics.parts.contract import Context
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.thresholds import Threshold
 from llmload.results.arrival import arrival_result, arrival_warnings, held_back, trace_replay

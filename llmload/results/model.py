@@ -29,14 +29,14 @@ from typing import Any, TypeVar
 from llmload.metrics.definitions import METRICS
 from llmload.metrics.latency import Latency
 from llmload.metrics.parts import parts
-from llmload.metrics.parts.backoff import BackoffFigures
-from llmload.metrics.parts.base import Figures
+from llmload.metrics.parts.contract import Figures
 from llmload.metrics.parts.goodput import Goodput, SloFigures
 from llmload.metrics.parts.phases import TAIL_QUANTILES, Phases, TailShare
 from llmload.metrics.parts.prefix_cache import CacheFigures
 from llmload.metrics.parts.reasoning import ReasoningFigures
 from llmload.metrics.parts.reconnects import ReconnectFigures
 from llmload.metrics.parts.turns import TurnFigures, TurnResult
+from llmload.metrics.parts.waits import BackoffFigures
 from llmload.results.judgement import Judgement
 from llmload.results.setup import LoadState, RunSetup, WrittenViews
 from llmload.results.thresholds import ThresholdResult

@@ -67,7 +67,7 @@ per-class figure is written (and read back, :mod:`~llmload.results.load`) by its
 from __future__ import annotations
 
 from llmload.metrics.latency import rnd as _r
-from llmload.metrics.parts.base import Json
+from llmload.metrics.parts.contract import Json
 from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
 from llmload.results.model import LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult

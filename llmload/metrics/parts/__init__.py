@@ -1,26 +1,27 @@
 """The parts of a request class's statistics: one module per group of figures.
 
 A class's :class:`~llmload.metrics.recorder.ClassStats` is its core (:mod:`.outcomes`) and one
-instance of every part registered here; each part keeps the contract of :mod:`.base` (count a
+instance of every part registered here; each part keeps the contract of :mod:`.contract` (count a
 finished request, merge, travel as its own typed wire dict, give its figures over a span). The
 results, the summary writer and reader, the console and the exporter iterate over
 :func:`parts` instead of naming each figure, so a new per-class figure is one module here
 (with its test): a module of this package that sets ``PART`` registers it.
 
-==================  =====================================================================
-module              what
-==================  =====================================================================
-:mod:`.base`        the :class:`~.base.Part` and :class:`~.base.Figures` protocols, what a part is given
-:mod:`.outcomes`    the core: outcomes, tokens, errors by kind, latency histograms
-:mod:`.reconnects`  requests sent again on a fresh connection
-:mod:`.reasoning`   reasoning tokens, their source, hidden reasoning
-:mod:`.phases`      where the time went: phase histograms, the TTFT tail attribution
-:mod:`.goodput`     good requests against the class's SLOs (runs with SLOs)
-:mod:`.backoff`     waits after failed requests, Retry-After asked
+====================  ===================================================================
+module                what
+====================  ===================================================================
+:mod:`.contract`      the :class:`~.contract.Part` and :class:`~.contract.Figures` protocols, what a part is given
+:mod:`.outcomes`      the core: outcomes, tokens, errors by kind, latency histograms
+:mod:`.reconnects`    requests sent again on a fresh connection
+:mod:`.token_limit`   successful requests stopped at the output-token limit
+:mod:`.reasoning`     reasoning tokens, their source, hidden reasoning
+:mod:`.phases`        where the time went: phase histograms, the TTFT tail attribution
+:mod:`.goodput`       good requests against the class's SLOs (runs with SLOs)
+:mod:`.waits`         waits after failed requests (``--error-backoff``), Retry-After asked
 :mod:`.prefix_cache`  prompt tokens the server served from its prefix cache
 :mod:`.prompt_usage`  prompt sizes as the server counted them (the prompt-size warning)
-:mod:`.turns`       per conversation turn: histograms and counters
-==================  =====================================================================
+:mod:`.turns`         per conversation turn: histograms and counters
+====================  ===================================================================
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import importlib
 import pkgutil
 from functools import cache
 
-from llmload.metrics.parts.base import Part
+from llmload.metrics.parts.contract import Part
 
 __all__ = ["parts"]
 
-_NOT_PARTS = frozenset({"base", "outcomes"})
+_NOT_PARTS = frozenset({"contract", "outcomes"})
 
 
 @cache

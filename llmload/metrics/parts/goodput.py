@@ -1,7 +1,7 @@
 """Goodput per class: successful requests that met every SLO of their class (runs with SLOs).
 
 Each successful request is judged once, as it is recorded
-(:func:`~llmload.metrics.definitions.slo_missed`, :class:`~llmload.metrics.parts.base.Seen`'s
+(:func:`~llmload.metrics.definitions.slo_missed`, :class:`~llmload.metrics.parts.contract.Seen`'s
 ``missed``): a good one adds to ``good`` and ``good_output_tokens``, a miss to ``missed[key]``
 for each SLO it missed. Without SLOs nothing is judged, the part stays empty and never travels,
 and its figures hold no :class:`Goodput` (no ``goodput`` key in the summary).
@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import attainment, goodput_per_s
 from llmload.metrics.latency import num, rnd
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.slo import SLO_KEYS
 

@@ -20,7 +20,7 @@ from typing import ClassVar, TypedDict
 
 from llmload.metrics.definitions import METRICS, client_wait_s, itl_s, reasoning_s, ttfo_s
 from llmload.metrics.histogram import Histogram, HistogramWire
-from llmload.metrics.parts.base import Exported, Seen
+from llmload.metrics.parts.contract import Exported, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["CLIENT_WAIT", "COUNTERS", "Outcomes", "OutcomesWire"]

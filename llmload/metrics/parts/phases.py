@@ -42,7 +42,7 @@ from llmload.metrics.definitions import (
 )
 from llmload.metrics.histogram import Histogram, HistogramWire, bucket_index, bucket_value
 from llmload.metrics.latency import Latency, num, rnd
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["TAIL_QUANTILES", "PhaseStats", "Phases", "PhasesWire", "TailShare"]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import prefix_cache_hit_ratio
 from llmload.metrics.latency import num, rnd
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["CacheFigures", "PrefixCache", "PrefixCacheWire"]

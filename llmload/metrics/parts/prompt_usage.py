@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypedDict
 
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["PromptUsage", "PromptUsageFigures", "PromptUsageWire"]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, TypedDict
 
 from llmload.metrics.definitions import hidden_reasoning
 from llmload.metrics.latency import rnd
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["Reasoning", "ReasoningFigures", "ReasoningWire"]

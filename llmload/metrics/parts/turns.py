@@ -28,7 +28,7 @@ from typing import Any, ClassVar, TypedDict
 from llmload.metrics.definitions import prefix_cache_hit_ratio
 from llmload.metrics.histogram import Histogram, HistogramWire
 from llmload.metrics.latency import Latency, num, rnd
-from llmload.metrics.parts.base import Context, Exported, Json, Seen
+from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.record import RequestRecord
 
 __all__ = ["TURN_COUNTERS", "TURN_LIMIT", "TURN_METRICS", "TurnFigures", "TurnResult", "TurnStats", "TurnStatsWire",

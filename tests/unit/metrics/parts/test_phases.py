@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmload.metrics.definitions import client_wait_s, decode_s, gateway_s, prefill_s, server_queue_s, tail_parts
-from llmload.metrics.parts.base import Seen
+from llmload.metrics.parts.contract import Seen
 from llmload.metrics.parts.phases import PhaseStats
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import ClassStats, MetricSet

@@ -1,4 +1,4 @@
-"""The contract every registered part keeps (metrics/parts/base.py): it counts, merges by addition, travels as
+"""The contract every registered part keeps (metrics/parts/contract.py): it counts, merges by addition, travels as
 primitives and gives figures that read back from their own summary keys."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.parts import parts
-from llmload.metrics.parts.base import Context
+from llmload.metrics.parts.contract import Context
 from llmload.metrics.parts.outcomes import Outcomes
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import seen_of
