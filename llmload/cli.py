@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return trace_main(rest)
     if command in ("fit", "predict"):
-        from llmload.capacity.command import fit_main, predict_main
+        from llmload.capacity.capacity_command import fit_main, predict_main
 
         return (fit_main if command == "fit" else predict_main)(rest)
     if command == "plan":
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return plan_main(rest)
     if command in ("report", "compare", "gate"):
-        from llmload.gate.command import gate_main
+        from llmload.gate.gate_command import gate_main
         from llmload.report import commands
 
         mains = {"report": commands.report_main, "compare": commands.compare_main, "gate": gate_main}
@@ -121,7 +121,7 @@ def run(args: list[str]) -> int:
         sys.stderr.write(f"llmload: error: {e}\n")
         return 2
     if repeat is not None and repeat.runs > 1:  # N child runs of this command line, then their aggregate
-        from llmload.runtime.repeat import run_repeated
+        from llmload.runtime.repeat_runner import run_repeated
 
         return run_repeated(repeat)
     if repeat is not None:

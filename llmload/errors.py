@@ -20,7 +20,7 @@
     RequestFailed                     what Locust's failure table shows for a failed request (``kind: message``)
 
 A request that met a closed keep-alive connection before any response byte is sent again
-once on a fresh connection (:mod:`llmload.users.http`); only if that fails too is it a
+once on a fresh connection (:mod:`llmload.users.http_pool`); only if that fails too is it a
 ``connection`` error.
 
 Deadlines (``ttft_timeout``, ``stall_timeout``, ``total_timeout``) are not exceptions of this

@@ -1,7 +1,7 @@
 """Wiring llmload into Locust: the ONE place that registers event listeners and message handlers.
 
 The web UI's routes (the LLM tabs, ``/metrics``) are added by the installers this module calls
-(:func:`llmload.webui.install_web_ui`, the coordinator's exporter); they register no listener.
+(:func:`llmload.web.tables.install_web_ui`, the coordinator's exporter); they register no listener.
 
 A locustfile calls :func:`activate` once at import (Locust parses the command line right
 after importing locustfiles, so the flag group must be added then); everything else is
@@ -32,8 +32,8 @@ test_stop / quitting         builds the summary, prints the table, writes ``--su
                              run directory; then closes the Prometheus listener
 (not a seam)                 :mod:`llmload.runtime.locust_workarounds`: Locust internals that distort a
                              worker's timing (a parser built per option of each spawn message), mended
-web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.webui`), ``/metrics``,
-                             the start form checked before ``/swarm`` (:mod:`llmload.webform`)
+web UI                       the LLM tabs and ``/llmload/live`` (:mod:`llmload.web.tables`), ``/metrics``,
+                             the start form checked before ``/swarm`` (:mod:`llmload.web.form`)
 ===========================  ================================================================
 
 llmload's own event, declared here:
@@ -61,9 +61,9 @@ from llmload.runtime import Runtime
 from llmload.runtime.locust_workarounds import install_locust_workarounds
 from llmload.runtime.process import DONE_REPORT, STOP_REPORT
 from llmload.users.context import attach
-from llmload.webauth import check_web_login, install_web_auth
-from llmload.webform import install_form_check
-from llmload.webui import install_web_ui
+from llmload.web.auth import check_web_login, install_web_auth
+from llmload.web.form import install_form_check
+from llmload.web.tables import install_web_ui
 
 __all__ = ["activate", "install"]
 

@@ -28,7 +28,7 @@ from llmload.adapters.base import (
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_completions import OpenAICompletionsAdapter
 from llmload.adapters.openai_responses import OpenAIResponsesAdapter
-from llmload.adapters.stream import StreamAdapter
+from llmload.adapters.plain_stream import StreamAdapter
 from llmload.errors import ConfigError
 
 __all__ = [

@@ -41,7 +41,7 @@ from llmload.adapters.chunks import malformed
 from llmload.adapters.typed_events import decode_typed_event
 
 if TYPE_CHECKING:
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicMessagesAdapter"]
 

@@ -1,6 +1,6 @@
 """The endpoint-adapter interface and its value types.
 
-An adapter turns a :class:`~llmload.workload.types.RequestSample` into an HTTP request
+An adapter turns a :class:`~llmload.workload.request_types.RequestSample` into an HTTP request
 (:meth:`Adapter.build_request`) and turns each framed stream event back into token
 counts (:meth:`Adapter.feed`). Adapters are **pure**: no clock, no sockets, no logging.
 The generic stream loop (``llmload.users.stream``) owns I/O, timing and errors.
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",

@@ -22,7 +22,7 @@ from llmload.adapters.openai_common import OpenAIStreamAdapter
 
 if TYPE_CHECKING:
     from llmload.adapters.base import StreamState
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = ["OpenAIChatAdapter"]
 

@@ -53,7 +53,7 @@ from llmload.adapters.chunks import malformed, server_error, server_error_from_d
 from llmload.adapters.server_timing import record_server_timing
 
 if TYPE_CHECKING:
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = ["OpenAIStreamAdapter", "record_usage"]
 

@@ -59,7 +59,7 @@ from llmload.adapters.server_timing import record_server_timing
 from llmload.adapters.typed_events import decode_typed_event
 
 if TYPE_CHECKING:
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = ["OpenAIResponsesAdapter"]
 

@@ -6,7 +6,7 @@ concept per module:
 * :mod:`~llmload.analysis.steps` — per-step views of the results (figures the rules compare);
 * :mod:`~llmload.analysis.baseline` — which step is the baseline;
 * :mod:`~llmload.analysis.verdict` — safe concurrency, p99 and per-class verdicts, band, recommended limit;
-* :mod:`~llmload.analysis.slo` — the verdict's ``slo``: the largest step meeting the SLO attainment target;
+* :mod:`~llmload.analysis.slo_verdict` — the verdict's ``slo``: the largest step meeting the SLO attainment target;
 * :mod:`~llmload.analysis.grade` — the TTFT grade of each class (excellent ... bad);
 * :mod:`~llmload.analysis.findings` — the rules' context and the rule decorator;
 * :mod:`~llmload.analysis.rules_queue`, :mod:`~llmload.analysis.rules_memory` — the rules;

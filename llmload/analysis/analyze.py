@@ -19,7 +19,7 @@ from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.diagnose import diagnose
 from llmload.analysis.findings import build_context
 from llmload.analysis.guards import guard
-from llmload.analysis.slo import judge_slo
+from llmload.analysis.slo_verdict import judge_slo
 from llmload.analysis.steps import step_views
 from llmload.analysis.verdict import judge_steps, no_verdict
 from llmload.results.judgement import Judgement, Verdict

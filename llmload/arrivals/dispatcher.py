@@ -27,7 +27,7 @@ users send, a burst of a trace), due arrivals pile up. The queue holds at most
 :data:`MAX_PENDING` tickets; an arrival due while it is full is counted (due, never sent)
 without a ticket. While behind, the loop yields to the event loop every
 :data:`YIELD_EVERY` arrivals, so the run's end (``-t``), signals and reports still happen.
-A rate no process can schedule is refused before any load (:data:`~llmload.arrivals.process.MAX_RATE`).
+A rate no process can schedule is refused before any load (:data:`~llmload.arrivals.schedules.MAX_RATE`).
 
 Per arrival the dispatcher does one mix step, one time change and one queue put
 (about 3 µs); nothing happens per token. The clock and the sleep are injectable, so the
@@ -51,7 +51,7 @@ import gevent
 from gevent.event import Event
 from gevent.queue import Queue
 
-from llmload.arrivals.process import ArrivalSpec, RatePlan, process_rate_warning, unit_arrivals
+from llmload.arrivals.schedules import ArrivalSpec, RatePlan, process_rate_warning, unit_arrivals
 from llmload.metrics.arrival import QUEUE_JITTER_S, ArrivalStats
 from llmload.workload.mix import Mix
 
@@ -85,7 +85,7 @@ class Ticket:
 
 
 class Dispatcher:
-    """Releases this process's share of the run's arrivals (see :mod:`llmload.arrivals.process`).
+    """Releases this process's share of the run's arrivals (see :mod:`llmload.arrivals.schedules`).
 
     ``weights`` are the profile's class weights (the global mix); ``worker``/``workers``
     pick this process's stride of the global sequence. :meth:`start` begins the schedule

@@ -13,7 +13,7 @@
 * :mod:`llmload.capacity.check` — a prediction scored against a measured run (``predict --check``);
 * :mod:`llmload.capacity.plan` — the replica search and its answer (:mod:`~llmload.capacity.plan_command`:
   ``llmload plan``);
-* :mod:`llmload.capacity.command` — ``llmload fit`` and ``llmload predict``.
+* :mod:`llmload.capacity.capacity_command` — ``llmload fit`` and ``llmload predict``.
 
 See ``docs/capacity.md``.
 """

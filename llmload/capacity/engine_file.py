@@ -31,7 +31,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from llmload.sim.engine_file import ENGINE_SCHEMA, read_engine_file
+from llmload.sim.engine_toml import ENGINE_SCHEMA, read_engine_file
 from llmload.sim.params import EngineParams
 
 __all__ = ["SCHEMA", "engine_hash", "read_engine", "write_engine"]
@@ -76,7 +76,7 @@ def write_engine(
 
 
 def read_engine(path: str | Path, flag: str = "--engine") -> tuple[EngineParams, dict[str, Any]]:
-    """(the parameters, the whole document) of an engine file (:func:`llmload.sim.engine_file.read_engine_file`)."""
+    """(the parameters, the whole document) of an engine file (:func:`llmload.sim.engine_toml.read_engine_file`)."""
     return read_engine_file(path, flag)
 
 

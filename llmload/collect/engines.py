@@ -9,7 +9,7 @@ normalised ones of :class:`~llmload.collect.exposition.Samples` (no ``_total``).
 SGLang ``srt/metrics/collector.py``, TGI ``docs/source/reference/metrics.md``, llama.cpp
 ``tools/server``).
 
-Label sets are combined per signal (:mod:`~llmload.collect.signals`): requests waiting
+Label sets are combined per signal (:mod:`~llmload.collect.signal_table`): requests waiting
 or running add up over data-parallel engines, ranks and models; KV-cache usage is their
 mean; counters add up; histograms add up bucket by bucket.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llmload.collect.exposition import Samples
-from llmload.collect.histogram import BucketHistogram, read_histogram
-from llmload.collect.signals import server_signal
+from llmload.collect.prom_histogram import BucketHistogram, read_histogram
+from llmload.collect.signal_table import server_signal
 
 __all__ = ["ENGINES", "ENGINE_NAMES", "ENGINE_PREFIXES", "Engine", "EngineReading", "detect_engine", "read_engine"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llmload.collect.exposition import Samples
-from llmload.collect.signals import gpu_signal
+from llmload.collect.signal_table import gpu_signal
 from llmload.gpu import names as gpu_names
 
 __all__ = [

@@ -4,7 +4,7 @@ Summary shape (``"server"`` when engine metrics were polled, ``"gpu"`` when GPU 
 
     "server": {
       "source": "scrape" | "prometheus", "interval_s": 2.0, "polls": 7, "engines": ["vllm"],
-      "endpoints": [ENDPOINT, ...],                      # llmload.collect.status
+      "endpoints": [ENDPOINT, ...],                      # llmload.collect.endpoint_health
       "signals": {
         "waiting" | "running" | "kv_cache_usage": GAUGE,  # all endpoints combined
         "preemptions" | "prompt_tokens" | ...: COUNTER,
@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmload.collect.signals import GPU_SIGNALS, SERVER_SIGNALS
+from llmload.collect.endpoint_health import EndpointStatus
+from llmload.collect.signal_table import GPU_SIGNALS, SERVER_SIGNALS
 from llmload.collect.stats import counter_stats, gauge_stats, histogram_stats_ms, rounded
-from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Column, Timeline
 
 __all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries"]

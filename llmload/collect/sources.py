@@ -4,7 +4,7 @@ The only I/O of the package. Requests go out through ``urllib`` — in a Locust 
 the socket module is gevent's, so a request waits in its own greenlet without blocking
 the users — with a short timeout, ``Accept-Encoding: gzip``, no proxy (the load itself
 goes direct too), and at most :data:`MAX_BYTES` read. Every failure becomes a
-:class:`FetchError` with a kind (:mod:`~llmload.collect.status`) and a one-line message.
+:class:`FetchError` with a kind (:mod:`~llmload.collect.endpoint_health`) and a one-line message.
 
 * :class:`ScrapeSource` — GET the URL, parse the samples its roles read (``engine``: the
   engines' names; ``gpu``: the GPU exporters' names).
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import orjson
 
 from llmload.collect import engines, gpus
+from llmload.collect.endpoint_health import BAD_ANSWER, HTTP_ERROR, UNREACHABLE
 from llmload.collect.exposition import Samples, parse_exposition, samples_from_query
-from llmload.collect.status import BAD_ANSWER, HTTP_ERROR, UNREACHABLE
 
 __all__ = ["MAX_BYTES", "FetchError", "PrometheusSource", "ScrapeSource", "http_request"]
 

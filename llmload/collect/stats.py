@@ -9,7 +9,7 @@ means the source restarted, and the new value is what it counted since.
 * :func:`counter_steps` / :func:`counter_stats` — per-poll increments and rates, then
   ``increase`` over the run, ``rate_per_s`` (increase / the polls' span) and ``rate_max_per_s``;
 * :func:`histogram_stats_ms` — ``count, mean, p50, p90, p99`` in milliseconds of what an
-  engine histogram recorded during the run (:mod:`~llmload.collect.histogram`).
+  engine histogram recorded during the run (:mod:`~llmload.collect.prom_histogram`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from llmload.collect.histogram import BucketHistogram
+from llmload.collect.prom_histogram import BucketHistogram
 
 __all__ = ["counter_stats", "counter_steps", "gauge_stats", "histogram_stats_ms", "quantile", "rounded"]
 

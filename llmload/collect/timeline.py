@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from llmload.collect.engines import EngineReading
 from llmload.collect.gpus import GpuReading, combine
-from llmload.collect.histogram import BucketHistogram, HistogramTrack
-from llmload.collect.signals import server_signal
+from llmload.collect.prom_histogram import BucketHistogram, HistogramTrack
+from llmload.collect.signal_table import server_signal
 from llmload.collect.stats import counter_steps
 
 __all__ = ["Column", "DeviceTrack", "EndpointTrack", "Series", "Timeline"]

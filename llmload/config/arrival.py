@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmload.arrivals.process import ARRIVAL_MODES, MAX_RATE, MIN_BURSTINESS, TRACE_MODE, ArrivalSpec
+from llmload.arrivals.schedules import ARRIVAL_MODES, MAX_RATE, MIN_BURSTINESS, TRACE_MODE, ArrivalSpec
 from llmload.config.values import parse_number
 from llmload.errors import ConfigError
 

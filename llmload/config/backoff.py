@@ -1,7 +1,7 @@
 """``--error-backoff``: the policy of the wait after a failed request, validated with the run's configuration.
 
 The wait itself (exponential with equal jitter, ``Retry-After`` as a floor) is
-:class:`llmload.users.backoff.Backoff`; this is only what the flag says: ``off``, or the
+:class:`llmload.users.backoff_wait.Backoff`; this is only what the flag says: ``off``, or the
 bounds ``MIN[:MAX]``.
 """
 

@@ -177,7 +177,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--exporter-linger", "0", "After the run ends, keep serving /metrics this long before exiting (e.g. 15s, "
          "at least your scrape interval) so that Prometheus scrapes the final counts. Default: 0 (exit at once)",
          web_ui=False),
-    # Who may reach the web UI (llmload.webauth).
+    # Who may reach the web UI (llmload.web.auth).
     Flag("--web-auth", "", "Require this user and password (HTTP basic auth) on every route of the web UI, "
          "/metrics and /llmload/live included, e.g. --web-auth admin:s3cret (or $LLMLOAD_WEB_AUTH). Replaces "
          "Locust's removed --web-auth; its --web-login needs a login handler of your own", web_ui=False, secret=True,

@@ -1,7 +1,7 @@
 """``--repeat N`` and ``--repeat-pause DURATION``: the same test (or ladder) N times, validated before any load.
 
 These flags belong to ``llmload run`` itself, not to the Locust process it starts: the driver
-(:mod:`llmload.runtime.repeat`) takes them off the command line (:func:`split_repeat`) and
+(:mod:`llmload.runtime.repeat_runner`) takes them off the command line (:func:`split_repeat`) and
 runs the rest N times as child processes, each with a fresh seed. Where the repetitions go
 (``--summary-json``, ``--runs-dir``, ``--no-run-dir``, ``--seed``) is read here too, from
 the same command line, so that the driver never parses flags of its own.

@@ -9,8 +9,8 @@ only when it starts. One concept per module:
 * :mod:`~llmload.gpu.nvml` — :class:`NvmlBackend` over the real ``pynvml``;
 * :mod:`~llmload.gpu.fake` — :class:`FakeNvml`, seeded with real H200 figures;
 * :mod:`~llmload.gpu.probe` — each signal probed once per GPU; MIG layout; sources;
-* :mod:`~llmload.gpu.sampler` — the timer, GPM sample pairs, lost GPUs;
-* :mod:`~llmload.gpu.collector` — the pull collector over the last snapshot;
+* :mod:`~llmload.gpu.gpu_sampler` — the timer, GPM sample pairs, lost GPUs;
+* :mod:`~llmload.gpu.gpu_collector` — the pull collector over the last snapshot;
 * :mod:`~llmload.gpu.sidecar` — all of it together behind an HTTP listener;
 * :mod:`~llmload.gpu.__main__` — the command line (exit 3 without a GPU).
 
@@ -33,11 +33,11 @@ from llmload.gpu.backend import (
     Unsupported,
     Utilization,
 )
-from llmload.gpu.collector import GpuCollector, SidecarInfo, new_registry
 from llmload.gpu.fake import FakeGpu, FakeMig, FakeNvml, h200, h200_mig
+from llmload.gpu.gpu_collector import GpuCollector, SidecarInfo, new_registry
+from llmload.gpu.gpu_sampler import Sampler, Snapshot
 from llmload.gpu.nvml import INSTALL_HINT, NvmlBackend
 from llmload.gpu.probe import GpuPlan, Inventory, probe
-from llmload.gpu.sampler import Sampler, Snapshot
 from llmload.gpu.sidecar import DEFAULT_PORT, Sidecar, SidecarConfig
 
 __all__ = [

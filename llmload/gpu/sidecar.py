@@ -1,8 +1,8 @@
 """The sidecar as one object: open the backend, probe, sample on a timer, serve ``/metrics``.
 
 :class:`Sidecar` owns a backend (:class:`~llmload.gpu.nvml.NvmlBackend` by default, or
-:class:`~llmload.gpu.fake.FakeNvml` with ``fake_gpus``), the :class:`~llmload.gpu.sampler.Sampler`
-thread, the :class:`~llmload.gpu.collector.GpuCollector` in its own registry, and a
+:class:`~llmload.gpu.fake.FakeNvml` with ``fake_gpus``), the :class:`~llmload.gpu.gpu_sampler.Sampler`
+thread, the :class:`~llmload.gpu.gpu_collector.GpuCollector` in its own registry, and a
 threaded ``wsgiref`` HTTP listener (plain threads: no gevent, no Locust, so it stays
 light beside the inference server). Every path answers ``/metrics`` (client_python's
 WSGI app: gzip, OpenMetrics negotiation, ``name[]`` filters).
@@ -29,9 +29,9 @@ from prometheus_client.registry import CollectorRegistry
 
 from llmload.errors import ConfigError
 from llmload.gpu.backend import GpuBackend, GpuLost, GpuUnavailable, NvmlCallError, Unsupported
-from llmload.gpu.collector import GpuCollector, SidecarInfo, new_registry
+from llmload.gpu.gpu_collector import GpuCollector, SidecarInfo, new_registry
+from llmload.gpu.gpu_sampler import Sampler
 from llmload.gpu.probe import Inventory, probe
-from llmload.gpu.sampler import Sampler
 
 __all__ = ["DEFAULT_PORT", "MIN_INTERVAL_S", "Sidecar", "SidecarConfig", "version"]
 

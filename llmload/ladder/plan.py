@@ -12,7 +12,7 @@ safe-concurrency limits (:class:`~llmload.ladder.judge.LiveJudge`).
 
 A rate ladder (``--rate-ladder 1,2,4,8``) runs the same steps with ``-u`` users each (the
 in-flight cap of an open loop); each load process's dispatcher offers the rate of the step the
-tracker says runs (:meth:`llmload.runtime.load.LoadProcess`), so rates change with the step
+tracker says runs (:meth:`llmload.runtime.load_role.LoadProcess`), so rates change with the step
 windows.
 
 :class:`LadderDriver` is the shape's logic without Locust: each tick, from the time since

@@ -118,7 +118,7 @@ class Confidence:
 
 @dataclass(frozen=True, slots=True)
 class SloPass:
-    """The SLO judgement of all classes or one (:mod:`llmload.analysis.slo`).
+    """The SLO judgement of all classes or one (:mod:`llmload.analysis.slo_verdict`).
 
     Ladder: ``status`` ok | breach | insufficient_data, ``safe_*`` the largest step before the
     first one below the target, ``failed_*`` that step, ``failed_slo`` the SLO most of its

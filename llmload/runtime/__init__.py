@@ -2,7 +2,7 @@
 
 * :mod:`~llmload.runtime.options` — the one reader of ``environment.parsed_options``, and
   :meth:`~llmload.runtime.options.Options.forward`, the one way values travel to workers;
-* :mod:`~llmload.runtime.load` — :class:`LoadProcess`, the load-process role (standalone,
+* :mod:`~llmload.runtime.load_role` — :class:`LoadProcess`, the load-process role (standalone,
   ``--worker``): its users' :class:`~llmload.users.context.LoadContext`, recording, reports;
 * :mod:`~llmload.runtime.coordinator` — :class:`Coordinator`, the master/standalone part:
   merging, lost workers, ladder driver, exporter, collection, the summary's timing;
@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from llmload.runtime.coordinator import Coordinator
-from llmload.runtime.load import LoadProcess
+from llmload.runtime.load_role import LoadProcess
 from llmload.runtime.options import Options
 from llmload.runtime.process import Runtime, role_of
 

@@ -3,7 +3,7 @@
 =============  ===============================================  ===========================================
 process        parts                                            reports
 =============  ===============================================  ===========================================
-standalone     :class:`~llmload.runtime.load.LoadProcess` +     its own, folded in every
+standalone     :class:`~llmload.runtime.load_role.LoadProcess` +     its own, folded in every
                :class:`~llmload.runtime.coordinator.Coordinator`  :data:`LOCAL_REPORT_INTERVAL_S` and at the stop
 ``--worker``   load process                                     shipped in ``report_to_master``
 ``--master``   coordinator                                      merged from ``worker_report``

@@ -1,6 +1,6 @@
 """The three roles a Locust process plays, each a small object with the parts it builds and the behaviour it needs.
 
-* :class:`Standalone` — a :class:`~llmload.runtime.load.LoadProcess` and a
+* :class:`Standalone` — a :class:`~llmload.runtime.load_role.LoadProcess` and a
   :class:`~llmload.runtime.coordinator.Coordinator`: folds its own report every
   :data:`LOCAL_REPORT_INTERVAL_S` and at the stop; a second signal stops the test now;
 * :class:`Worker` — a load process: ships its report (every 3 s, at its stop, when its share of a
@@ -29,7 +29,7 @@ from llmload.preflight import check_output_file
 from llmload.runtime.checks import preflight
 from llmload.runtime.coordinator import LOCAL_ID, Coordinator
 from llmload.runtime.drain import DrainGuard
-from llmload.runtime.load import LoadProcess
+from llmload.runtime.load_role import LoadProcess
 from llmload.runtime.locust_workarounds import ready_after_stop
 from llmload.runtime.options import Options
 
@@ -109,7 +109,7 @@ class Role:
         return None
 
     def schedule(self) -> tuple[int, int, float | None] | None:
-        """This load process's share of the open-loop arrivals (see :class:`~llmload.runtime.load.LoadProcess`):
+        """This load process's share of the open-loop arrivals (see :class:`~llmload.runtime.load_role.LoadProcess`):
         all of them, unless a master hands out shares."""
         return 0, 1, None
 

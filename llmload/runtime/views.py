@@ -3,7 +3,7 @@
 :class:`LiveViews` reads the coordinator's aggregator, step tracker and ladder driver and the
 :class:`~llmload.runtime.conclusion.Setup` and engine/GPU collection of the current test; it changes
 nothing but the aggregator's user gauge (from Locust's runner, at
-:meth:`~llmload.runtime.views.LiveViews.snapshot`). It is the web UI's :class:`~llmload.webui.LiveSource`;
+:meth:`~llmload.runtime.views.LiveViews.snapshot`). It is the web UI's :class:`~llmload.web.tables.LiveSource`;
 the exporter reads :meth:`~llmload.runtime.views.LiveViews.snapshot` and
 :meth:`~llmload.runtime.views.LiveViews.export_context`.
 """
@@ -11,25 +11,39 @@ the exporter reads :meth:`~llmload.runtime.views.LiveViews.snapshot` and
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmload.exporter import ExportContext
 from llmload.ladder import LadderDriver, StepTracker
 from llmload.ladder.status import ladder_status
 from llmload.metrics.aggregation import Aggregator, Snapshot
-from llmload.web import ChartInputs
 
 if TYPE_CHECKING:
     from locust.env import Environment
 
     from llmload.collect import Collection
+    from llmload.collect.timeline import Timeline
     from llmload.runtime.conclusion import Setup
 
 __all__ = ["BASELINE_MIN_OK", "LiveViews"]
 
 #: The live baseline (exporter gauges) needs this many successful requests.
 BASELINE_MIN_OK = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ChartInputs:
+    """Everything the charts read, as functions (called at each sample or request)."""
+
+    snapshot: Callable[[], Snapshot]  # the aggregator as last reported: window and gauges
+    classes: Callable[[], list[str]]  # request classes, profile order
+    steps: Callable[[], Sequence[Any]]  # step windows: index, users, started_at, steady_from, ended_at
+    baseline: Callable[[], dict[str, float] | None]  # live baseline, seconds: ttft_p50, ttft_p99, tpot_p50, tpot_p99
+    limit_factor: Callable[[], float]  # 1 + --degradation
+    timeline: Callable[[], Timeline | None]  # engine/GPU readings of the current test, None without collection
+    ladder: Callable[[], dict[str, Any] | None] = lambda: None  # the ladder's status line (llmload.ladder.status)
 
 
 class LiveViews:

@@ -20,11 +20,11 @@ Entry points::
 
 from __future__ import annotations
 
+from llmload.sim.child import SimProcess, SimStartError, start_sim_process
 from llmload.sim.config import SimConfig, add_arguments, config_from_args, config_to_args
+from llmload.sim.http_server import SimServer, run_in_thread, serve
 from llmload.sim.params import EngineParams
 from llmload.sim.presets import PRESETS, preset_params
-from llmload.sim.process import SimProcess, SimStartError, start_sim_process
-from llmload.sim.server import SimServer, run_in_thread, serve
 
 __all__ = [
     "PRESETS",

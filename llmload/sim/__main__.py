@@ -7,8 +7,8 @@ import sys
 
 from llmload.errors import ConfigError
 from llmload.sim.config import add_arguments, config_from_args
+from llmload.sim.http_server import SimServer
 from llmload.sim.runner import serve_until_signal
-from llmload.sim.server import SimServer
 
 __all__ = ["main"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from llmload.errors import ConfigError
-from llmload.sim.coldstart import add_cold_start_arguments, check_cold_start
+from llmload.sim.cold_server import add_cold_start_arguments, check_cold_start
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 from llmload.sim.timing import TIMING_FORMATS
@@ -86,7 +86,7 @@ class SimConfig:
         if mode not in ("fixed", "engine"):
             raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
         object.__setattr__(self, "mode", mode)
-        check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.coldstart
+        check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.cold_server
         if mode == "fixed":
             if self.preset or self.engine is not None:
                 raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
@@ -323,7 +323,7 @@ def _engine(preset: str, overrides: dict[str, Any], engine_file: str | None, pre
         raise ConfigError("sim: --engine-file and --preset both set the engine model; give one")
     from dataclasses import replace
 
-    from llmload.sim.engine_file import read_engine_file
+    from llmload.sim.engine_toml import read_engine_file
 
     return replace(read_engine_file(engine_file)[0], **overrides)
 
@@ -343,7 +343,7 @@ def config_to_args(config: SimConfig) -> list[str]:
         args += ["--reasoning-tokens", str(config.reasoning_tokens)]
     args += ["--per-request-timing", config.per_request_timing]
     # api_key is not a flag here (a command line is visible to every user of the host): a
-    # parent passes it in API_KEY_ENV (see llmload.sim.process.start_sim_process).
+    # parent passes it in API_KEY_ENV (see llmload.sim.child.start_sim_process).
     if config.mode == "fixed":
         return [*args, "--ttft-ms", repr(config.ttft_ms), "--itl-ms", repr(config.itl_ms)]
     assert config.engine is not None

@@ -34,8 +34,8 @@ import itertools
 import math
 from typing import Protocol
 
+from llmload.sim.latency_model import FixedLatencyModel
 from llmload.sim.metrics import EngineStats
-from llmload.sim.model import FixedLatencyModel
 
 __all__ = ["FixedLatencyEngine", "Sequence", "TokenSink"]
 

@@ -13,7 +13,7 @@ are no longer bunched into 1 ms buckets): about 2.5x the CPU per token at 10k to
 Under gevent monkey-patching (after ``import locust``) there is no epoll selector:
 the loop uses gevent's, and :class:`ServerThread`'s thread is a greenlet that runs
 only while the caller blocks on patched I/O. Fine for functional tests; use a child
-process (:mod:`llmload.sim.process`) where timing matters.
+process (:mod:`llmload.sim.child`) where timing matters.
 
 Servers run here are objects with ``async start()``, ``async stop()`` and ``url``
 (:class:`AsyncServer`).

@@ -43,7 +43,7 @@ import orjson
 from llmload.adapters.base import DONE, Adapter, RequestSpec, StreamState
 from llmload.adapters.framing import NdjsonParser, SseParser, iter_sseclient_events
 from llmload.errors import StreamError
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 __all__ = [
     "TRANSCRIPT_SUFFIXES",

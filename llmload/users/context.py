@@ -1,7 +1,7 @@
 """What an :class:`~llmload.users.llm_user.LLMUser` needs from its process: the :class:`LoadContext`.
 
 One object per load-generating process (standalone or ``--worker``) implements it
-(:class:`llmload.runtime.load.LoadProcess`); :func:`llmload.plugin.install` hands it over with
+(:class:`llmload.runtime.load_role.LoadProcess`); :func:`llmload.plugin.install` hands it over with
 :func:`attach`, and each user takes it with :func:`context_of` when Locust creates the user
 (Locust gives users nothing but the environment). Everything a request reads is behind it:
 the sampler of the user's requests, the open-loop arrival tickets, the endpoint adapter, the deadline watchdog, the step key,
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from llmload.config.backoff import BackoffSpec
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
+    from llmload.workload.request_types import RequestSample
     from llmload.workload.sampler import WorkloadSampler
-    from llmload.workload.types import RequestSample
 
 __all__ = ["LoadContext", "attach", "context_of"]
 

@@ -14,9 +14,9 @@ server is closing fails before any response byte, so a connection is not reused 
   a new connection, never an error.
 
 The latest response's header holds (no header: no limit). A close the server never
-announced is not foreseeable: :mod:`llmload.users.http` sends such a request again, once,
+announced is not foreseeable: :mod:`llmload.users.http_pool` sends such a request again, once,
 on a fresh connection. Pure logic with an injectable clock; the pool in
-:mod:`llmload.users.http` applies it.
+:mod:`llmload.users.http_pool` applies it.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ process comes from its :class:`~llmload.users.context.LoadContext`.
   (cut by the end of the test: neither ok nor error). A connection failure is
   ``connection`` before the response headers and ``stream_disconnected`` after them;
 * a request that met a stale keep-alive connection before any response byte was sent
-  again once on a fresh connection by :mod:`llmload.users.http`
+  again once on a fresh connection by :mod:`llmload.users.http_pool`
   (``record.reconnects``); its TTFT and E2E still run from the first send;
-* after a failed request the user backs off (:mod:`llmload.users.backoff`,
+* after a failed request the user backs off (:mod:`llmload.users.backoff_wait`,
   ``--error-backoff``): it waits before its next request, longer after each error in a
   row, at least what a 429/503's ``Retry-After`` asked for; a success resets the wait. The
   time spent is reported to the context (:meth:`LoadContext.backed_off`), per class;
@@ -63,17 +63,17 @@ from llmload.errors import (
 from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.redact import mask
-from llmload.users.backoff import Backoff
+from llmload.users.backoff_wait import Backoff
 from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline, Flight, Watchdog
-from llmload.users.http import BodyReader, install_keepalive, take_reconnects
+from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
 
 if TYPE_CHECKING:
     from llmload.workload.conversation import Session
+    from llmload.workload.request_types import RequestSample
     from llmload.workload.sampler import WorkloadSampler
-    from llmload.workload.types import RequestSample
 
 __all__ = ["LLMUser"]
 

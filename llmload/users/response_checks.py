@@ -10,9 +10,9 @@ from __future__ import annotations
 from llmload.adapters.base import Framing, StreamState
 from llmload.errors import ConnectError, EmptyResponse, HttpStatusError, StreamTruncated, WrongContentType
 from llmload.metrics.record import RequestRecord
-from llmload.users.backoff import RETRY_AFTER_STATUSES, retry_after_s
+from llmload.users.backoff_wait import RETRY_AFTER_STATUSES, retry_after_s
 from llmload.users.error_body import error_message
-from llmload.users.http import BodyReader
+from llmload.users.http_pool import BodyReader
 
 __all__ = ["check_complete", "raise_for_status", "raise_not_a_stream"]
 

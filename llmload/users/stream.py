@@ -29,7 +29,7 @@ from llmload.errors import MalformedChunk, StreamFormatMismatch
 if TYPE_CHECKING:
     from llmload.adapters.base import Adapter, StreamState
     from llmload.metrics.record import RequestRecord
-    from llmload.users.http import BodyReader
+    from llmload.users.http_pool import BodyReader
 
 __all__ = ["consume"]
 

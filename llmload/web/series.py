@@ -22,7 +22,7 @@ Per class (``CLASS_FIELDS``, all over the window; ``None`` where the window has 
 
 Engine (``SERVER_FIELDS``): ``waiting``, ``running`` (requests), ``kv_cache_usage`` (0..1);
 GPU (``GPU_FIELDS``): ``utilization``, ``memory_bandwidth_utilization`` (0..1), all GPUs
-combined by :mod:`llmload.collect.signals`' rules. The buffer holds :data:`CAPACITY`
+combined by :mod:`llmload.collect.signal_table`' rules. The buffer holds :data:`CAPACITY`
 samples (one hour at :data:`SAMPLE_INTERVAL_S`); the oldest go first.
 """
 

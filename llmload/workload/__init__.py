@@ -21,9 +21,9 @@ from llmload.workload.profiles import (
     profile_from_dict,
 )
 from llmload.workload.prompts import SharedPrefix, synthetic_prompt
+from llmload.workload.request_types import RequestSample
 from llmload.workload.sampler import WorkloadSampler
 from llmload.workload.traces import Trace, TraceEntry, TracePrompts, load_trace
-from llmload.workload.types import RequestSample
 
 __all__ = [
     "Dataset",

@@ -58,7 +58,7 @@ from llmload.workload.datasets import DatasetCursor, DatasetEntry, estimate_toke
 from llmload.workload.distributions import Distribution, Duration
 from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.prompts import synthetic_prompt
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 __all__ = ["TURN_SEPARATOR", "ClassPlan", "Session"]
 

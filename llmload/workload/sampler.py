@@ -28,7 +28,7 @@ from llmload.workload.mix import Mix
 from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import warm
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 __all__ = ["WorkloadSampler", "user_rng"]
 

@@ -54,7 +54,7 @@ from llmload.errors import ProfileError
 from llmload.workload.distributions import MAX_TOKENS, Fixed
 from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import seeded_words, synthetic_prompt
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 __all__ = [
     "BLOCK_TOKENS",

@@ -13,7 +13,7 @@ from llmload.plugin import activate, install
 from llmload.runtime import Runtime
 from llmload.users import LLMUser
 from llmload.users.context import context_of
-from llmload.webui import LIVE_TAB, install_web_ui
+from llmload.web.tables import LIVE_TAB, install_web_ui
 from tests.helpers.runtime import FakeMaster, FakeWorker, environment
 from tests.unit.runtime.test_runtime_coordinator import report
 

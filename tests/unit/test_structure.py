@@ -153,9 +153,9 @@ def test_no_import_cycle_between_subpackages():
 
 #: docs/design.md's layers, top to bottom: a package imports its own layer or the layers below, never above.
 LAYERS = (
-    ("plugin", "webform", "cli", "__main__", "locustfile", "locustfile_ladder", "locustfile_web"),
+    ("plugin", "web", "cli", "__main__", "locustfile", "locustfile_ladder", "locustfile_web"),
     ("runtime",),
-    ("users", "webui", "web", "webauth", "exporter"),
+    ("users", "exporter"),
     ("ladder", "collect", "gpu", "report", "gate", "capacity", "rundir", "discovery", "preflight"),
     ("analysis",),
     ("results",),
@@ -182,7 +182,7 @@ def test_config_results_and_analysis_stay_below_the_runtime():
     g = subpackage_graph(file_graph())
     for pkg in ("llmload.config", "llmload.results", "llmload.analysis"):
         reach = reachable(g, pkg)
-        assert not reach & {"llmload.runtime", "llmload.plugin", "llmload.users", "llmload.webui"}, (pkg, reach)
+        assert not reach & {"llmload.runtime", "llmload.plugin", "llmload.users", "llmload.web"}, (pkg, reach)
 
 
 def _touches_parsed_options(tree: ast.AST) -> bool:
@@ -282,7 +282,7 @@ def test_every_flag_default_is_written_once_in_the_flag_table():
     layer = {f"llmload.{name}": i for i, names in enumerate(LAYERS) for name in names}
     above = {pkg for pkg, i in layer.items() if i < layer["llmload.config"]}
     outside = {n: p for n, p in MODULES.items() if subpackage(n) in above}
-    assert "llmload.analysis.analyze" in outside and "llmload.arrivals.process" not in outside
+    assert "llmload.analysis.analyze" in outside and "llmload.arrivals.schedules" not in outside
     found = {n: hits for n, p in outside.items() if (hits := _restated_defaults(ast.parse(p.read_text(encoding="utf-8")), defaults))}
     assert found == {}
 

@@ -1,4 +1,4 @@
-// Added to Locust's page by llmload (llmload/web/charts.py): shows llmload's chart page
+// Added to Locust's page by llmload (llmload/web/live_charts.py): shows llmload's chart page
 // (../charts) in a frame at the top of the "LLM" tab while that tab is selected.
 // React's own nodes are never changed: the frame is one extra sibling of the tab's table,
 // put back in place when React re-renders the tab, hidden when another tab is selected.

@@ -18,7 +18,7 @@ from llmload.adapters import (
 )
 from llmload.errors import MalformedChunk, ServerErrorEvent
 from llmload.testing import assert_adapter_conforms
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams" / "anthropic-messages"
 SAMPLE = RequestSample(class_name="short", prompt="Hi there", input_tokens=2, max_tokens=7)

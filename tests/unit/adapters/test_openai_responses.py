@@ -10,7 +10,7 @@ import pytest
 from llmload.adapters import DONE, AdapterConfig, Framing, OpenAIResponsesAdapter, StreamState, api_headers_for
 from llmload.errors import MalformedChunk, ServerErrorEvent
 from llmload.testing import assert_adapter_conforms
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams" / "openai-responses"
 SAMPLE = RequestSample(class_name="short", prompt="Hi there", input_tokens=2, max_tokens=7)

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from llmload.analysis import analyze
-from llmload.analysis.slo import failed_slo, judge_slo
+from llmload.analysis.slo_verdict import failed_slo, judge_slo
 from llmload.ladder import StepWindow
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.parts.goodput import SloFigures

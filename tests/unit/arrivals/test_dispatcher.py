@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from llmload.arrivals.dispatcher import Dispatcher
-from llmload.arrivals.process import ArrivalSpec, RatePlan
+from llmload.arrivals.schedules import ArrivalSpec, RatePlan
 from tests.helpers.clock import FakeClock
 
 NS = 1_000_000_000

@@ -7,8 +7,8 @@ import json
 import orjson
 import pytest
 
+from llmload.capacity.capacity_command import predict_main
 from llmload.capacity.check import check, check_table
-from llmload.capacity.command import predict_main
 from llmload.capacity.engine_file import write_engine
 from llmload.capacity.predict import predicted_result
 from llmload.rundir import load_run

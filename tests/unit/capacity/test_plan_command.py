@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from llmload.capacity.command import predict_main
+from llmload.capacity.capacity_command import predict_main
 from llmload.capacity.engine_file import write_engine
 from llmload.capacity.plan_command import plan_main
 from llmload.sim.params import EngineParams

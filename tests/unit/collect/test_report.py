@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from llmload.collect.endpoint_health import EndpointStatus
 from llmload.collect.engines import read_engine
 from llmload.collect.exposition import parse_exposition
 from llmload.collect.gpus import read_gpus
 from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
-from llmload.collect.status import EndpointStatus
 from llmload.collect.timeline import Timeline
 from tests.helpers.collect import samples
 

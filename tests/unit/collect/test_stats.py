@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.collect.histogram import BucketHistogram
+from llmload.collect.prom_histogram import BucketHistogram
 from llmload.collect.stats import counter_stats, counter_steps, gauge_stats, histogram_stats_ms, quantile, rounded
 
 

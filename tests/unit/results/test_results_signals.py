@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.collect.collector import Collection
+from llmload.collect.poller import Collection
 from llmload.config import CollectConfig
 from llmload.ladder import StepWindow
 from llmload.results.build import build_steps

@@ -9,7 +9,7 @@ from llmload.ladder import StepTracker
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
-from llmload.runtime.load import WORKER_STRIDE, LoadProcess
+from llmload.runtime.load_role import WORKER_STRIDE, LoadProcess
 from tests.helpers.runtime import FakeLocal, FakeWorker, environment
 
 MS = 1_000_000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from llmload.cli import main
 from llmload.config.repeat import split_repeat
-from llmload.runtime.repeat import exit_code, run_repeated
+from llmload.runtime.repeat_runner import exit_code, run_repeated
 from tests.helpers import samples
 
 ARGS = ["--headless", "-u", "2", "-t", "5s", "--host", "http://127.0.0.1:9", "--ladder", "1,2"]

@@ -15,7 +15,7 @@ from llmload.sim import SimConfig, preset_params, run_in_thread
 from llmload.sim.config import add_arguments, config_from_args, config_to_args
 from llmload.sim.metrics import ITL_BUCKETS, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS
 from llmload.sim.sinks import SseSink
-from tests.unit.sim.test_server import CHAT, RawClient, sse_payloads
+from tests.unit.sim.test_http_server import CHAT, RawClient, sse_payloads
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
 

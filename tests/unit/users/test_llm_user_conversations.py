@@ -11,7 +11,7 @@ from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING, LOCUST
 
 from llmload.metrics.record import RequestRecord
 from llmload.users import llm_user
-from llmload.users.backoff import Backoff, BackoffSpec
+from llmload.users.backoff_wait import Backoff, BackoffSpec
 from llmload.users.llm_user import LLMUser
 from llmload.workload import WorkloadSampler, profile_from_dict
 

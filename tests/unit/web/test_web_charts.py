@@ -12,7 +12,7 @@ from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
-from llmload.web.charts import LOADER, STATIC_DIR, ChartSampler
+from llmload.web.live_charts import LOADER, STATIC_DIR, ChartSampler
 from llmload.web.series import SCHEMA, SeriesBuffer
 from tests.helpers.clock import FakeClock
 from tests.helpers.web_env import local_web_env

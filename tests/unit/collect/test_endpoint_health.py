@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.collect.status import EndpointStatus
+from llmload.collect.endpoint_health import EndpointStatus
 
 
 def test_never_reachable_endpoint():

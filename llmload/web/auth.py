@@ -10,7 +10,7 @@ constant time). The dedicated exporter port (``--exporter-port``) is a separate 
 127.0.0.1 unless ``--exporter-host`` opens it (``--exporter-port 0`` turns it off).
 
 What the page shows of secrets is here too: :func:`hide_secret_defaults` keeps ``--api-key``
-out of the start form's HTML (:func:`llmload.webui.install_web_ui` calls it).
+out of the start form's HTML (:func:`llmload.web.tables.install_web_ui` calls it).
 """
 
 from __future__ import annotations

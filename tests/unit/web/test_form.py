@@ -13,7 +13,7 @@ from locust.runners import STATE_RUNNING
 
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Options
-from llmload.webform import install_form_check
+from llmload.web.form import install_form_check
 from tests.helpers.web_env import local_web_env
 
 

@@ -6,7 +6,7 @@ from itertools import islice
 import numpy as np
 import pytest
 
-from llmload.arrivals.process import ArrivalSpec, RatePlan, unit_arrivals, worker_share
+from llmload.arrivals.schedules import ArrivalSpec, RatePlan, unit_arrivals, worker_share
 from tests.helpers.gap_stats import cv, ks_exponential
 
 
@@ -100,7 +100,7 @@ def test_rate_changes_in_the_past_or_invalid_rates_are_refused():
 
 
 def test_a_share_above_what_one_process_keeps_on_schedule_is_said():
-    from llmload.arrivals.process import MAX_PROCESS_RATE, process_rate_warning
+    from llmload.arrivals.schedules import MAX_PROCESS_RATE, process_rate_warning
 
     assert process_rate_warning(MAX_PROCESS_RATE, 1) is None and process_rate_warning(4 * MAX_PROCESS_RATE, 4) is None
     said = process_rate_warning(50_000, 2)

@@ -7,9 +7,9 @@ import argparse
 import pytest
 
 from llmload.errors import ConfigError
-from llmload.sim.coldstart import ColdStartModel
+from llmload.sim.cold_server import ColdStartModel
 from llmload.sim.config import add_arguments, config_from_args
-from llmload.sim.model import FixedLatencyModel
+from llmload.sim.latency_model import FixedLatencyModel
 
 
 def parse(*argv: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmload.collect.exposition import Samples
-from llmload.collect.histogram import BucketHistogram, HistogramTrack, read_histogram
+from llmload.collect.prom_histogram import BucketHistogram, HistogramTrack, read_histogram
 from tests.helpers.collect import samples
 
 

@@ -12,7 +12,7 @@ from llmload.metrics.definitions import settle_reasoning, settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.plugin import install
 from llmload.runtime import Runtime
-from llmload.webui import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
+from llmload.web.tables import LIVE_COLUMNS, LIVE_TAB, RUN_COLUMNS, RUN_TAB, install_web_ui
 from tests.helpers.clock import FakeClock
 from tests.helpers.web_env import local_web_env
 

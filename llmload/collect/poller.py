@@ -9,7 +9,7 @@ in time counts as unreachable for that poll. :meth:`Collection.stop` takes the l
 reading, so the run's increases cover it to its end.
 
 A source that fails is logged once when it stops answering and once when it answers
-again; the summary reports it (:mod:`~llmload.collect.status`). Nothing here ends a run.
+again; the summary reports it (:mod:`~llmload.collect.endpoint_health`). Nothing here ends a run.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any
 import gevent
 import orjson
 
+from llmload.collect.endpoint_health import UNREACHABLE, EndpointStatus
 from llmload.collect.engines import read_engine
 from llmload.collect.gpus import GpuReading, read_gpus
 from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.sources import FetchError, PrometheusSource, ScrapeSource, http_request
-from llmload.collect.status import UNREACHABLE, EndpointStatus
 from llmload.collect.timeline import Timeline
 from llmload.config import CollectConfig, public_url
 

@@ -6,7 +6,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from llmload.users.backoff import RETRY_AFTER_MAX_S, Backoff, BackoffSpec, retry_after_s
+from llmload.users.backoff_wait import RETRY_AFTER_MAX_S, Backoff, BackoffSpec, retry_after_s
 
 
 def _seconds(text: str) -> float:

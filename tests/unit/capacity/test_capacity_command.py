@@ -6,7 +6,7 @@ import json
 
 import tomllib
 
-from llmload.capacity.command import fit_main, predict_main
+from llmload.capacity.capacity_command import fit_main, predict_main
 from llmload.capacity.drive import drive, step_bounds
 from llmload.capacity.predict import to_record
 from llmload.metrics.dump import record_to_line

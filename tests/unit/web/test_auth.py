@@ -6,7 +6,7 @@ import pytest
 from flask import Flask
 
 from llmload.errors import ConfigError
-from llmload.webauth import check_web_login, hide_secret_defaults, install_web_auth
+from llmload.web.auth import check_web_login, hide_secret_defaults, install_web_auth
 
 
 class _UI:

@@ -10,7 +10,7 @@ import urllib.parse
 import gevent
 import pytest
 
-from llmload.collect.collector import Collection, start_collection
+from llmload.collect.poller import Collection, start_collection
 from llmload.collect.sources import FetchError
 from llmload.config import CollectConfig, read
 from tests.helpers.clock import FakeClock

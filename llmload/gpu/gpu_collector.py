@@ -2,7 +2,7 @@
 
 :class:`GpuCollector` is a pull collector (client_python "custom collectors") in its own
 ``CollectorRegistry`` (:func:`new_registry`), like :mod:`llmload.exporter.collector`. A
-scrape reads one :class:`~llmload.gpu.sampler.Snapshot` and makes no backend call, so
+scrape reads one :class:`~llmload.gpu.gpu_sampler.Snapshot` and makes no backend call, so
 any number of scrapers cost no NVML time and cannot shrink a GPM window.
 
 Series and units are listed in :mod:`llmload.gpu.names`. Rows of a MIG instance carry
@@ -19,8 +19,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from llmload.gpu import names
+from llmload.gpu.gpu_sampler import Snapshot
 from llmload.gpu.probe import Inventory
-from llmload.gpu.sampler import Snapshot
 
 __all__ = ["GpuCollector", "SidecarInfo", "new_registry"]
 

@@ -38,7 +38,7 @@ from llmload.adapters.openai_common import record_usage
 from llmload.adapters.server_timing import record_server_timing
 
 if TYPE_CHECKING:
-    from llmload.workload.types import RequestSample
+    from llmload.workload.request_types import RequestSample
 
 __all__ = ["StreamAdapter"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmload.sim.model import FixedLatencyModel
+from llmload.sim.latency_model import FixedLatencyModel
 
 
 def test_due_times_are_absolute_from_arrival():

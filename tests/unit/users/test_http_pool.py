@@ -10,7 +10,7 @@ from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust.contrib.fasthttp import FastHttpSession
 from locust.env import Environment
 
-from llmload.users.http import BodyReader, install_keepalive, take_reconnects
+from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 

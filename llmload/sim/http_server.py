@@ -36,12 +36,12 @@ from llmload.sim.api import WORDS, ApiError, BaseEncoder, Encoder, GenRequest, p
 from llmload.sim.api_messages import MessagesEncoder, parse_messages
 from llmload.sim.api_responses import ResponsesEncoder, parse_responses
 from llmload.sim.batching import BatchingEngine
-from llmload.sim.coldstart import ColdStartModel
+from llmload.sim.cold_server import ColdStartModel
 from llmload.sim.config import SimConfig
 from llmload.sim.engine import FixedLatencyEngine
 from llmload.sim.gpu import SimulatedGpu, gpu_uuid
+from llmload.sim.latency_model import FixedLatencyModel
 from llmload.sim.metrics import EngineStats, render_engine_metrics
-from llmload.sim.model import FixedLatencyModel
 from llmload.sim.runner import ServerThread, serve_until_signal
 from llmload.sim.sinks import BufferedSink, RawSink, Sink, SseSink, StampedSseSink
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Adapter, Framing, RequestSpec
 from llmload.arrivals.dispatcher import Dispatcher, Ticket
-from llmload.arrivals.process import RatePlan
+from llmload.arrivals.schedules import RatePlan
 from llmload.config import RunConfig
 from llmload.config.backoff import BackoffSpec
 from llmload.errors import RequestFailed
@@ -50,8 +50,8 @@ from llmload.results.setup import RunSetup
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler
+from llmload.workload.request_types import RequestSample
 from llmload.workload.traces import Trace, TracePrompts
-from llmload.workload.types import RequestSample
 
 if TYPE_CHECKING:
     from locust.env import Environment

@@ -10,7 +10,7 @@ import pytest
 from llmload.adapters import DONE, AdapterConfig, Framing, StreamAdapter, StreamState
 from llmload.errors import MalformedChunk, ServerErrorEvent
 from llmload.testing import assert_adapter_conforms
-from llmload.workload.types import RequestSample
+from llmload.workload.request_types import RequestSample
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
 

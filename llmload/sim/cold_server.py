@@ -5,7 +5,7 @@ milliseconds more time to first token (a real server compiling kernels, filling 
 raising its GPU clocks on its first requests); later requests get the plain ``--ttft-ms``.
 The window runs from the first request, not from the process start, so a load generator's
 own start-up does not use it up. :class:`ColdStartModel` wraps the
-:class:`~llmload.sim.model.FixedLatencyModel` (same methods, the arrival time decides).
+:class:`~llmload.sim.latency_model.FixedLatencyModel` (same methods, the arrival time decides).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import math
 
 from llmload.errors import ConfigError
-from llmload.sim.model import FixedLatencyModel
+from llmload.sim.latency_model import FixedLatencyModel
 
 __all__ = ["ColdStartModel", "add_cold_start_arguments", "check_cold_start"]
 

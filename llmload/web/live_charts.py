@@ -34,16 +34,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import gevent
 from flask import Response, request, send_from_directory
 
-from llmload.collect.timeline import Timeline
-from llmload.metrics.aggregation import Snapshot
+from llmload.runtime.views import ChartInputs
 from llmload.web.series import OVERALL, SAMPLE_INTERVAL_S, SeriesBuffer, series_payload
 
 __all__ = [
@@ -64,19 +62,6 @@ STATIC_DIR = Path(__file__).with_name("static")
 LOADER = f'<script src="./{STATIC_PATH}/loader.js"></script>'
 #: Runner states in which a test is measured: its last requests still finish in cleanup (standalone) and stopping (master).
 _ACTIVE = ("spawning", "running", "cleanup", "stopping")
-
-
-@dataclass(frozen=True, slots=True)
-class ChartInputs:
-    """Everything the charts read, as functions (called at each sample or request)."""
-
-    snapshot: Callable[[], Snapshot]  # the aggregator as last reported: window and gauges
-    classes: Callable[[], list[str]]  # request classes, profile order
-    steps: Callable[[], Sequence[Any]]  # step windows: index, users, started_at, steady_from, ended_at
-    baseline: Callable[[], dict[str, float] | None]  # live baseline, seconds: ttft_p50, ttft_p99, tpot_p50, tpot_p99
-    limit_factor: Callable[[], float]  # 1 + --degradation
-    timeline: Callable[[], Timeline | None]  # engine/GPU readings of the current test, None without collection
-    ladder: Callable[[], dict[str, Any] | None] = lambda: None  # the ladder's status line (llmload.ladder.status)
 
 
 class ChartSampler:

@@ -57,9 +57,10 @@ from flask import Response
 
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
-from llmload.web import ChartInputs, install_charts
+from llmload.runtime.views import ChartInputs
+from llmload.web.auth import hide_secret_defaults
+from llmload.web.live_charts import install_charts
 from llmload.web.state import edit_request_stats, install_state
-from llmload.webauth import hide_secret_defaults
 
 __all__ = [
     "LIVE_COLUMNS",
@@ -262,7 +263,7 @@ class LiveSource(Protocol):
         """Test time of the current run: from its start to its stop, or to now."""
 
     def chart_inputs(self) -> ChartInputs:
-        """What the live charts read (:mod:`llmload.web.charts`)."""
+        """What the live charts read (:mod:`llmload.web.live_charts`)."""
 
     def offered_rate(self) -> float | None:
         """An open loop's offered rate now (requests/s); None in a closed loop."""
