@@ -6,7 +6,7 @@ the client's figures (:class:`Perf`: p50/p99 latencies in ms, rates, the error r
 :meth:`~llmload.results.model.Stats.in_flight_mean`), the p50 intervals, and the server/GPU
 signals of its steady window. Pure: typed results in, dataclasses out.
 
-Per-request phase evidence (:mod:`llmload.metrics.phases`): ``Perf.tail`` holds the mean
+Per-request phase evidence (:mod:`llmload.metrics.parts.phases`): ``Perf.tail`` holds the mean
 share of TTFT each part took over the requests at or above the step's TTFT p90, but only
 when at least :data:`PHASE_COVERAGE_MIN` of its successful requests carried the server's own
 timing; otherwise the rules fall back to the window-averaged signals.

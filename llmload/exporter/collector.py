@@ -57,6 +57,10 @@ llmload_baseline_ttft_seconds          gauge    quantile (0.5, 0.99; once the ba
 llmload_baseline_tpot_seconds          gauge    quantile
 =====================================  =======  ==========================================
 
+The per-class counters after ``llmload_errors_total`` are the ones each part of the class
+statistics names (:mod:`llmload.metrics.parts`, ``exported``): a part added there is exported
+here without an edit.
+
 Histogram buckets are exact sums of the fine histograms (:mod:`llmload.exporter.buckets`).
 Every class of the profile, and every fixed error kind per class, is exported from the
 start at 0, so the first request or error of a kind is seen by ``increase()``.
@@ -84,7 +88,9 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from llmload.errors import ERROR_KINDS
 from llmload.exporter.buckets import BUCKETS
 from llmload.metrics.aggregation import Snapshot
-from llmload.metrics.definitions import METRICS, PHASES, error_backoff_s
+from llmload.metrics.definitions import METRICS, PHASES
+from llmload.metrics.parts import parts
+from llmload.metrics.parts.outcomes import Outcomes
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats
 
 __all__ = ["ExportContext", "LlmloadCollector", "new_registry"]
@@ -181,85 +187,37 @@ def _request_families(stats: dict[str, ClassStats], ctx: ExportContext) -> Itera
 
     req = CounterMetricFamily("llmload_requests", "Finished requests by outcome", labels=(*_REQUEST_LABELS, "outcome"))
     err = CounterMetricFamily("llmload_errors", "Failed requests by error kind", labels=(*_REQUEST_LABELS, "kind"))
-    out = CounterMetricFamily(
-        "llmload_output_tokens",
-        "Output tokens of successful requests (usage when sent, else counted)",
-        labels=_REQUEST_LABELS,
-    )
-    inp = CounterMetricFamily("llmload_input_tokens", "Prompt tokens of successful requests", labels=_REQUEST_LABELS)
-    partial = CounterMetricFamily(
-        "llmload_partial_output_tokens",
-        "Tokens received by requests that then failed or were interrupted",
-        labels=_REQUEST_LABELS,
-    )
-    reconnects = CounterMetricFamily(
-        "llmload_reconnects",
-        "Requests sent again on a fresh connection: a reused keep-alive connection was closed before any answer byte",
-        labels=_REQUEST_LABELS,
-    )
-    reasoning = CounterMetricFamily(
-        "llmload_reasoning_tokens",
-        "Reasoning tokens of successful requests (usage when sent, else counted reasoning events)",
-        labels=_REQUEST_LABELS,
-    )
-    hidden = CounterMetricFamily(
-        "llmload_hidden_reasoning_requests",
-        "Successful requests whose usage reported reasoning tokens that the stream never showed",
-        labels=_REQUEST_LABELS,
-    )
-    jumps = CounterMetricFamily(
-        "llmload_buffered_token_jumps",
-        "Stream events that carried more than one token (the usage count jumped): why ITL looks coarse",
-        labels=_REQUEST_LABELS,
-    )
-    good = CounterMetricFamily(
-        "llmload_good_requests",
-        "Successful requests that met every SLO of their class (TTFT, TPOT, E2E limits): goodput",
-        labels=_REQUEST_LABELS,
-    )
-    backoff = CounterMetricFamily(
-        "llmload_error_backoff_seconds",
-        "User-seconds spent waiting after failed requests before the next one (--error-backoff)",
-        labels=_REQUEST_LABELS,
-    )
-    cached = CounterMetricFamily(
-        "llmload_cached_prompt_tokens",
-        "Prompt tokens the server said it served from its prefix cache (usage.prompt_tokens_details.cached_tokens)",
-        labels=_REQUEST_LABELS,
-    )
-    stated = CounterMetricFamily(
-        "llmload_cache_stated_prompt_tokens",
-        "Prompt tokens of successful requests whose answer stated cached_tokens (the prefix-cache hit ratio's divisor)",
-        labels=_REQUEST_LABELS,
-    )
     for name, s in stats.items():
         labels = (name, ctx.api, ctx.model)
-        c = s.counters
+        c = s.core.counters
         for outcome, key in _OUTCOMES:
             req.add_metric((*labels, outcome), c[key])
         kinds = dict.fromkeys(ERROR_KINDS, 0)
         kinds.update(s.errors_by_kind)
         for kind, n in sorted(kinds.items()):
             err.add_metric((*labels, kind), n)
-        out.add_metric(labels, c["output_tokens"])
-        inp.add_metric(labels, c["input_tokens"])
-        partial.add_metric(labels, c["partial_output_tokens"])
-        reconnects.add_metric(labels, c["reconnects"])
-        reasoning.add_metric(labels, c["reasoning_tokens"])
-        hidden.add_metric(labels, c["hidden_reasoning"])
-        jumps.add_metric(labels, c["buffered_token_jumps"])
-        good.add_metric(labels, c["good"])
-        backoff.add_metric(labels, error_backoff_s(c["backoff_ms"]))
-        cached.add_metric(labels, c["cached_prompt_tokens"])
-        stated.add_metric(labels, c["cache_stated_input_tokens"])
-    yield from (req, err, out, inp, partial, reconnects, reasoning, hidden, jumps, backoff, cached, stated)
+    yield from (req, err)
+    yield from _part_counters(stats, ctx)
     if ctx.slo_target is not None:
-        yield good
         yield GaugeMetricFamily(
             "llmload_slo_attainment_target",
             "Share of finished requests that must be good (--slo-attainment), for the attainment alert",
             value=ctx.slo_target,
         )
+
+
+def _part_counters(stats: dict[str, ClassStats], ctx: ExportContext) -> Iterator[Metric]:
+    """The counters each part names (:class:`~llmload.metrics.parts.contract.Exported`), per class; a part's
+    SLO-only counters only in a run with SLOs."""
+    named = ((None, Outcomes.exported), *((p.key, p.exported) for p in parts()))  # None: the core
+    for key, exported in named:
+        for e in exported:
+            if e.slo_only and ctx.slo_target is None:
+                continue
+            fam = CounterMetricFamily(f"llmload_{e.name}", e.help, labels=_REQUEST_LABELS)
+            for name, s in stats.items():
+                fam.add_metric((name, ctx.api, ctx.model), e.value(s.core if key is None else s.parts[key]))
+            yield fam
 
 
 def _load_generator_families(snap: Snapshot, ctx: ExportContext, classes: dict[str, None]) -> Iterator[Metric]:

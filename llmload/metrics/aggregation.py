@@ -6,6 +6,11 @@ runs standalone, the process itself) sends every ``report_to_master`` interval:
 ``{"m": MetricSet wire delta, "s": {step: MetricSet wire delta}, "g": WorkerGauges as a dict,
 "final": bool, "a": ArrivalStats wire delta (open loop only), "w": the warm-up's delta (WarmupRecorder.drain)}``
 
+Every piece is typed (``TypedDict``): a class's statistics travel part by part
+(:data:`~llmload.metrics.recorder.ClassStatsWire`, one typed wire per part of
+:mod:`llmload.metrics.parts`), the gauges as :class:`WorkerGaugesWire`. Master and workers run
+the same llmload version.
+
 :class:`Aggregator` folds them in by addition into four views:
 
 * ``run`` — this test run (reset at each test start): the summary and the web UI;
@@ -32,12 +37,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from llmload.metrics.arrival import ArrivalStats
 from llmload.metrics.coldstart import StartSlices
-from llmload.metrics.recorder import MetricSet
+from llmload.metrics.recorder import MetricSet, MetricSetWire
 from llmload.metrics.steady import SteadySlices
 from llmload.metrics.warmup import WarmupStats
 
@@ -51,6 +57,7 @@ __all__ = [
     "ReportWire",
     "Snapshot",
     "WorkerGauges",
+    "WorkerGaugesWire",
     "WorkerState",
 ]
 
@@ -64,6 +71,15 @@ LAG_SATURATED_S = 0.05
 #: row (a one-off spike, e.g. while hundreds of users spawn, is not a verdict); the live
 #: flag (exporter, web UI) is per report.
 SUSTAINED_REPORTS = 2
+
+
+class WorkerGaugesWire(TypedDict, total=False):
+    users: int
+    in_flight: int
+    in_flight_by_class: dict[str, int]
+    cpu_ratio: float
+    loop_lag_s: float
+    schedule_done: bool
 
 
 @dataclass(slots=True)
@@ -84,11 +100,12 @@ class WorkerGauges:
         busy = self.users > 0 or self.in_flight > 0
         return busy and (self.cpu_ratio >= CPU_SATURATED or self.loop_lag_s >= LAG_SATURATED_S)
 
-    def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_wire(self) -> WorkerGaugesWire:
+        return {"users": self.users, "in_flight": self.in_flight, "in_flight_by_class": dict(self.in_flight_by_class),
+                "cpu_ratio": self.cpu_ratio, "loop_lag_s": self.loop_lag_s, "schedule_done": self.schedule_done}  # fmt: skip
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> WorkerGauges:
+    def from_wire(cls, wire: WorkerGaugesWire) -> WorkerGauges:
         return cls(
             users=int(wire.get("users", 0)),
             in_flight=int(wire.get("in_flight", 0)),
@@ -100,12 +117,12 @@ class WorkerGauges:
 
 
 class ReportWire(TypedDict, total=False):
-    m: dict[str, Any]
-    s: dict[str, Any]
-    g: dict[str, Any]
-    final: bool
-    a: dict[str, Any]
-    w: dict[str, Any]
+    m: MetricSetWire  # this run's statistics since the last report
+    s: dict[str, MetricSetWire]  # str(step index) → that step's statistics since the last report
+    g: WorkerGaugesWire
+    final: bool  # the process stopped: nothing in flight any more
+    a: Mapping[str, Any]  # ArrivalStats.to_wire (open loop only)
+    w: Mapping[str, Any]  # WarmupRecorder.drain: {"w": WarmupStats wire?, "s": StartSlices wire?}
 
 
 @dataclass(slots=True)
@@ -206,7 +223,7 @@ class Aggregator:
                 step = self.steps[int(key)] = MetricSet()
             step.merge(MetricSet.from_wire(wire))
         if report.get("a"):
-            arrivals = ArrivalStats.from_wire(report["a"])
+            arrivals = ArrivalStats.from_wire(dict(report["a"]))
             self.arrivals.merge(arrivals)
             self.arrivals_total.merge(arrivals)
         warm = report.get("w")
@@ -230,7 +247,7 @@ class Aggregator:
     def _record_steady(self, delta: MetricSet) -> None:
         """This report's TTFT/TPOT count and sum and the live processes' in-flight total, in this wall second."""
         ov = delta.overall() if not delta.empty else None
-        ttft, tpot = (ov.hist["ttft"], ov.hist["tpot"]) if ov is not None else (None, None)
+        ttft, tpot = (ov.core.hist["ttft"], ov.core.hist["tpot"]) if ov is not None else (None, None)
         in_flight = sum(w.gauges.in_flight for w in self.workers.values() if not w.lost)
         self.steady.add(self._wall(), (ttft.count, ttft.sum) if ttft else (0, 0.0), (tpot.count, tpot.sum) if tpot else (0, 0.0),
                         in_flight)  # fmt: skip
@@ -277,7 +294,7 @@ class Aggregator:
             users=self.users,
             arrivals=self.arrivals.copy(),
             arrivals_total=self.arrivals_total.copy(),
-            window_requests=sum(s.counters["requests"] for _, d in self._window for s in d.classes.values()),
+            window_requests=sum(s.core.counters["requests"] for _, d in self._window for s in d.classes.values()),
             warmup=_copy_warmup(self.warmup) if run else WarmupStats(),
             starts=_copy_starts(self.starts) if run else StartSlices(),
         )

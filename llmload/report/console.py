@@ -12,12 +12,13 @@ from typing import Any, TextIO
 
 from llmload.analysis.diagnose import RUN_FAILED
 from llmload.analysis.grade import grade_ttft
+from llmload.metrics.parts import parts
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
 from llmload.report.steady import render_steady
 from llmload.report.thresholds import render_thresholds
 from llmload.report.warmup import render_warmup
-from llmload.results.judgement import SloPass
+from llmload.results.judgement import SloPass, Verdict
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 
 __all__ = ["render_summary", "tail_text"]
@@ -39,6 +40,10 @@ def tail_text(phases: Phases, quantile: str) -> str | None:
     parts = ", ".join(f"{v * 100:.0f} % {_PART_NAMES.get(k, k)}" for k, v in t.ranked() if v >= 0.005)
     return f"{quantile} TTFT {t.ttft_ms:.0f} ms: {parts}"
 
+
+#: Parts from this ``order`` on print their console lines below the errors by kind (backoff: 60), the others above
+#: (reconnects: 10).
+_BELOW_ERRORS = 50
 
 _Getter = Callable[[str, Stats], Any]
 _COLUMNS: tuple[tuple[str, int, _Getter], ...] = (
@@ -120,22 +125,13 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
             f"buffered token jumps: {o.buffered_token_jumps} events carried more than one token (the server's "
             "usage count jumped, e.g. a tool-call parser held text back): ITL has one long gap there\n"
         )
-    if o.reconnects:
-        out.write(
-            f"reconnects: {o.reconnects} requests sent again on a fresh connection "
-            "(the server had closed a pooled keep-alive connection before answering)\n"
-        )
+    _render_part_lines(result, out, below_errors=False)
     if result.errors_by_kind:
         kinds = ", ".join(f"{k} {v}" for k, v in result.errors_by_kind.items())
         out.write(f"errors by kind: {kinds}\n")
         for kind, message in result.errors_examples.items():
             out.write(f"  e.g. {kind}: {message or '(no message)'}\n")
-    if o.backoffs:
-        per_user = f", {o.backoff_s / result.users_max:.1f} s per user" if result.users_max else ""
-        out.write(
-            f"error backoff: users waited {o.backoff_s:.1f} s in all after failed requests "
-            f"({o.backoffs} waits{per_user}; --error-backoff)\n"
-        )
+    _render_part_lines(result, out, below_errors=True)
     _render_phases(o.phases, out)
     _render_grades(result, out)
     _render_goodput(result, out)
@@ -151,6 +147,15 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
     render_thresholds(result.thresholds, out)
+
+
+def _render_part_lines(result: RunResult, out: TextIO, below_errors: bool) -> None:
+    """Each part's own lines about the overall figures (:mod:`llmload.metrics.parts`: ``console_lines``), in the
+    parts' order; parts ordered from :data:`_BELOW_ERRORS` on print below the errors by kind, the others above."""
+    for part in parts():
+        if (part.order >= _BELOW_ERRORS) == below_errors:
+            for line in result.overall.part(part.figures).console_lines(result.users_max):
+                out.write(line + "\n")
 
 
 def _table(result: RunResult, columns: tuple[tuple[str, int, _Getter], ...], out: TextIO) -> None:
@@ -352,7 +357,13 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     j = result.judgement
     if j is None:
         return
-    v = j.verdict
+    _render_verdict(j.verdict, result, out)
+    for i, f in enumerate(j.findings[:3], 1):
+        out.write(f"finding {i}: {f.title} ({f.confidence}) — {'; '.join(f.evidence_text[:2])}\n")
+
+
+def _render_verdict(v: Verdict, result: RunResult, out: TextIO) -> None:
+    """The ladder's verdict line(s) and its SLO line."""
     if v.status == "inconclusive":
         judged = (v.inconclusive or {}).get("judged_status")
         out.write(f"verdict: INCONCLUSIVE — {v.note.removeprefix('inconclusive: ')}\n")
@@ -385,5 +396,3 @@ def _render_ladder(result: RunResult, out: TextIO) -> None:
     if v.slo is not None:
         rates = {st.index: st.label for st in result.steps if st.rate_offered is not None}
         out.write(_slo_line(v.slo.overall, v.slo.target, rates) + "\n")
-    for i, f in enumerate(j.findings[:3], 1):
-        out.write(f"finding {i}: {f.title} ({f.confidence}) — {'; '.join(f.evidence_text[:2])}\n")

@@ -1,8 +1,7 @@
 """Building the typed results straight from the merged histograms (nothing rounded here).
 
-* :func:`goodput_of` — its good requests, attainment and goodput rates (runs with SLOs);
-* :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`
-  (with its conversation turns, :func:`turn_of`);
+* :func:`stats_of` — one :class:`~llmload.metrics.recorder.ClassStats` over a span → :class:`Stats`:
+  the core's figures, and each part's (:mod:`llmload.metrics.parts`) as that part gives them;
 * :func:`build_steps` — the ladder's step windows and per-step statistics → :class:`StepResult` s,
   with each step's p50 intervals (:func:`median_ci`) and, given the collected series, its
   server/GPU signals over the steady window;
@@ -25,37 +24,13 @@ from typing import Any, Protocol
 
 from llmload.metrics.aggregation import SUSTAINED_REPORTS, Snapshot
 from llmload.metrics.confidence import quantile_ci
-from llmload.metrics.definitions import (
-    PHASES,
-    achieved_rate,
-    attainment,
-    error_backoff_s,
-    goodput_per_s,
-    prefix_cache_hit_ratio,
-    received_output_tokens,
-    received_output_tokens_per_s,
-)
+from llmload.metrics.definitions import achieved_rate, received_output_tokens, received_output_tokens_per_s
 from llmload.metrics.histogram import Histogram
-from llmload.metrics.phases import PhaseStats
+from llmload.metrics.parts.contract import Context
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
-from llmload.metrics.slo import SLO_KEYS
 from llmload.metrics.thresholds import Threshold
-from llmload.metrics.turns import TURN_METRICS, TurnStats, turn_label
 from llmload.results.arrival import arrival_result, arrival_warnings, held_back, trace_replay
-from llmload.results.model import (
-    CI_LATENCIES,
-    LATENCY_KEYS,
-    TAIL_QUANTILES,
-    ArrivalResult,
-    Goodput,
-    Latency,
-    Phases,
-    RunResult,
-    Stats,
-    StepResult,
-    TailShare,
-    TurnResult,
-)
+from llmload.results.model import CI_LATENCIES, LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.prompt_size import prompt_size_warning
 from llmload.results.setup import LoadState, RunSetup
 from llmload.results.signals import Series, window_stats
@@ -68,14 +43,11 @@ __all__ = [
     "arrival_warnings",
     "build_result",
     "build_steps",
-    "goodput_of",
     "held_back",
     "load_generator",
     "median_ci",
-    "phases_of",
     "stats_of",
     "trace_replay",
-    "turn_of",
     "unfinished_warning",
     "with_step_signals",
 ]
@@ -105,48 +77,13 @@ def median_ci(h: Histogram) -> tuple[float, float] | None:
     return lo * 1000.0, hi * 1000.0
 
 
-def phases_of(p: PhaseStats, ttft: Histogram, ok: int) -> Phases:
-    """The phases of one class (or all) and the tail attribution of its slowest 10 % / 1 % of
-    timed requests (:meth:`~llmload.metrics.phases.PhaseStats.tail`: rank-based over the
-    requests it averages, never empty while any was timed)."""
-    tail = {}
-    for name, q in TAIL_QUANTILES.items():
-        got = p.tail(q)
-        if got is None:
-            # nothing timed: the threshold of every first token, for the reader's orientation
-            tail[name] = TailShare(ttft.percentile(q) * 1000.0 if ttft.count else None)
-            continue
-        threshold, n, shares = got
-        if ttft.count:  # a bucket's centre, within the exact range of the first tokens it counts among
-            threshold = min(max(threshold, ttft.min), ttft.max)
-        tail[name] = TailShare(threshold * 1000.0, n, shares)
-    return Phases(
-        timed=p.timed,
-        coverage=p.timed / ok if ok else None,
-        latency={ph: Latency.from_histogram(p.hist[ph]) for ph in PHASES},
-        tail=tail,
-    )
-
-
-def goodput_of(s: ClassStats, span_s: float) -> Goodput:
-    """The goodput of ``s`` over ``span_s`` seconds (its ``good*``/``slo_missed_*`` counters)."""
-    c = s.counters
-    return Goodput(
-        good_requests=c["good"],
-        attainment=attainment(c["good"], c["ok"], c["errors"]),
-        requests_per_s=goodput_per_s(c["good"], span_s),
-        output_tokens_per_s=goodput_per_s(c["good_output_tokens"], span_s),
-        good_output_tokens=c["good_output_tokens"],
-        missed={k: c[f"slo_missed_{k}"] for k in SLO_KEYS},
-    )
-
-
 def stats_of(s: ClassStats, span_s: float, slos: bool = False, open_loop: bool = False) -> Stats:
-    """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span);
-    ``slos``: the run judged requests against SLOs (then ``goodput`` is set); ``open_loop``: the
+    """The figures of ``s`` over ``span_s`` seconds of test time (rates 0 for an empty span): the core's, and
+    every part's; ``slos``: the run judged requests against SLOs (then ``goodput`` is set); ``open_loop``: the
     run had an arrival schedule (then ``client_wait`` is set)."""
-    c = s.counters
-    per_s = (lambda n: n / span_s) if span_s > 0 else (lambda n: 0.0)
+    core = s.core
+    c = core.counters
+    ctx = Context(span_s, slos, open_loop, c["ok"], c["errors"], core.hist["ttft"])
     return Stats(
         requests=c["requests"],
         ok=c["ok"],
@@ -154,44 +91,18 @@ def stats_of(s: ClassStats, span_s: float, slos: bool = False, open_loop: bool =
         interrupted=c["interrupted"],
         output_tokens=c["output_tokens"],
         input_tokens=c["input_tokens"],
-        output_tokens_per_s=per_s(c["output_tokens"]),
-        requests_per_s=per_s(c["ok"]),
-        latency={m: Latency.from_histogram(s.hist[m], ci=m in CI_LATENCIES) for m in LATENCY_KEYS},
+        output_tokens_per_s=ctx.per_s(c["output_tokens"]),
+        requests_per_s=ctx.per_s(c["ok"]),
+        latency={m: Latency.from_histogram(core.hist[m], ci=m in CI_LATENCIES) for m in LATENCY_KEYS},
         output_tokens_from_usage_ratio=c["output_tokens_from_usage"] / c["ok"] if c["ok"] else None,
         partial_output_tokens=c["partial_output_tokens"],
         received_output_tokens=received_output_tokens(c["output_tokens"], c["partial_output_tokens"]),
         received_output_tokens_per_s=received_output_tokens_per_s(c["output_tokens"], c["partial_output_tokens"], span_s),
-        reconnects=c["reconnects"],
-        errors_by_kind=dict(sorted(s.errors_by_kind.items())),
-        reasoning_tokens=c["reasoning_tokens"],
-        reasoning_from_usage=c["reasoning_from_usage"],
-        reasoning_counted=c["reasoning_counted"],
-        hidden_reasoning=c["hidden_reasoning"],
+        errors_by_kind=dict(sorted(core.errors_by_kind.items())),
         buffered_token_jumps=c["buffered_token_jumps"],
-        phases=phases_of(s.phases, s.hist["ttft"], c["ok"]),
-        goodput=goodput_of(s, span_s) if slos else None,
-        errors_examples={k: s.errors_examples[k] for k in sorted(s.errors_examples)},
-        backoffs=c["backoffs"],
-        backoff_s=error_backoff_s(c["backoff_ms"]),
-        retry_afters=c["retry_afters"],
-        retry_after_s=c["retry_after_ms"] / 1000 / c["retry_afters"] if c["retry_afters"] else None,
-        cached_prompt_tokens=c["cached_prompt_tokens"],
-        prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
-        by_turn={turn_label(k): turn_of(s.turns[k]) for k in sorted(s.turns)},
-        client_wait=Latency.from_histogram(s.hist[CLIENT_WAIT]) if open_loop else None,
-    )
-
-
-def turn_of(t: TurnStats) -> TurnResult:
-    """One turn's figures from its histograms and counters."""
-    c = t.counters
-    return TurnResult(
-        requests=c["requests"],
-        ok=c["ok"],
-        input_tokens=c["input_tokens"],
-        cached_prompt_tokens=c["cached_prompt_tokens"],
-        prefix_cache_hit_ratio=prefix_cache_hit_ratio(c["cached_prompt_tokens"], c["cache_stated_input_tokens"]),
-        latency={m: Latency.from_histogram(t.hist[m]) for m in TURN_METRICS},
+        errors_examples={k: core.errors_examples[k] for k in sorted(core.errors_examples)},
+        client_wait=Latency.from_histogram(core.hist[CLIENT_WAIT]) if open_loop else None,
+        parts={(f := p.result(ctx)).key: f for p in s.parts.values()},
     )
 
 
@@ -199,10 +110,11 @@ def _steady_s(w: Window) -> float:
     return w.ended_at - w.steady_from if w.ended_at and w.steady_from else 0.0
 
 
-def _signals(series: Series | None, w: Window) -> dict[str, dict[str, float]]:
-    if not series or w.steady_from is None or w.ended_at is None:
+def _signals(series: Series | None, steady_from: float | None, ended_at: float | None) -> dict[str, dict[str, float]]:
+    """The signals of ``series`` over a step's steady window (none when the window or the series is missing)."""
+    if not series or steady_from is None or ended_at is None:
         return {}
-    return window_stats(series, w.steady_from, w.ended_at)
+    return window_stats(series, steady_from, ended_at)
 
 
 def build_steps(
@@ -232,8 +144,8 @@ def build_steps(
                 overall=stats_of(overall, span, slos, open_loop),
                 classes={n: stats_of(m.classes.get(n) or ClassStats(), span, slos, open_loop) for n in classes},
                 ci=ci,
-                server=_signals(server, w),
-                gpu=_signals(gpu, w),
+                server=_signals(server, w.steady_from, w.ended_at),
+                gpu=_signals(gpu, w.steady_from, w.ended_at),
                 rate_offered=(rate := getattr(w, "rate", None)),
                 rate_achieved=achieved_rate(overall.counters["requests"], span) if rate is not None else None,
             )
@@ -244,7 +156,9 @@ def build_steps(
 def with_step_signals(result: RunResult, server: Series | None, gpu: Series | None) -> RunResult:
     """``result`` with each step's missing server/GPU signals computed from the stored series (older summaries)."""
     steps = tuple(
-        replace(st, server=st.server or _signals(server, st), gpu=st.gpu or _signals(gpu, st)) for st in result.steps
+        replace(st, server=st.server or _signals(server, st.steady_from, st.ended_at),
+                gpu=st.gpu or _signals(gpu, st.steady_from, st.ended_at))
+        for st in result.steps
     )
     return replace(result, steps=steps)
 

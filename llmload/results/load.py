@@ -19,22 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from llmload.errors import ConfigError, LlmloadError
-from llmload.metrics.definitions import PHASES, TAIL_PARTS
-from llmload.metrics.turns import TURN_METRICS
+from llmload.metrics.latency import Latency
+from llmload.metrics.latency import num as _num
+from llmload.metrics.parts import parts
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
-from llmload.results.model import (
-    LATENCY_KEYS,
-    ArrivalResult,
-    Goodput,
-    Latency,
-    Phases,
-    RunResult,
-    Stats,
-    StepResult,
-    TailShare,
-    TraceReplay,
-    TurnResult,
-)
+from llmload.results.model import LATENCY_KEYS, ArrivalResult, RunResult, Stats, StepResult, TraceReplay
 from llmload.results.setup import LoadState, RunSetup
 from llmload.results.thresholds import ThresholdResult
 
@@ -55,41 +44,8 @@ class SummaryError(LlmloadError):
     """A summary whose values cannot be read (the message says which)."""
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
 def _latency(block: Mapping[str, Any] | None) -> Latency:
-    b = block or {}
-    ci = {str(k): (float(v[0]), float(v[1])) if v and len(v) == 2 else None for k, v in (b.get("ci95") or {}).items()}
-    return Latency(int(b.get("count") or 0), _num(b.get("mean")), _num(b.get("p50")), _num(b.get("p90")),
-                   _num(b.get("p99")), _num(b.get("max")), _num(b.get("min")), ci)  # fmt: skip
-
-
-def _phases(d: Mapping[str, Any] | None) -> Phases:
-    """A PHASES block (an empty Phases for an older summary without one)."""
-    if not d:
-        return Phases()
-    tail = {}
-    for q, t in (d.get("tail") or {}).items():
-        t = t or {}
-        shares = t.get("shares") or {}
-        tail[str(q)] = TailShare(_num(t.get("ttft_ms")), int(t.get("requests") or 0),
-                                 {k: _num(shares.get(k)) for k in TAIL_PARTS})  # fmt: skip
-    return Phases(
-        timed=int(d.get("timed_requests") or 0),
-        coverage=_num(d.get("coverage")),
-        latency={p: _latency(d.get(f"{p}_ms")) for p in PHASES},
-        tail=tail or Phases().tail,
-    )
-
-
-def _goodput(g: Mapping[str, Any] | None) -> Goodput | None:
-    if not g:
-        return None
-    return Goodput(int(g.get("good_requests") or 0), _num(g.get("attainment")), _num(g.get("requests_per_s")) or 0.0,
-                   _num(g.get("output_tokens_per_s")) or 0.0, int(g.get("good_output_tokens") or 0),
-                   {str(k): int(v) for k, v in (g.get("missed") or {}).items()})  # fmt: skip
+    return Latency.from_dict(block)
 
 
 def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
@@ -97,7 +53,6 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
     if not d:
         return Stats()
     i = lambda k: int(d.get(k) or 0)  # noqa: E731
-    reasoning = d.get("reasoning_tokens") or {}
     return Stats(
         requests=i("requests"),
         ok=i("ok"),
@@ -112,24 +67,11 @@ def stats_from_dict(d: Mapping[str, Any] | None) -> Stats:
         partial_output_tokens=i("partial_output_tokens"),
         received_output_tokens=d.get("received_output_tokens"),
         received_output_tokens_per_s=_num(d.get("received_output_tokens_per_s")),
-        reconnects=i("reconnects"),
         errors_by_kind={str(k): int(v) for k, v in (d.get("errors_by_kind") or {}).items()},
-        reasoning_tokens=int(reasoning.get("total") or 0),
-        reasoning_from_usage=int(reasoning.get("from_usage") or 0),
-        reasoning_counted=int(reasoning.get("counted") or 0),
-        hidden_reasoning=i("hidden_reasoning"),
         buffered_token_jumps=i("buffered_token_jumps"),
-        phases=_phases(d.get("phases")),
-        goodput=_goodput(d.get("goodput")),
         errors_examples={str(k): str(v) for k, v in (d.get("errors_examples") or {}).items()},
-        backoffs=i("backoffs"),
-        backoff_s=_num(d.get("backoff_s")) or 0.0,
-        retry_afters=i("retry_afters"),
-        retry_after_s=_num(d.get("retry_after_s")),
-        cached_prompt_tokens=i("cached_prompt_tokens"),
-        prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
-        by_turn={str(k): _turn(t or {}) for k, t in (d.get("by_turn") or {}).items()},
         client_wait=_latency(d["client_wait_ms"]) if d.get("client_wait_ms") else None,
+        parts={p.figures.key: p.figures.from_dict(d) for p in parts()},
     )
 
 
@@ -158,18 +100,6 @@ def _trace(d: Mapping[str, Any] | None) -> TraceReplay | None:
     return TraceReplay(str(d.get("file") or ""), int(d.get("entries") or 0), float(d.get("speedup") or 1.0),
                        float(d.get("span_s") or 0.0), float(d.get("block_reuse") or 0.0))  # fmt: skip
 
-
-
-def _turn(d: Mapping[str, Any]) -> TurnResult:
-    i = lambda k: int(d.get(k) or 0)  # noqa: E731
-    return TurnResult(
-        requests=i("requests"),
-        ok=i("ok"),
-        input_tokens=i("input_tokens"),
-        cached_prompt_tokens=i("cached_prompt_tokens"),
-        prefix_cache_hit_ratio=_num(d.get("prefix_cache_hit_ratio")),
-        latency={m: _latency(d.get(f"{m}_ms")) for m in TURN_METRICS},
-    )
 
 
 def _step(e: Mapping[str, Any]) -> StepResult:

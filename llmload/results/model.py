@@ -9,8 +9,10 @@ histograms give them, rates are exact quotients; writers round.
 type               what
 =================  ==========================================================================
 :class:`Latency`   one latency metric over successful requests: count, mean, p50/p90/p99, min, max
-:class:`Stats`     one request class (or all): counters, rates, latencies, errors by kind,
-                   prefix-cache figures, and per conversation turn a :class:`TurnResult`
+                   (:mod:`llmload.metrics.latency`)
+:class:`Stats`     one request class (or all): the core's counters, rates, latencies and errors by
+                   kind, and each part's frozen figures (:mod:`llmload.metrics.parts`: reasoning,
+                   phases, goodput, backoff, prefix cache, per conversation turn, ...)
 :class:`StepResult`  one ladder step: its window, its steady-window Stats, p50 intervals, signals
 :class:`RunResult` the run: overall, classes, steps, its setup and the load generator's state
                    (:mod:`~llmload.results.setup`), collection blocks,
@@ -21,12 +23,20 @@ type               what
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
-from llmload.metrics.confidence import HEADLINE_QUANTILES, quantile_ci
-from llmload.metrics.definitions import METRICS, PHASES, TAIL_PARTS
-from llmload.metrics.histogram import Histogram
+from llmload.metrics.definitions import METRICS
+from llmload.metrics.latency import Latency
+from llmload.metrics.parts import parts
+from llmload.metrics.parts.contract import Figures
+from llmload.metrics.parts.goodput import Goodput, SloFigures
+from llmload.metrics.parts.phases import TAIL_QUANTILES, Phases, TailShare
+from llmload.metrics.parts.prefix_cache import CacheFigures
+from llmload.metrics.parts.reasoning import ReasoningFigures
+from llmload.metrics.parts.reconnects import ReconnectFigures
+from llmload.metrics.parts.turns import TurnFigures, TurnResult
+from llmload.metrics.parts.waits import BackoffFigures
 from llmload.results.judgement import Judgement
 from llmload.results.setup import LoadState, RunSetup, WrittenViews
 from llmload.results.thresholds import ThresholdResult
@@ -55,131 +65,20 @@ BASELINE_STEP = -1
 LATENCY_KEYS = METRICS
 #: The headline latencies whose p50/p90/p99 carry a 95 % interval (:mod:`llmload.metrics.confidence`).
 CI_LATENCIES = ("ttft", "tpot", "itl", "e2e")
-_QUANTILES = (0.5, 0.9, 0.99)
-#: TTFT percentiles whose tail the phase attribution explains: name → quantile.
-TAIL_QUANTILES = {"p90": 0.9, "p99": 0.99}
 
 #: Signal statistics over a window: ``{signal: {"mean", "min", "max", "last", "samples"}}``.
 SignalStats = dict[str, dict[str, float]]
-
-
-@dataclass(frozen=True, slots=True)
-class Latency:
-    """One metric's distribution (ms); every figure None without samples.
-
-    ``ci95``: for a headline latency (:data:`CI_LATENCIES`) ``{"p50", "p90", "p99"}`` → the
-    percentile's 95 % interval ``(lo, hi)`` in ms, or None with too few samples for it
-    (:mod:`llmload.metrics.confidence`); empty for every other latency.
-    """
-
-    count: int = 0
-    mean: float | None = None
-    p50: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    max: float | None = None
-    min: float | None = None
-    ci95: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
-
-    @classmethod
-    def from_histogram(cls, h: Histogram, ci: bool = False) -> Latency:
-        """The figures of ``h``; ``ci``: with the percentiles' 95 % intervals."""
-        ms = 1000.0
-        intervals: dict[str, tuple[float, float] | None] = {}
-        if ci:
-            for name, q in HEADLINE_QUANTILES.items():
-                got = quantile_ci(h, q)
-                intervals[name] = (got[0] * ms, got[1] * ms) if got is not None else None
-        if h.count == 0:
-            return cls(ci95=intervals)
-        p50, p90, p99 = h.percentiles(_QUANTILES)
-        return cls(h.count, h.mean * ms, p50 * ms, p90 * ms, p99 * ms, h.max * ms, h.min * ms, intervals)
-
-    def interval(self, name: str) -> tuple[float, float] | None:
-        """The 95 % interval of percentile ``name`` (``"p99"``), ms; None when unknown or too few samples."""
-        return self.ci95.get(name)
-
-
-@dataclass(frozen=True, slots=True)
-class Goodput:
-    """Requests that met their class's SLOs (definitions in :mod:`llmload.metrics.definitions`).
-
-    ``attainment`` = good / (ok + errors) (None when nothing finished); the rates are per
-    second of the span; ``missed`` counts, per SLO key, the successful requests that missed it.
-    """
-
-    good_requests: int = 0
-    attainment: float | None = None
-    requests_per_s: float = 0.0
-    output_tokens_per_s: float = 0.0
-    good_output_tokens: int = 0
-    missed: Mapping[str, int] = field(default_factory=dict)
 
 
 def _empty_latency() -> dict[str, Latency]:
     return {m: Latency() for m in LATENCY_KEYS}
 
 
-def _empty_phases() -> dict[str, Latency]:
-    return {p: Latency() for p in PHASES}
+def _no_parts() -> dict[str, Figures]:
+    return {}
 
 
-@dataclass(frozen=True, slots=True)
-class TailShare:
-    """The requests at or above a TTFT percentile (``ttft_ms``): how many had server timing, and
-    the mean share of TTFT each part took (``gateway``, ``server_queue``, ``prefill``, ``other``)."""
-
-    ttft_ms: float | None = None
-    requests: int = 0
-    shares: Mapping[str, float | None] = field(default_factory=lambda: dict.fromkeys(TAIL_PARTS))
-
-    def ranked(self) -> list[tuple[str, float]]:
-        """Parts by share, largest first (parts without a share left out)."""
-        return sorted(((k, v) for k, v in self.shares.items() if v is not None), key=lambda kv: -kv[1])
-
-
-def _empty_tails() -> dict[str, TailShare]:
-    return {q: TailShare() for q in TAIL_QUANTILES}
-
-
-@dataclass(frozen=True, slots=True)
-class Phases:
-    """Where successful requests' time went (:mod:`llmload.metrics.phases`).
-
-    ``latency``: one :class:`Latency` per phase (``client_wait``, ``gateway``,
-    ``server_queue``, ``prefill``, ``decode``; empty when no request had it);
-    ``timed``: requests with the server's own timing, ``coverage`` their share of the
-    successful ones; ``tail``: ``{"p90", "p99"}`` → :class:`TailShare`.
-    """
-
-    timed: int = 0
-    coverage: float | None = None
-    latency: Mapping[str, Latency] = field(default_factory=_empty_phases)
-    tail: Mapping[str, TailShare] = field(default_factory=_empty_tails)
-
-    def lat(self, phase: str) -> Latency:
-        return self.latency.get(phase) or Latency()
-
-
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    """One turn of a conversation class (:mod:`llmload.metrics.turns`): ``requests`` of every
-    outcome; token counts, TPOT and E2E over successful ones (TTFT also the interrupted ones
-    that had a first token)."""
-
-    requests: int = 0
-    ok: int = 0
-    input_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    prefix_cache_hit_ratio: float | None = None
-    latency: Mapping[str, Latency] = field(default_factory=dict)
-
-    @property
-    def input_tokens_mean(self) -> float | None:
-        return self.input_tokens / self.ok if self.ok else None
-
-    def lat(self, metric: str) -> Latency:
-        return self.latency.get(metric) or Latency()
+_F = TypeVar("_F", bound=Figures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +87,10 @@ class Stats:
 
     ``requests = ok + errors + interrupted``. Latencies and token counts cover successful
     requests; ``requests_per_s`` is successful requests per second of the span and
-    ``output_tokens_per_s`` their output tokens per second.
+    ``output_tokens_per_s`` their output tokens per second. These fields are the core's
+    (:mod:`llmload.metrics.parts.outcomes`); every other figure is a part's, in ``parts``
+    (figures key → that part's frozen figures, :mod:`llmload.metrics.parts`): :meth:`part`
+    reads one (its empty figures when absent), and the properties below name the long-standing ones.
     """
 
     requests: int = 0
@@ -204,24 +106,80 @@ class Stats:
     partial_output_tokens: int = 0  # tokens received by requests that then failed or were cut
     received_output_tokens: int | None = None  # every output token that arrived, any outcome (None: not recorded)
     received_output_tokens_per_s: float | None = None
-    reconnects: int = 0  # requests sent again on a fresh connection (stale keep-alive), any outcome
     errors_by_kind: Mapping[str, int] = field(default_factory=dict)
-    reasoning_tokens: int = 0  # reasoning tokens of successful requests (usage when sent, else counted)
-    reasoning_from_usage: int = 0  # successful requests that reasoned, their count from usage
-    reasoning_counted: int = 0  # successful requests that reasoned, their count from the stream
-    hidden_reasoning: int = 0  # successful requests whose usage says reasoning the stream never showed
     buffered_token_jumps: int = 0  # events that carried k > 1 tokens (usage jumped), any outcome
-    phases: Phases = field(default_factory=Phases)
-    goodput: Goodput | None = None  # None: the run had no SLOs
     errors_examples: Mapping[str, str] = field(default_factory=dict)  # kind -> the server's message, first seen
-    backoffs: int = 0  # waits after a failed request (--error-backoff)
-    backoff_s: float = 0.0  # user-seconds spent in them
-    retry_afters: int = 0  # failed requests whose 429/503 carried a readable Retry-After
-    retry_after_s: float | None = None  # the mean wait they asked for (None: none did)
-    cached_prompt_tokens: int = 0  # prompt tokens the server says it served from its prefix cache
-    prefix_cache_hit_ratio: float | None = None  # cached / prompt tokens where stated (None: never stated)
-    by_turn: Mapping[str, TurnResult] = field(default_factory=dict)  # conversation turns: "1", "2", ..., "10+"
     client_wait: Latency | None = None  # open loop: actual − intended send of every sent request (None: closed loop)
+    parts: Mapping[str, Figures] = field(default_factory=_no_parts)
+
+    def part(self, kind: type[_F]) -> _F:
+        """The figures of the part whose figures class is ``kind`` (empty figures when this Stats has none)."""
+        got = self.parts.get(kind.key)
+        return got if isinstance(got, kind) else kind()
+
+    def with_part(self, figures: Figures) -> Stats:
+        """A copy with ``figures`` in place of its part's."""
+        return replace(self, parts={**self.parts, figures.key: figures})
+
+    def figures(self) -> list[Figures]:
+        """Every registered part's figures, in the parts' order (empty figures for a part this Stats lacks)."""
+        return [self.part(p.figures) for p in parts()]
+
+    @property
+    def reconnects(self) -> int:  # requests sent again on a fresh connection (stale keep-alive), any outcome
+        return self.part(ReconnectFigures).reconnects
+
+    @property
+    def reasoning_tokens(self) -> int:  # reasoning tokens of successful requests (usage when sent, else counted)
+        return self.part(ReasoningFigures).tokens
+
+    @property
+    def reasoning_from_usage(self) -> int:  # successful requests that reasoned, their count from usage
+        return self.part(ReasoningFigures).from_usage
+
+    @property
+    def reasoning_counted(self) -> int:  # successful requests that reasoned, their count from the stream
+        return self.part(ReasoningFigures).counted
+
+    @property
+    def hidden_reasoning(self) -> int:  # successful requests whose usage says reasoning the stream never showed
+        return self.part(ReasoningFigures).hidden
+
+    @property
+    def phases(self) -> Phases:
+        return self.part(Phases)
+
+    @property
+    def goodput(self) -> Goodput | None:  # None: the run had no SLOs
+        return self.part(SloFigures).goodput
+
+    @property
+    def backoffs(self) -> int:  # waits after a failed request (--error-backoff)
+        return self.part(BackoffFigures).backoffs
+
+    @property
+    def backoff_s(self) -> float:  # user-seconds spent in them
+        return self.part(BackoffFigures).backoff_s
+
+    @property
+    def retry_afters(self) -> int:  # failed requests whose 429/503 carried a readable Retry-After
+        return self.part(BackoffFigures).retry_afters
+
+    @property
+    def retry_after_s(self) -> float | None:  # the mean wait they asked for (None: none did)
+        return self.part(BackoffFigures).retry_after_s
+
+    @property
+    def cached_prompt_tokens(self) -> int:  # prompt tokens the server says it served from its prefix cache
+        return self.part(CacheFigures).cached_prompt_tokens
+
+    @property
+    def prefix_cache_hit_ratio(self) -> float | None:  # cached / prompt tokens where stated (None: never stated)
+        return self.part(CacheFigures).prefix_cache_hit_ratio
+
+    @property
+    def by_turn(self) -> Mapping[str, TurnResult]:  # conversation turns: "1", "2", ..., "10+"
+        return self.part(TurnFigures).by_turn
 
     def lat(self, metric: str) -> Latency:
         """``"ttft"`` → its :class:`Latency` (empty when unknown)."""

@@ -58,84 +58,44 @@ that carried more than one token. ``cached_prompt_tokens`` is what the server's 
 served from its prefix cache, ``prefix_cache_hit_ratio`` those tokens / the prompt tokens of the
 answers that said (``null`` when none did). ``by_turn`` is there for a conversation class (and for
 ``overall`` and steps when the run has one): one entry per turn, turns from 10 on merged into
-``"10+"`` (``metrics/turns.py``). This is where figures are rounded:
-milliseconds and rates to 3 decimals (µs), ratios to 4. A new summary field is one line in
-:func:`stats_dict` (or :func:`to_summary`) and its reading in :mod:`~llmload.results.load`.
+``"10+"`` (``metrics/parts/turns.py``). This is where figures are rounded:
+milliseconds and rates to 3 decimals (µs), ratios to 4. :func:`stats_dict` writes the core's
+keys and then each part's (:mod:`llmload.metrics.parts`: its figures' ``to_dict``), so a new
+per-class figure is written (and read back, :mod:`~llmload.results.load`) by its part alone.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from llmload.metrics.turns import TURN_METRICS
+from llmload.metrics.latency import rnd as _r
+from llmload.metrics.parts.contract import Json
 from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
-from llmload.results.model import (
-    LATENCY_KEYS,
-    ArrivalResult,
-    Goodput,
-    Latency,
-    Phases,
-    RunResult,
-    Stats,
-    StepResult,
-    TurnResult,
-)
+from llmload.results.model import LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.thresholds import ThresholdResult
 
 __all__ = [
     "SCHEMA",
     "arrival_dict",
     "baseline_dict",
-    "goodput_dict",
     "latency_dict",
-    "phases_dict",
     "stats_dict",
     "step_dict",
     "threshold_dict",
     "to_summary",
-    "turn_dict",
 ]
 
 SCHEMA = "llmload.summary/2"
 
 
-def _r(x: float | None, digits: int = 3) -> float | None:
-    return None if x is None else round(x, digits)
+def latency_dict(lat: Latency) -> dict[str, Json]:
+    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``
+    (:meth:`~llmload.metrics.latency.Latency.to_dict`)."""
+    return lat.to_dict()
 
 
-def latency_dict(lat: Latency) -> dict[str, Any]:
-    """mean/p50/p90/p99/max (ms, rounded to µs) plus min and count; a headline latency also ``ci95``:
-    ``{"p50" | "p90" | "p99": [lo, hi] | null}`` (null: too few samples for that percentile's interval)."""
-    out = {"mean": _r(lat.mean), "p50": _r(lat.p50), "p90": _r(lat.p90), "p99": _r(lat.p99), "max": _r(lat.max),
-           "min": _r(lat.min), "count": lat.count}  # fmt: skip
-    if lat.ci95:
-        out["ci95"] = {k: [round(v[0], 3), round(v[1], 3)] if v is not None else None for k, v in lat.ci95.items()}
-    return out
-
-
-def phases_dict(p: Phases) -> dict[str, Any]:
-    """The PHASES block: per-phase latencies (ms), coverage, and the TTFT tail attribution."""
-    out: dict[str, Any] = {"timed_requests": p.timed, "coverage": _r(p.coverage, 4)}
-    for name, lat in p.latency.items():
-        out[f"{name}_ms"] = latency_dict(lat)
-    out["tail"] = {
-        q: {"ttft_ms": _r(t.ttft_ms), "requests": t.requests, "shares": {k: _r(v, 4) for k, v in t.shares.items()}}
-        for q, t in p.tail.items()
-    }
-    return out
-
-
-def goodput_dict(g: Goodput) -> dict[str, Any]:
-    """One GOODPUT block (rates to 3 decimals, attainment to 4)."""
-    return {"good_requests": g.good_requests, "attainment": _r(g.attainment, 4),
-            "requests_per_s": round(g.requests_per_s, 3), "output_tokens_per_s": round(g.output_tokens_per_s, 3),
-            "good_output_tokens": g.good_output_tokens, "missed": dict(g.missed)}  # fmt: skip
-
-
-def stats_dict(s: Stats) -> dict[str, Any]:
-    """One STATS block."""
-    out: dict[str, Any] = {
+def stats_dict(s: Stats) -> dict[str, Json]:
+    """One STATS block: the core's keys, then each part's (in the parts' order)."""
+    out: dict[str, Json] = {
         "requests": s.requests,
         "ok": s.ok,
         "errors": s.errors,
@@ -146,49 +106,26 @@ def stats_dict(s: Stats) -> dict[str, Any]:
         "requests_per_s": round(s.requests_per_s, 3),
     }
     for m in LATENCY_KEYS:
-        out[f"{m}_ms"] = latency_dict(s.lat(m))
+        out[f"{m}_ms"] = s.lat(m).to_dict()
     if s.client_wait is not None:
-        out["client_wait_ms"] = latency_dict(s.client_wait)
+        out["client_wait_ms"] = s.client_wait.to_dict()
     out["output_tokens_from_usage_ratio"] = _r(s.output_tokens_from_usage_ratio, 4)
     out["partial_output_tokens"] = s.partial_output_tokens
     out["received_output_tokens"] = s.received_output_tokens
     out["received_output_tokens_per_s"] = _r(s.received_output_tokens_per_s, 3)
-    out["reconnects"] = s.reconnects
     out["errors_by_kind"] = dict(s.errors_by_kind)
-    out["reasoning_tokens"] = {"total": s.reasoning_tokens, "mean": _r(s.reasoning_tokens_mean, 3),
-                               "from_usage": s.reasoning_from_usage, "counted": s.reasoning_counted}  # fmt: skip
-    out["hidden_reasoning"] = s.hidden_reasoning
-    out["buffered_token_jumps"] = s.buffered_token_jumps
-    out["phases"] = phases_dict(s.phases)
-    if s.goodput is not None:
-        out["goodput"] = goodput_dict(s.goodput)
     out["errors_examples"] = dict(s.errors_examples)
-    out["backoffs"] = s.backoffs
-    out["backoff_s"] = round(s.backoff_s, 3)
-    out["retry_afters"] = s.retry_afters
-    out["retry_after_s"] = _r(s.retry_after_s, 3)
-    out["cached_prompt_tokens"] = s.cached_prompt_tokens
-    out["prefix_cache_hit_ratio"] = _r(s.prefix_cache_hit_ratio, 4)
-    if s.by_turn:
-        out["by_turn"] = {k: turn_dict(t) for k, t in s.by_turn.items()}
+    out["buffered_token_jumps"] = s.buffered_token_jumps
+    for figures in s.figures():
+        out.update(figures.to_dict())
     return out
 
 
-def turn_dict(t: TurnResult) -> dict[str, Any]:
-    """One entry of ``by_turn``."""
-    out: dict[str, Any] = {"requests": t.requests, "ok": t.ok, "input_tokens": t.input_tokens,
-                           "input_tokens_mean": _r(t.input_tokens_mean, 1), "cached_prompt_tokens": t.cached_prompt_tokens,
-                           "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
-    for m in TURN_METRICS:
-        out[f"{m}_ms"] = latency_dict(t.lat(m))
-    return out
-
-
-def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
+def arrival_dict(a: ArrivalResult) -> dict[str, Json]:
     """The summary's ``arrival`` block (just the mode in a closed loop)."""
     if not a.open_loop:
         return {"mode": a.mode}
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "mode": a.mode,
         "offered_rate": _r(a.offered_rate),
         "achieved_rate": _r(a.achieved_rate),
@@ -209,7 +146,7 @@ def arrival_dict(a: ArrivalResult) -> dict[str, Any]:
     return out
 
 
-def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Any]:
+def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Json]:
     """STEP_STATS = STATS + the error rate and Little's-law in-flight mean of the step."""
     out = stats_dict(s)
     out["error_rate"] = _r(s.error_rate, 4)
@@ -217,9 +154,9 @@ def _step_stats(s: Stats, users: int, span_s: float) -> dict[str, Any]:
     return out
 
 
-def step_dict(st: StepResult) -> dict[str, Any]:
+def step_dict(st: StepResult) -> dict[str, Json]:
     """One entry of ``steps``."""
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "index": st.index,
         "users": st.users,
         "started_at": round(st.started_at, 3),
@@ -241,7 +178,7 @@ def step_dict(st: StepResult) -> dict[str, Any]:
     return out
 
 
-def threshold_dict(t: ThresholdResult) -> dict[str, Any]:
+def threshold_dict(t: ThresholdResult) -> dict[str, Json]:
     """One entry of ``thresholds``: the expression, the measured value, its 95 % interval, passed (null: no value)."""
     ci = [_r(t.ci95[0], 4), _r(t.ci95[1], 4)] if t.ci95 is not None else None
     return {"expr": t.expr, "value": _r(t.value, 4), "ci95": ci, "passed": t.passed, "note": t.note}
@@ -251,7 +188,7 @@ def _pair(lat: Latency) -> dict[str, float | None]:
     return {"p50": _r(lat.p50), "p99": _r(lat.p99)}
 
 
-def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | None:
+def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Json] | None:
     """The summary's ``baseline``: the chosen step's figures and where it came from."""
     ref = judgement.baseline
     st = result.step(ref.step) if ref is not None else None
@@ -259,7 +196,7 @@ def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | N
         return None
     p = st.overall
     e2e = p.lat("e2e")
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "step": st.index,
         "users": st.users,
         "source": ref.source,
@@ -278,16 +215,16 @@ def baseline_dict(result: RunResult, judgement: Judgement) -> dict[str, Any] | N
     return out
 
 
-def to_summary(result: RunResult) -> dict[str, Any]:
+def to_summary(result: RunResult) -> dict[str, Json]:
     """The summary dict of ``result`` (module docstring); without a judgement, no baseline/verdict/findings."""
     total = result.overall.requests
-    classes: dict[str, Any] = {}
+    classes: dict[str, Json] = {}
     for name, s in result.classes.items():
         entry = stats_dict(s)
         entry["weight"] = result.weights.get(name)
         entry["share_of_requests"] = round(s.requests / total, 4) if total else None
         classes[name] = entry
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "schema": SCHEMA,
         "duration_s": round(result.duration_s, 3),
         "users_max": result.users_max,

@@ -10,6 +10,7 @@ from llmload.analysis import analyze
 from llmload.analysis.slo_verdict import failed_slo, judge_slo
 from llmload.ladder import StepWindow
 from llmload.metrics.definitions import settle_token_counts
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
 from llmload.metrics.slo import SLO
@@ -119,7 +120,7 @@ def test_a_plain_run_is_met_or_missed_over_the_whole_run():
     assert v.overall.status == "met" and v.overall.attainment == 1.0
     strict = replace(plain, setup=replace(plain.setup, slo_attainment=1.0))
     assert judge_slo(strict).overall.status == "met"
-    missed = replace(plain, overall=Stats(requests=10, ok=10, goodput=Goodput(9, 0.9, missed={"e2e_ms": 1})))
+    missed = replace(plain, overall=Stats(requests=10, ok=10).with_part(SloFigures(Goodput(9, 0.9, missed={"e2e_ms": 1}))))
     assert (judge_slo(missed).overall.status, judge_slo(missed).overall.failed_slo) == ("missed", "e2e_ms")
 
 

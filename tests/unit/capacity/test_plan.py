@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmload.capacity.plan import Goal, Trial, answer_line, search, trial_of
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Latency, Stats
 
 GOAL = Goal(target=0.99, slo=(("ttft_ms", 1000.0),))
@@ -46,8 +47,8 @@ def test_a_trial_meets_the_baseline_goal_while_both_p50s_stay_within_the_degrada
     assert trial_of(2, Stats(requests=10, ok=10, latency=lat), goal).meets
     slow = {**lat, "tpot": Latency(count=10, p50=31.0, p99=40.0)}
     assert not trial_of(1, Stats(requests=10, ok=10, latency=slow), goal).meets
-    judged = Stats(
-        requests=10, ok=10, latency=lat, goodput=Goodput(good_requests=9, attainment=0.9, missed={"ttft_ms": 1})
+    judged = Stats(requests=10, ok=10, latency=lat).with_part(
+        SloFigures(Goodput(good_requests=9, attainment=0.9, missed={"ttft_ms": 1}))
     )
     t = trial_of(1, judged, GOAL)
     assert not t.meets and t.attainment == 0.9 and t.failed_slo == "ttft_ms"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from llmload.metrics.parts.goodput import SloFigures
+from llmload.metrics.parts.prefix_cache import CacheFigures
 from llmload.report.console import render_summary
 from tests.helpers.samples import slo_result
 
@@ -31,8 +33,8 @@ def test_grades_goodput_per_gpu_and_the_slo_verdict():
 
 def test_nothing_extra_without_slos_or_gpus():
     result = slo_result(gpus=0)
-    plain = replace(result, overall=replace(result.overall, goodput=None), steps=(),
-                    classes={n: replace(s, goodput=None) for n, s in result.classes.items()})  # fmt: skip
+    plain = replace(result, overall=result.overall.with_part(SloFigures()), steps=(),
+                    classes={n: s.with_part(SloFigures()) for n, s in result.classes.items()})  # fmt: skip
     text = rendered(plain)
     assert "goodput" not in text and "per GPU" not in text and "TTFT p50 grade" in text
 
@@ -64,7 +66,7 @@ def test_an_inconclusive_rate_ladder_names_its_rates_not_its_cap():
 
 
 def _cached(result, interrupted: int, server: dict | None):
-    o = replace(result.overall, cached_prompt_tokens=841, prefix_cache_hit_ratio=0.5227, interrupted=interrupted)
+    o = replace(result.overall, interrupted=interrupted).with_part(CacheFigures(841, 0.5227))
     return replace(result, overall=o, classes={}, steps=(), server=server)
 
 

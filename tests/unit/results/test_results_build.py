@@ -145,7 +145,9 @@ def test_retry_after_counters_give_the_refusals_that_carried_one_and_the_mean_wa
     from llmload.results.summary import stats_dict
 
     cs = ClassStats()
-    cs.counters.update(requests=5, errors=5, retry_afters=4, retry_after_ms=6000)
+    cs.core.counters.update(requests=5, errors=5)
+    backoff = cs.parts["backoff"]
+    backoff.retry_afters, backoff.retry_after_ms = 4, 6000
     s = stats_of(cs, 10.0)
     assert (s.retry_afters, s.retry_after_s) == (4, 1.5)
     d = stats_dict(s)

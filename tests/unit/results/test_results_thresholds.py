@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from llmload.metrics.parts.goodput import SloFigures
 from llmload.metrics.thresholds import parse_thresholds
 from llmload.report.console import render_summary
 from llmload.results import from_summary, to_summary
@@ -46,7 +47,7 @@ def test_a_figure_the_run_lacks_is_inconclusive():
     assert res[0].passed is None and "no SLOs" in res[0].note
     assert exit_code(res) == 3
     r = _result()
-    with_slo = replace(r, overall=replace(r.overall, goodput=Goodput(good_requests=396, attainment=0.99)))
+    with_slo = replace(r, overall=r.overall.with_part(SloFigures(Goodput(good_requests=396, attainment=0.99))))
     (att,) = evaluate(with_slo, parse_thresholds("goodput.attainment>=0.99"))
     assert att.passed is True and att.ci95 is not None
     assert exit_code(evaluate(r, parse_thresholds("ttft_p50_ms<60"))) == 0 and exit_code(()) == 0

@@ -168,7 +168,7 @@ def test_a_warmup_request_reaches_the_listeners_and_the_dump_but_no_statistic_of
     report = lp.report(final=True)
     m = MetricSet.from_wire(report["m"]).overall().counters
     assert (m["requests"], m["ok"], m["errors"], m["backoffs"]) == (1, 1, 0, 0)
-    assert report["w"]["w"]["c"]["c"]["errors"] == 1  # in the warm-up's own statistics
+    assert report["w"]["w"]["c"]["outcomes"]["c"]["errors"] == 1  # in the warm-up's own statistics
     lines = (tmp_path / "rec.jsonl").read_text().splitlines()
     assert len(lines) == 2 and '"warmup":true' in lines[0] and "warmup" not in lines[1]
     lp.stop()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from llmload.metrics.definitions import client_wait_s, decode_s, gateway_s, prefill_s, server_queue_s, tail_parts
-from llmload.metrics.phases import PhaseStats
+from llmload.metrics.parts.contract import Seen
+from llmload.metrics.parts.phases import PhaseStats
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import ClassStats, MetricSet
 
@@ -99,8 +100,8 @@ def test_the_tail_is_the_slowest_timed_requests_and_merge_equals_one_process():
     a, b = PhaseStats(), PhaseStats()
     for i, r in enumerate(fast + slow):
         ttft = 0.05 if r in fast else 1.0
-        one.add(r, ttft)
-        (a if i % 2 else b).add(r, ttft)
+        one.add(r, Seen(ttft))
+        (a if i % 2 else b).add(r, Seen(ttft))
     merged = PhaseStats.from_wire(a.to_wire())
     merged.merge(PhaseStats.from_wire(b.to_wire()))
     for q in (0.0, 0.5, 0.9, 0.99):
@@ -121,7 +122,7 @@ def test_the_tail_is_the_slowest_timed_requests_and_merge_equals_one_process():
 def test_a_tail_is_never_empty_while_timed_requests_exist():
     s = PhaseStats()
     for k in range(7):  # 7 timed requests: ceil(1 % of 7) = 1, ceil(10 %) = 1
-        s.add(rec(100 + k, queue_ms=60, prefill_ms=30), 0.1 + k / 1000)
+        s.add(rec(100 + k, queue_ms=60, prefill_ms=30), Seen(0.1 + k / 1000))
     for q in (0.9, 0.99, 0.999):
         threshold, n, shares = s.tail(q)
         assert n == 1 and threshold == pytest.approx(0.106, rel=0.006) and sum(shares.values()) == pytest.approx(1.0)
@@ -155,7 +156,7 @@ def test_metricset_wire_carries_phases_and_omits_them_when_empty():
     m = MetricSet()
     m.add(rec(100, queue_ms=60, prefill_ms=30))
     wire = m.to_wire()
-    assert "p" in wire["c"]
+    assert "phases" in wire["c"]
     back = MetricSet.from_wire(wire)
     assert back.classes["c"].phases.timed == 1
     assert back.classes["c"].phases.tail(0.0)[2] == pytest.approx(
@@ -163,4 +164,4 @@ def test_metricset_wire_carries_phases_and_omits_them_when_empty():
     )
     empty = ClassStats()
     empty.add(rec(100, outcome="error"))
-    assert "p" not in empty.to_wire()
+    assert "phases" not in empty.to_wire()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgpack
 
 from llmload.metrics.definitions import prefix_cache_hit_ratio, settle_token_counts
+from llmload.metrics.parts.turns import TURN_LIMIT, turn_key, turn_label
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
-from llmload.metrics.turns import TURN_LIMIT, turn_key, turn_label
 
 MS = 1_000_000
 
