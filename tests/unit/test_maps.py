@@ -119,6 +119,6 @@ def test_every_llmload_reference_in_the_code_reaches_something_that_exists():
 
 
 def test_the_reference_check_sees_a_broken_one():
-    assert _resolve("llmload.metrics.phases.PhaseStats.tail")
+    assert _resolve("llmload.metrics.parts.phases.PhaseStats.tail")
     assert not _resolve("llmload.metrics.phases.NoSuchThing")
     assert not _resolve("llmload.no_such_module")
