@@ -16,7 +16,7 @@ Two delays are kept apart:
 
 A ticket counts as *sent* when a user takes it (:attr:`ArrivalStats.sent`), and as *waited*
 when it was released while every user was busy and stayed queued longer than
-:data:`~llmload.metrics.arrival.QUEUE_JITTER_S` (a shorter wait is the event loop's jitter,
+:data:`~llmload.metrics.arrival_stats.QUEUE_JITTER_S` (a shorter wait is the event loop's jitter,
 such as the first arrival of a run, due before the first user had spawned). At the end of a
 run (:meth:`Dispatcher.settle`, from the final report) the tickets still queued are the
 run's *unsent* arrivals: counted (due minus sent) with the longest wait among them, then
@@ -52,7 +52,7 @@ from gevent.event import Event
 from gevent.queue import Queue
 
 from llmload.arrivals.schedules import ArrivalSpec, RatePlan, process_rate_warning, unit_arrivals
-from llmload.metrics.arrival import QUEUE_JITTER_S, ArrivalStats
+from llmload.metrics.arrival_stats import QUEUE_JITTER_S, ArrivalStats
 from llmload.workload.mix import Mix
 
 __all__ = ["MAX_PENDING", "YIELD_EVERY", "ArrivalStats", "Dispatcher", "Ticket"]

@@ -11,7 +11,7 @@
 * :mod:`llmload.capacity.predict` — a predicted run as a normal summary
   (:mod:`~llmload.capacity.workload_args`, :mod:`~llmload.capacity.overrides`: its flags and what-ifs);
 * :mod:`llmload.capacity.check` — a prediction scored against a measured run (``predict --check``);
-* :mod:`llmload.capacity.plan` — the replica search and its answer (:mod:`~llmload.capacity.plan_command`:
+* :mod:`llmload.capacity.replicas` — the replica search and its answer (:mod:`~llmload.capacity.plan_command`:
   ``llmload plan``);
 * :mod:`llmload.capacity.capacity_command` — ``llmload fit`` and ``llmload predict``.
 

@@ -5,7 +5,7 @@ prediction; a bad one is one error line and exit 2. Each replica count tried is 
 run (:func:`~llmload.capacity.predict.predicted_result`) of one step: ``-u`` users (closed
 loop) or ``--rate`` requests/s (open loop), ``--warmup`` unmeasured then ``-t`` measured, as
 ``llmload run --ladder N --step-time W+T --step-warmup W`` would run it. The search and the
-answer: :mod:`llmload.capacity.plan`. Exit 0 with an answer, 1 when no count up to
+answer: :mod:`llmload.capacity.replicas`. Exit 0 with an answer, 1 when no count up to
 ``--max-replicas`` meets the goal.
 """
 
@@ -114,8 +114,8 @@ def _check(ns: argparse.Namespace) -> None:
 def _plan(ns: argparse.Namespace) -> int:
     from llmload.capacity.engine_file import read_engine
     from llmload.capacity.overrides import apply_overrides
-    from llmload.capacity.plan import Goal, answer_line, describe, search, trial_of
     from llmload.capacity.predict import extrapolation, predicted_result
+    from llmload.capacity.replicas import Goal, answer_line, describe, search, trial_of
     from llmload.capacity.workload_args import workload_from_args
     from llmload.results.setup import RunSetup
 

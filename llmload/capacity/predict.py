@@ -24,7 +24,7 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
 from llmload.metrics.slo import SLO
 from llmload.results import RunResult, RunSetup
-from llmload.results.arrival import arrival_result
+from llmload.results.arrival_block import arrival_result
 from llmload.results.build import build_result
 from llmload.sim.params import EngineParams
 

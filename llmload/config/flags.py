@@ -83,7 +83,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--step-time", "5m", "How long each ladder step holds its user count. Default: %(default)s"),
     Flag("--step-warmup", "30s", "The start of each step that is not measured (spawning, queues filling). "
          "Default: %(default)s"),
-    # The warm-up of a whole run (llmload.metrics.warmup); a ladder step's is --step-warmup.
+    # The warm-up of a whole run (llmload.metrics.warmup_window); a ladder step's is --step-warmup.
     Flag("--warmup", "0", "Do not measure the requests that start in the run's first DURATION (e.g. 6s, 1m): they "
          "are sent and their errors shown, but left out of every statistic; the summary's warmup block compares "
          "their TTFT with the measured part's. Not with a ladder (--step-warmup). Default: none"),

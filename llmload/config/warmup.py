@@ -2,7 +2,7 @@
 
 The warm-up of a whole run (a ladder warms each step with ``--step-warmup`` instead): requests
 that START during it are sent, their errors shown, but they are left out of every statistic
-(:mod:`llmload.metrics.warmup`). With both flags the warm-up lasts until both are past.
+(:mod:`llmload.metrics.warmup_window`). With both flags the warm-up lasts until both are past.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ the same llmload version.
 * ``total`` — everything since the process started, never reset: the Prometheus
   exporter's counters and histograms, which must never go backwards (a worker leaving or
   a new test started from the web UI changes nothing already counted);
-* ``warmup`` / ``starts`` — this run's warm-up requests (:class:`~llmload.metrics.warmup.WarmupStats`,
+* ``warmup`` / ``starts`` — this run's warm-up requests (:class:`~llmload.metrics.warmup_window.WarmupStats`,
   in no other view) and its measured TTFTs by start slice (:class:`~llmload.metrics.coldstart.StartSlices`);
 * ``window`` — the deltas of the last :data:`WINDOW_S` seconds: live percentiles and rates.
   A process's counts are complete up to its last report, so the window's test time ends
@@ -41,11 +41,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from llmload.metrics.arrival import ArrivalStats
+from llmload.metrics.arrival_stats import ArrivalStats
 from llmload.metrics.coldstart import StartSlices
 from llmload.metrics.recorder import MetricSet, MetricSetWire
 from llmload.metrics.steady import SteadySlices
-from llmload.metrics.warmup import WarmupStats
+from llmload.metrics.warmup_window import WarmupStats
 
 __all__ = [
     "CPU_SATURATED",

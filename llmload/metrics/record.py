@@ -69,7 +69,7 @@ class RequestRecord:
             queue (arrival to scheduling; ``None`` when the server does not say, as
             llama.cpp), prefill (scheduling to first token), decode (first to last token).
         warmup: the request started during the run's warm-up (``--warmup``/``--warmup-requests``,
-            :mod:`llmload.metrics.warmup`): sent and its errors shown, but in no statistic.
+            :mod:`llmload.metrics.warmup_window`): sent and its errors shown, but in no statistic.
         turn: the request's turn in its conversation (1, 2, ...), or 0 for a request of a
             single-request class.
         cached_prompt_tokens: prompt tokens the server says it served from its prefix

@@ -3,7 +3,7 @@
 Given as ``--threshold EXPR`` (repeatable, or comma-separated) and as a profile's
 ``thresholds = ["ttft_p99_ms<800", "long:ttft_p99_ms<2000"]``; parsed here once, each bad
 expression one :class:`~llmload.errors.ConfigError` line before any load. Whether a run met
-them is :mod:`llmload.results.thresholds`.
+them is :mod:`llmload.results.threshold_verdict`.
 
 =====================================  ========================================================
 figure                                 what (of the class, or of the whole run without ``CLASS:``)

@@ -30,9 +30,9 @@ from html import escape
 from pathlib import PurePath
 from typing import Any, TypedDict
 
-from llmload.metrics.arrival import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
+from llmload.metrics.arrival_stats import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
 from llmload.report import fmt
-from llmload.results.arrival import held_back
+from llmload.results.arrival_block import held_back
 from llmload.results.model import Latency, RunResult
 
 __all__ = ["ArrivalData", "arrival_data", "arrival_html", "arrival_markdown", "plain_headline"]

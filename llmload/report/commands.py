@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from llmload.redact import mask, remember_environment
-from llmload.report import compare, html, markdown
+from llmload.report import compare, html_page, markdown
 from llmload.report.data import build_report
 from llmload.rundir import Run, RunDirError, load_run
 
@@ -26,7 +26,7 @@ __all__ = ["FORMATS", "analysed", "compare_main", "report_main", "write_report"]
 
 #: format -> (file name, writer of (report data, text stream))
 FORMATS = {
-    "html": ("report.html", html.write_html),
+    "html": ("report.html", html_page.write_html),
     "md": ("report.md", markdown.write_markdown),
     "json": ("report.json", lambda r, out: out.write(orjson.dumps(r, option=orjson.OPT_INDENT_2).decode() + "\n")),
 }

@@ -26,7 +26,7 @@ import orjson
 
 from llmload.report import fmt
 from llmload.report.data import row
-from llmload.report.repeat import compare_lines, compare_repeat
+from llmload.report.repeat_table import compare_lines, compare_repeat
 from llmload.results.model import RunResult, Stats, StepResult
 from llmload.results.setup import ArrivalSetup, LadderSetup, RunSetup, TraceSetup
 

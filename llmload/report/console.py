@@ -15,9 +15,9 @@ from llmload.analysis.grade import grade_ttft
 from llmload.metrics.parts import parts
 from llmload.redact import mask
 from llmload.report.intervals import render_intervals
-from llmload.report.steady import render_steady
-from llmload.report.thresholds import render_thresholds
-from llmload.report.warmup import render_warmup
+from llmload.report.steady_lines import render_steady
+from llmload.report.threshold_table import render_thresholds
+from llmload.report.warmup_lines import render_warmup
 from llmload.results.judgement import SloPass, Verdict
 from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
 

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 from llmload.analysis.grade import grade_ttft
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
-from llmload.report.repeat import repeat_data
-from llmload.report.thresholds import threshold_data
+from llmload.report.repeat_table import repeat_data
+from llmload.report.threshold_table import threshold_data
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
 from llmload.results.summary import SCHEMA, baseline_dict

@@ -16,9 +16,9 @@ from llmload.analysis.diagnose import RUN_FAILED
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
-from llmload.report.repeat import repeat_markdown
-from llmload.report.steady import steady_lines
-from llmload.report.thresholds import thresholds_markdown
+from llmload.report.repeat_table import repeat_markdown
+from llmload.report.steady_lines import steady_lines
+from llmload.report.threshold_table import thresholds_markdown
 from llmload.results.setup import DEFAULT_DEGRADATION
 
 __all__ = ["PLACEHOLDER", "write_markdown"]

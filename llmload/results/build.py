@@ -29,12 +29,12 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.parts.contract import Context
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.thresholds import Threshold
-from llmload.results.arrival import arrival_result, arrival_warnings, held_back, trace_replay
+from llmload.results.arrival_block import arrival_result, arrival_warnings, held_back, trace_replay
 from llmload.results.model import CI_LATENCIES, LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.prompt_size import prompt_size_warning
 from llmload.results.setup import LoadState, RunSetup
-from llmload.results.signals import Series, window_stats
-from llmload.results.thresholds import evaluate
+from llmload.results.step_signals import Series, window_stats
+from llmload.results.threshold_verdict import evaluate
 
 __all__ = [
     "CI_METRICS",
@@ -228,7 +228,7 @@ def build_result(
     the steps' signals; ``slos``: requests were judged against SLOs (every Stats gets ``goodput``);
     ``arrival`` the arrival block before its achieved rate (:func:`arrival_result`
     with any rate: it is recomputed here from the requests and ``duration_s``); ``thresholds``
-    are judged on the result (:mod:`llmload.results.thresholds`).
+    are judged on the result (:mod:`llmload.results.threshold_verdict`).
     """
     duration_s = duration_s if math.isfinite(duration_s) and duration_s > 0 else 0.0
     names = list(weights) + [n for n in metrics.classes if n not in weights]

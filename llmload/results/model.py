@@ -1,7 +1,7 @@
 """The typed results of a run: what was measured, per class, per ladder step and overall.
 
 Built straight from the merged histograms (:mod:`~llmload.results.build`), or read back from
-a saved ``summary.json`` (:mod:`~llmload.results.load`); written out by
+a saved ``summary.json`` (:mod:`~llmload.results.summary_reader`); written out by
 :mod:`~llmload.results.summary`. Nothing here is rounded: latencies are milliseconds as the
 histograms give them, rates are exact quotients; writers round.
 
@@ -39,7 +39,7 @@ from llmload.metrics.parts.turns import TurnFigures, TurnResult
 from llmload.metrics.parts.waits import BackoffFigures
 from llmload.results.judgement import Judgement
 from llmload.results.setup import LoadState, RunSetup, WrittenViews
-from llmload.results.thresholds import ThresholdResult
+from llmload.results.threshold_verdict import ThresholdResult
 
 __all__ = [
     "BASELINE_STEP",
@@ -247,7 +247,7 @@ class ArrivalResult:
     (None: all, an older summary), ``waited`` the sent that found every user busy and queued (the ``-u``
     cap); :attr:`unsent` the due never sent (queued at the end), ``unsent_wait_ms`` their longest wait;
     ``schedule_lag`` the dispatchers' own lateness (ms); ``scheduler_behind`` its p99 above
-    :data:`~llmload.metrics.arrival.SCHEDULE_LAG_P99_BOUND_S`. ``mode`` ``trace``: a trace replay
+    :data:`~llmload.metrics.arrival_stats.SCHEDULE_LAG_P99_BOUND_S`. ``mode`` ``trace``: a trace replay
     (``trace``; its offered rate is the trace's mean rate at the speedup).
     """
 
@@ -334,7 +334,7 @@ class RunResult(WrittenViews):
     judgement: Judgement | None = None
     arrival: ArrivalResult = field(default_factory=ArrivalResult)
     schema: str | None = None  # as read back (a live result is written as llmload.summary/2)
-    thresholds: tuple[ThresholdResult, ...] = ()  # --threshold / the profile's, judged (llmload.results.thresholds)
+    thresholds: tuple[ThresholdResult, ...] = ()  # --threshold / the profile's, judged (llmload.results.threshold_verdict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -61,7 +61,7 @@ answers that said (``null`` when none did). ``by_turn`` is there for a conversat
 ``"10+"`` (``metrics/parts/turns.py``). This is where figures are rounded:
 milliseconds and rates to 3 decimals (µs), ratios to 4. :func:`stats_dict` writes the core's
 keys and then each part's (:mod:`llmload.metrics.parts`: its figures' ``to_dict``), so a new
-per-class figure is written (and read back, :mod:`~llmload.results.load`) by its part alone.
+per-class figure is written (and read back, :mod:`~llmload.results.summary_reader`) by its part alone.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from llmload.metrics.parts.contract import Json
 from llmload.redact import mask_tree
 from llmload.results.judgement import Judgement
 from llmload.results.model import LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
-from llmload.results.thresholds import ThresholdResult
+from llmload.results.threshold_verdict import ThresholdResult
 
 __all__ = [
     "SCHEMA",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from llmload.analysis import analyze
 from llmload.config import RunConfig
 from llmload.ladder.plan import cut_short
-from llmload.metrics.warmup import warmup_into
+from llmload.metrics.warmup_window import warmup_into
 from llmload.results import RunResult, RunSetup, build_result, series_from_timeseries
 from llmload.results.build import arrival_result, load_generator, trace_replay
 from llmload.workload import Profile
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from llmload.ladder.tracker import StepWindow
     from llmload.metrics.aggregation import Snapshot
     from llmload.metrics.steady import SteadySlices
-    from llmload.results.arrival import TraceReplay
+    from llmload.results.arrival_block import TraceReplay
 
 __all__ = ["LOCAL_ID", "RunSpan", "Setup", "conclude", "offer"]
 

@@ -38,7 +38,7 @@ from llmload.ladder import LadderDriver, LiveJudge, StepTracker
 from llmload.ladder.plan import FixedLoad
 from llmload.metrics.aggregation import Aggregator, ReportWire
 from llmload.results import BASELINE_STEP, RunResult
-from llmload.results.thresholds import exit_code as thresholds_exit_code
+from llmload.results.threshold_verdict import exit_code as thresholds_exit_code
 from llmload.runtime.conclusion import LOCAL_ID, RunSpan, Setup, conclude
 from llmload.runtime.publish import publish
 from llmload.runtime.views import BASELINE_MIN_OK, LiveViews

@@ -45,7 +45,7 @@ from llmload.metrics.dump import RecordDump, dump_path
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.metrics.selfcheck import ProcessMonitor
-from llmload.metrics.warmup import WarmupRecorder, request_share
+from llmload.metrics.warmup_window import WarmupRecorder, request_share
 from llmload.results.setup import RunSetup
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog

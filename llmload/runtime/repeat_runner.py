@@ -8,7 +8,7 @@ llmload run ...``: ``--processes``, a ladder, thresholds all work as in a single
       rep-1.summary.json ... rep-N.summary.json   each repetition's summary (and its .timeseries.json)
       summary.json, config.json, verdict.json, findings.json   the first repetition's, plus the ``repeat`` aggregate
 
-``--repeat-pause`` apart. The aggregate (:mod:`llmload.results.repeat`) goes into ``summary.json``
+``--repeat-pause`` apart. The aggregate (:mod:`llmload.results.repeat_aggregate`) goes into ``summary.json``
 (and ``--summary-json``) as ``repeat``; the console prints its table. A first repetition
 that ends in bad input (exit code 2) stops the rest. Ctrl-C ends the running repetition as a
 single run's Ctrl-C does, and the aggregate covers the repetitions that finished.
@@ -32,9 +32,9 @@ from typing import Any, TextIO
 import orjson
 
 from llmload.config.repeat import RepeatConfig
-from llmload.report.repeat import render_repeat
+from llmload.report.repeat_table import render_repeat
 from llmload.results import from_summary
-from llmload.results.repeat import aggregate
+from llmload.results.repeat_aggregate import aggregate
 from llmload.rundir import create_run_dir, write_run_dir
 
 __all__ = ["exit_code", "run_repeated"]

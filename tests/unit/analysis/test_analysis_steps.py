@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from llmload.analysis.steps import Perf, step_views
 from llmload.results import from_summary
-from llmload.results.load import stats_from_dict
+from llmload.results.summary_reader import stats_from_dict
 from tests.helpers.analysis_data import stats, step, views
 
 

@@ -6,7 +6,7 @@ import copy
 import json
 
 from llmload.cli import main
-from llmload.results.repeat import aggregate
+from llmload.results.repeat_aggregate import aggregate
 from tests.helpers import samples
 
 

@@ -7,7 +7,7 @@ import io
 import json
 
 from llmload.cli import main
-from llmload.report.steady import render_steady, steady_lines
+from llmload.report.steady_lines import render_steady, steady_lines
 from tests.helpers import samples
 
 STEADY = {"steady": True, "reason": "no trend in TTFT, TPOT or in-flight", "window_s": 58, "batches": 10}

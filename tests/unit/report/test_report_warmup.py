@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from llmload.report.warmup import render_warmup
+from llmload.report.warmup_lines import render_warmup
 
 
 def test_the_warmup_line_sets_its_ttft_beside_the_measured_part_and_lists_its_errors():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 
-from llmload.metrics.arrival import ArrivalStats
+from llmload.metrics.arrival_stats import ArrivalStats
 from llmload.report.console import render_summary
 from llmload.results import build_result, from_summary, to_summary
-from llmload.results.arrival import arrival_result, arrival_warnings
+from llmload.results.arrival_block import arrival_result, arrival_warnings
 from llmload.results.model import ArrivalResult, Stats, TraceReplay
 from tests.unit.results.test_results_summary import rec
 

@@ -90,8 +90,8 @@ def _timed(ttft_ms: float, queue_ms: float, prefill_ms: float, cls: str = "chat"
 def test_phases_tail_attribution_follows_the_ttft_percentiles_through_summary_and_back():
     from llmload.report.console import tail_text
     from llmload.results.build import stats_of
-    from llmload.results.load import stats_from_dict
     from llmload.results.summary import stats_dict
+    from llmload.results.summary_reader import stats_from_dict
 
     m = MetricSet()
     for _ in range(95):
@@ -141,8 +141,8 @@ def test_the_held_back_warning_reads_the_offered_rate_as_people_write_it():
 
 def test_retry_after_counters_give_the_refusals_that_carried_one_and_the_mean_wait_through_the_summary():
     from llmload.metrics.recorder import ClassStats
-    from llmload.results.load import stats_from_dict
     from llmload.results.summary import stats_dict
+    from llmload.results.summary_reader import stats_from_dict
 
     cs = ClassStats()
     cs.core.counters.update(requests=5, errors=5)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.results.load import stats_from_dict
+from llmload.results.summary_reader import stats_from_dict
 from tests.helpers.analysis_data import stats
 
 

@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from llmload.results.repeat import aggregate, aggregate_metrics, safe_levels, spread
+from llmload.results.repeat_aggregate import aggregate, aggregate_metrics, safe_levels, spread
 
 
 def _stats(ttft_p99: float, ok: int = 100, errors: int = 0, tok_s: float = 50.0) -> dict:
@@ -83,7 +83,7 @@ def test_the_repeat_block():
 
 
 def test_steadiness_per_repetition():
-    from llmload.results.repeat import steadiness
+    from llmload.results.repeat_aggregate import steadiness
 
     runs = [{"steady": {"run": {"steady": True}, "steps": []}}, {"steady": {"run": {"steady": False}, "steps": []}},
             {"steady": {"run": None, "steps": [{"steady": True}, {"steady": True}]}},

@@ -6,7 +6,7 @@ from llmload.collect.poller import Collection
 from llmload.config import CollectConfig
 from llmload.ladder import StepWindow
 from llmload.results.build import build_steps
-from llmload.results.signals import series_from_timeseries, window_stats
+from llmload.results.step_signals import series_from_timeseries, window_stats
 
 
 def test_window_stats_over_points_inside_the_window_only():

@@ -243,7 +243,7 @@ def test_a_closed_loop_summary_says_only_its_arrival_mode():
 
 
 def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
-    from llmload.metrics.arrival import ArrivalStats
+    from llmload.metrics.arrival_stats import ArrivalStats
     from llmload.results.build import arrival_result
 
     r = Recorder()
@@ -278,7 +278,7 @@ def test_an_open_loop_summary_has_client_wait_and_the_arrival_block():
 def test_a_trace_replay_has_its_trace_block_a_console_line_and_reads_back():
     import io
 
-    from llmload.metrics.arrival import ArrivalStats
+    from llmload.metrics.arrival_stats import ArrivalStats
     from llmload.report.console import render_summary
     from llmload.results.build import arrival_result
     from llmload.results.model import TraceReplay

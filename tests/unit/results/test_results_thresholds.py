@@ -10,7 +10,7 @@ from llmload.metrics.thresholds import parse_thresholds
 from llmload.report.console import render_summary
 from llmload.results import from_summary, to_summary
 from llmload.results.model import Goodput, Latency, RunResult, Stats
-from llmload.results.thresholds import ThresholdResult, evaluate, exit_code
+from llmload.results.threshold_verdict import ThresholdResult, evaluate, exit_code
 
 
 def _result(errors: int = 0, ok: int = 400) -> RunResult:

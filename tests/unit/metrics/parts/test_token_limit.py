@@ -10,8 +10,8 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet, Recorder
 from llmload.report.console import render_summary
 from llmload.results.build import build_result
-from llmload.results.load import from_summary
 from llmload.results.summary import to_summary
+from llmload.results.summary_reader import from_summary
 
 MS = 1_000_000
 

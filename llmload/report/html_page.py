@@ -20,11 +20,11 @@ from llmload.report import fmt
 from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.intervals import intervals_html
-from llmload.report.repeat import repeat_html
-from llmload.report.steady import steady_html
+from llmload.report.repeat_table import repeat_html
+from llmload.report.steady_lines import steady_html
 from llmload.report.svg import Chart, render_chart
 from llmload.report.theme import CSS
-from llmload.report.thresholds import thresholds_html
+from llmload.report.threshold_table import thresholds_html
 from llmload.results.setup import DEFAULT_DEGRADATION
 
 __all__ = ["render_html", "write_html"]

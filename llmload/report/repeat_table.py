@@ -1,6 +1,6 @@
 """Repeated runs (``--repeat N``) written out: the aggregate's median and spread per metric, the safe level.
 
-The figures come from the summary's ``repeat`` block (:mod:`llmload.results.repeat`); this
+The figures come from the summary's ``repeat`` block (:mod:`llmload.results.repeat_aggregate`); this
 module only writes them: the console table (:func:`render_repeat`), report.json's ``repeat``
 (:func:`repeat_data`) and its Markdown and HTML sections, and ``compare``'s lines.
 """
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, TextIO
 
-from llmload.results.repeat import METRICS
+from llmload.results.repeat_aggregate import METRICS
 
 __all__ = ["render_repeat", "repeat_data", "repeat_html", "repeat_lines", "repeat_markdown", "repeat_of"]
 

@@ -7,7 +7,7 @@ from llmload.metrics.aggregation import Aggregator
 from llmload.metrics.coldstart import StartSlices
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
-from llmload.metrics.warmup import WarmupGate, WarmupRecorder, WarmupStats, request_share, warmup_summary
+from llmload.metrics.warmup_window import WarmupGate, WarmupRecorder, WarmupStats, request_share, warmup_summary
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -10,7 +10,7 @@ import pytest
 
 from llmload.report.commands import report_main, write_report
 from llmload.report.data import REPORT_SCHEMA, build_report, series_points
-from llmload.report.html import render_html, write_html
+from llmload.report.html_page import render_html, write_html
 from llmload.report.svg import Chart, HRule, Line, nice_ticks, render_chart
 from llmload.results import from_summary, to_summary
 from llmload.rundir import Run, load_run, write_run_dir

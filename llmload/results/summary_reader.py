@@ -25,7 +25,7 @@ from llmload.metrics.parts import parts
 from llmload.results.judgement import BaselineRef, Finding, Judgement, Verdict
 from llmload.results.model import LATENCY_KEYS, ArrivalResult, RunResult, Stats, StepResult, TraceReplay
 from llmload.results.setup import LoadState, RunSetup
-from llmload.results.thresholds import ThresholdResult
+from llmload.results.threshold_verdict import ThresholdResult
 
 __all__ = ["READABLE", "SummaryError", "check_schema", "from_summary", "stats_from_dict"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgpack
 
-from llmload.metrics.arrival import ArrivalStats
+from llmload.metrics.arrival_stats import ArrivalStats
 
 
 def _stats(n, waited, lags):

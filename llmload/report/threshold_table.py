@@ -1,6 +1,6 @@
 """The thresholds' PASS/FAIL table (console, report) from a run's judged thresholds.
 
-``--threshold`` and a profile's ``thresholds`` are judged in :mod:`llmload.results.thresholds`
+``--threshold`` and a profile's ``thresholds`` are judged in :mod:`llmload.results.threshold_verdict`
 (which also sets the exit code); this module only writes them: the console table
 (:func:`render_thresholds`), report.json's ``thresholds`` (:func:`threshold_data`: the
 verdict line and ``rows`` of ``{"expr", "value", "ci95", "result", "note"}``) and its HTML and
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any, TextIO
 
-from llmload.results.thresholds import EXIT_FAIL, EXIT_INCONCLUSIVE, ThresholdResult, exit_code
+from llmload.results.threshold_verdict import EXIT_FAIL, EXIT_INCONCLUSIVE, ThresholdResult, exit_code
 
 __all__ = ["render_thresholds", "threshold_data", "threshold_lines", "thresholds_html", "thresholds_markdown",
            "verdict_text"]  # fmt: skip

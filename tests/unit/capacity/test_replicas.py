@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.capacity.plan import Goal, Trial, answer_line, search, trial_of
+from llmload.capacity.replicas import Goal, Trial, answer_line, search, trial_of
 from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Latency, Stats
 

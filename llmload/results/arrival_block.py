@@ -1,7 +1,7 @@
 """The results' ``arrival`` block of an open-loop run, and what it warns about.
 
 :func:`arrival_result` makes the block from the dispatchers' merged
-:class:`~llmload.metrics.arrival.ArrivalStats` (arrivals due, sent, waited, the longest wait of
+:class:`~llmload.metrics.arrival_stats.ArrivalStats` (arrivals due, sent, waited, the longest wait of
 the unsent, the schedule lag); :func:`trace_replay` says what a replayed trace was;
 :func:`arrival_warnings` are the summary's warnings: the ``-u`` cap held arrivals back (the
 sent ones that waited for a free user and the unsent ones: :func:`held_back`), a trace not
@@ -10,7 +10,7 @@ replayed to its end (entries still queued, or not due yet), the dispatcher behin
 
 from __future__ import annotations
 
-from llmload.metrics.arrival import HELD_BACK_SHARE, QUEUE_JITTER_S, SCHEDULE_LAG_P99_BOUND_S, ArrivalStats
+from llmload.metrics.arrival_stats import HELD_BACK_SHARE, QUEUE_JITTER_S, SCHEDULE_LAG_P99_BOUND_S, ArrivalStats
 from llmload.metrics.definitions import achieved_rate
 from llmload.results.model import ArrivalResult, Latency, Stats, TraceReplay
 from llmload.workload.traces import Trace
