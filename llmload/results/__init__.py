@@ -6,7 +6,11 @@
 * :mod:`~llmload.results.build` — from the merged histograms (no rounding), with the steps' p50 intervals;
 * :mod:`~llmload.results.step_signals` — engine/GPU series over a window;
 * :mod:`~llmload.results.summary` — the summary dict (``llmload.summary/2``): the one writer that rounds;
-* :mod:`~llmload.results.summary_reader` — a saved summary back into a :class:`RunResult` (``llmload report`` on old runs).
+* :mod:`~llmload.results.summary_reader` — a saved summary back into a :class:`RunResult` (``llmload report`` on old runs);
+* :mod:`~llmload.results.arrival_block` — the ``arrival`` block of an open-loop run, and what it warns about;
+* :mod:`~llmload.results.prompt_size` — prompt sizes as the server counted them beside llmload's: a warning when they part;
+* :mod:`~llmload.results.threshold_verdict` — whether a run met its ``--threshold`` limits, and the exit code;
+* :mod:`~llmload.results.repeat_aggregate` — the aggregate of ``--repeat N`` runs: median and spread, does it hold.
 
 Pure data and pure functions: no I/O, no Locust. :mod:`llmload.analysis` reads these types and
 produces the :class:`Judgement`; every writer (console, run directory, report, compare) reads them.

@@ -24,11 +24,6 @@ MODULES = sorted(p for p in PKG.rglob("*.py") if "static" not in p.parts)
 PACKAGES = sorted({p.parent for p in MODULES})
 ROLE = re.compile(r":(mod|func|class|meth|data|attr|exc):`~?([\w.]+)`")
 
-# TEMPORARY (issue 24, item 4): packages whose modules the lead renames after another helper's
-# merge; their maps are written then. Remove this set (and its skip below) when they are done.
-PENDING = {"llmload.metrics", "llmload.results", "llmload.report"}
-
-
 def _dotted(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = list(rel.parts)
@@ -55,8 +50,6 @@ def test_no_two_modules_share_a_basename_or_take_a_stdlib_name():
 @pytest.mark.parametrize("pkg", PACKAGES, ids=lambda p: _dotted(p / "__init__.py"))
 def test_every_package_docstring_maps_each_of_its_modules(pkg):
     dotted = _dotted(pkg / "__init__.py")
-    if dotted in PENDING or dotted.rsplit(".", 1)[0] in PENDING:
-        pytest.skip(f"{dotted}: map pending the lead's renames (TEMPORARY, see PENDING)")
     init = pkg / "__init__.py"
     assert init.is_file(), f"{pkg.relative_to(ROOT)}/ has no __init__.py (its docstring is the package's map)"
     doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
