@@ -50,12 +50,13 @@ def test_workers_merge_into_the_summary_per_class_and_it_reads_back():
     assert to_summary(from_summary(s)) == s
 
 
-def test_the_console_names_them_only_when_some_were_stopped():
+def test_the_console_stays_quiet_about_them_every_answer_at_its_max_tokens_is_what_llmload_asks_for():
     m = MetricSet()
-    m.add(_rec("a", "stop"))
+    for _ in range(3):
+        m.add(_rec("a", "length"))
     out = io.StringIO()
     render_summary(build_result(m, duration_s=10.0, users_max=1, weights={"a": 1.0}), out)
-    assert "token limit" not in out.getvalue()
+    assert "token limit" not in out.getvalue() and "stopped" not in out.getvalue()
     m.add(_rec("a", "length"))
     out = io.StringIO()
     render_summary(build_result(m, duration_s=10.0, users_max=1, weights={"a": 1.0}), out)
