@@ -1,4 +1,4 @@
-"""The coordinator: merging, lost workers, the summary's timing (its live views: test_runtime_views)."""
+"""The coordinator: merging, lost workers, the summary's timing (its live views: test_views)."""
 
 from __future__ import annotations
 
