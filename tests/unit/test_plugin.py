@@ -15,7 +15,7 @@ from llmload.users import LLMUser
 from llmload.users.context import context_of
 from llmload.web.tables import LIVE_TAB, install_web_ui
 from tests.helpers.runtime import FakeMaster, FakeWorker, environment
-from tests.unit.runtime.test_runtime_coordinator import report
+from tests.unit.runtime.test_coordinator import report
 
 EVENTS = ("test_start", "test_stop", "quitting", "spawning_complete", "report_to_master", "worker_report")
 
@@ -85,7 +85,7 @@ def test_install_builds_the_runtime_and_registers_each_listener_once(monkeypatch
 
 
 def test_records_reach_the_recorder_through_the_event(monkeypatch, envs):
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     env = real_env(monkeypatch)
     envs.append(env)

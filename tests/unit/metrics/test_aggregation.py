@@ -6,16 +6,9 @@ from llmload.metrics.aggregation import LOST_AFTER_S, WINDOW_S, Aggregator, Work
 from llmload.metrics.definitions import settle_token_counts
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
+from tests.helpers.clock import FakeClock
 
 MS = 1_000_000
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def report(n=1, cls="short", **gauges):
@@ -32,7 +25,7 @@ def report(n=1, cls="short", **gauges):
 
 
 def test_run_restarts_but_totals_never_go_backwards():
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", report(3))
     agg.merge_report("w2", report(2))
     assert agg.snapshot().run.overall().counters["requests"] == 5
@@ -45,7 +38,7 @@ def test_run_restarts_but_totals_never_go_backwards():
 
 
 def test_window_keeps_only_recent_deltas():
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock)
     agg.merge_report("w1", report(4))
     clock.t += WINDOW_S + 1
@@ -58,7 +51,7 @@ def test_window_keeps_only_recent_deltas():
 
 def test_the_windows_test_time_ends_at_the_last_reports_not_now():
     """Counts are complete up to a process's last report: rates early in a run are not too low."""
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock)
     agg.merge_report("w1", report(9))  # a report of the previous test
     agg.start_run()
@@ -75,7 +68,7 @@ def test_the_windows_test_time_ends_at_the_last_reports_not_now():
 
 
 def test_gauges_sum_over_live_workers_and_lost_workers_keep_their_counts():
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock)
     agg.merge_report("w1", report(2, in_flight=3, in_flight_by_class={"short": 3}, users=5))
     agg.merge_report("w2", report(1, in_flight=2, in_flight_by_class={"short": 1, "long": 1}, users=5))
@@ -92,7 +85,7 @@ def test_gauges_sum_over_live_workers_and_lost_workers_keep_their_counts():
 
 
 def test_final_report_zeroes_in_flight():
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", report(1, in_flight=4))
     agg.merge_report("w1", {**report(0), "final": True})
     assert agg.snapshot().in_flight == 0
@@ -100,7 +93,7 @@ def test_final_report_zeroes_in_flight():
 
 @pytest.mark.parametrize(("cpu", "lag", "saturated"), [(0.5, 0.001, False), (0.9, 0.0, True), (0.2, 0.08, True)])
 def test_client_saturation(cpu, lag, saturated):
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.merge_report("w1", report(1, users=1, cpu_ratio=0.1))
     agg.merge_report("w2", report(1, users=1, cpu_ratio=cpu, loop_lag_s=lag))
     snap = agg.snapshot()
@@ -115,7 +108,7 @@ def test_client_saturation(cpu, lag, saturated):
 
 def test_an_idle_process_is_never_saturated():
     """A worker's report from before its test (start-up CPU, users 0) then one busy report: no verdict."""
-    agg = Aggregator(Clock())
+    agg = Aggregator(FakeClock())
     agg.start_run()
     agg.merge_report("w1", {"g": WorkerGauges(cpu_ratio=0.97).to_wire()})  # idle: start-up work
     assert not agg.snapshot().client_saturated
@@ -127,7 +120,7 @@ def test_an_idle_process_is_never_saturated():
 
 
 def test_the_window_is_trimmed_even_when_nobody_takes_snapshots():
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock)
     for _ in range(200):
         agg.merge_report("w1", report(1))
@@ -136,7 +129,7 @@ def test_the_window_is_trimmed_even_when_nobody_takes_snapshots():
 
 
 def test_a_finite_schedule_is_done_when_every_live_process_says_so_with_nothing_in_flight():
-    clock = Clock()
+    clock = FakeClock()
     agg = Aggregator(clock=clock)
     assert not agg.schedules_done()  # nobody reported yet
     agg.merge_report("w1", report(schedule_done=True))

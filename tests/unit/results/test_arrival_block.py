@@ -10,7 +10,7 @@ from llmload.report.console import render_summary
 from llmload.results import build_result, from_summary, to_summary
 from llmload.results.arrival_block import arrival_result, arrival_warnings
 from llmload.results.model import ArrivalResult, Stats, TraceReplay
-from tests.unit.results.test_results_summary import rec
+from tests.unit.results.test_summary import rec
 
 
 def _stats(due: int, sent: int, waited: int = 0, unsent_wait_s: float = 0.0) -> ArrivalStats:

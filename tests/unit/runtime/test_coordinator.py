@@ -1,4 +1,4 @@
-"""The coordinator: merging, lost workers, the summary's timing (its live views: test_runtime_views)."""
+"""The coordinator: merging, lost workers, the summary's timing (its live views: test_views)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,14 @@ from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import Recorder
 from llmload.runtime import coordinator as coordinator_module
 from llmload.runtime.coordinator import Coordinator
+from tests.helpers.clock import FakeClock
 from tests.helpers.runtime import FakeLocal, FakeMaster, environment
 
 MS = 1_000_000
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def make(env, master=False, **flags):
-    clock, out = Clock(), io.StringIO()
+    clock, out = FakeClock(100.0), io.StringIO()
     c = Coordinator(env, StepTracker(), master=master, clock=clock, out=out)
     c.configure(RunConfig.from_values({**read(env.parsed_options), **flags}))
     return c, clock, out
@@ -177,18 +170,10 @@ def test_step_changes_go_to_the_workers_only_from_a_master():
     assert master.sent == [("llmload_step", {"i": 1, "steady": True})] and local.sent == []
 
 
-class ClockNs:
-    def __init__(self) -> None:
-        self.ns = 10**12
-
-    def __call__(self) -> int:
-        return self.ns
-
-
 def make_master(**flags):
     env = environment(FakeMaster())
-    clock_ns, out = ClockNs(), io.StringIO()
-    c = Coordinator(env, StepTracker(), master=True, clock=Clock(), clock_ns=clock_ns, out=out)
+    clock_ns, out = FakeClock(ns=10**12), io.StringIO()
+    c = Coordinator(env, StepTracker(), master=True, clock=FakeClock(100.0), clock_ns=clock_ns, out=out)
     c.configure(RunConfig.from_values({**read(env.parsed_options), "runs_dir": "", **flags}))
     return c, clock_ns, out
 
@@ -240,8 +225,8 @@ def test_the_last_steps_window_ends_when_the_load_stops_not_at_locusts_test_stop
     """A rate step's achieved rate is its requests over its window: a master's test_stop comes up to a
     second after its workers stopped (20 req/s offered, 22.6 achieved, read 14.6: a false breach)."""
     env = environment(FakeMaster())
-    wall = Clock()
-    c = Coordinator(env, StepTracker(clock=wall), master=True, clock=Clock(), out=io.StringIO())
+    wall = FakeClock(100.0)
+    c = Coordinator(env, StepTracker(clock=wall), master=True, clock=FakeClock(100.0), out=io.StringIO())
     c.configure(
         RunConfig.from_values(
             {**read(env.parsed_options), "runs_dir": "", "ladder": "1,2", "step_time": "10s", "step_warmup": "0s"}
@@ -264,8 +249,8 @@ def test_the_test_start_keeps_the_step_the_shapes_first_tick_entered_just_before
     """Locust's first shape tick comes before test_start: resetting the steps there wiped step 0's window
     (recorded again a tick later, a second late) and a warm-up-less first step lost its first second."""
     env = environment(FakeLocal())
-    wall = Clock()
-    c = Coordinator(env, StepTracker(clock=wall), master=False, clock=Clock(), out=io.StringIO())
+    wall = FakeClock(100.0)
+    c = Coordinator(env, StepTracker(clock=wall), master=False, clock=FakeClock(100.0), out=io.StringIO())
     c.configure(RunConfig.from_values({**read(env.parsed_options), "runs_dir": "", "ladder": "1,2", "step_time": "10s", "step_warmup": "0s"}))
     c.steps.enter(0, 1, steady=True)  # the first tick
     c.on_test_start()

@@ -8,8 +8,8 @@ from llmload.runtime.conclusion import Setup
 from llmload.runtime.views import BASELINE_MIN_OK, LiveViews
 from llmload.workload.traces import TraceEntry, trace_lines
 from tests.helpers.runtime import FakeLocal, environment
-from tests.unit.runtime.test_runtime_conclusion import setup_of
-from tests.unit.runtime.test_runtime_coordinator import report
+from tests.unit.runtime.test_conclusion import setup_of
+from tests.unit.runtime.test_coordinator import report
 
 
 class Views:

@@ -10,7 +10,7 @@ from llmload.runtime.conclusion import LOCAL_ID, RunSpan, Setup, conclude, offer
 from llmload.runtime.workload import run_workload
 from llmload.workload.traces import TraceEntry, trace_lines
 from tests.helpers.runtime import parse
-from tests.unit.runtime.test_runtime_coordinator import report
+from tests.unit.runtime.test_coordinator import report
 
 S = 10**9
 STARTED = 1_780_000_000.0  # 2026-05-28T20:26:40Z

@@ -65,7 +65,7 @@ def test_a_standalone_test_folds_its_own_reports_and_summarises():
     r = Runtime(env)
     r.on_test_start()
     assert r.load.dump is None
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     r.load.on_record(finished())
     r.on_spawned(1)
@@ -75,7 +75,7 @@ def test_a_standalone_test_folds_its_own_reports_and_summarises():
 
 
 def test_workers_ship_reports_and_masters_merge_them():
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     worker_env = environment(FakeWorker(users=2))
     worker = Runtime(worker_env)
@@ -119,7 +119,7 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     assert [t.index for t in tickets] == [0, 1, 2] and [s.class_name for s in samples] == [TRACE_CLASS] * 3
     assert [s.input_tokens for s in samples] == [600, 600, 600] and samples[1].prompt[:200] == samples[2].prompt[:200]
     gevent.sleep(0.01)  # the dispatcher's loop returns after the last entry
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     for i, t in enumerate(tickets):
         r.plays.merge_local()
@@ -164,7 +164,7 @@ def test_a_bad_trace_is_one_line_before_any_load(tmp_path):
 def test_a_worker_sends_its_stop_report_before_locust_says_it_stopped_and_is_ready_at_once():
     """Locust's worker sends client_stopped after test_stop and then sleeps stop_timeout (600 s after a
     ladder) before client_ready: the master would have no worker for the next test."""
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     runner = FakeWorker(users=2)
     env = environment(runner)
@@ -188,7 +188,7 @@ def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_ap
     """The web UI: stop, then start again within FINAL_REPORT_WAIT_S; each test's summary holds its own counts
     (the waiting write used to summarise the new test a few seconds in, and the stopped one never)."""
     from llmload.runtime import coordinator as coordinator_module
-    from tests.unit.runtime.test_runtime_coordinator import report
+    from tests.unit.runtime.test_coordinator import report
 
     monkeypatch.setattr(coordinator_module, "FINAL_REPORT_WAIT_S", 0.0)
     first, second = tmp_path / "first.json", tmp_path / "second.json"
@@ -212,7 +212,7 @@ def test_a_master_test_started_before_the_last_summary_was_written_keeps_both_ap
 
 def test_a_workers_trace_share_done_is_reported_at_once_and_the_master_ends_the_replay(tmp_path):
     """Not at the worker's next 3 s report and the master's next 3 s check: a 3.2 s replay read 8.0 s."""
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     path = _trace_file(tmp_path)
     runner = FakeWorker(users=2)
@@ -246,7 +246,7 @@ def test_workers_gone_after_the_test_stopped_are_not_lost():
     """A quit (headless) or a stop (web UI) takes the workers out of Locust's clients: not a lost worker."""
     from locust.runners import STATE_RUNNING, STATE_STOPPING
 
-    from tests.unit.runtime.test_runtime_coordinator import report
+    from tests.unit.runtime.test_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner))
@@ -265,7 +265,7 @@ def test_a_worker_locust_marks_missing_after_the_test_is_lost():
     end, while the master waits for the last reports: the summary still names it (a CI run read none)."""
     from locust.runners import STATE_STOPPED
 
-    from tests.unit.runtime.test_runtime_coordinator import report
+    from tests.unit.runtime.test_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner))
@@ -284,7 +284,7 @@ def test_the_test_stop_checks_for_missing_workers_before_the_summary():
     must be lost in that summary."""
     from locust.runners import STATE_STOPPING
 
-    from tests.unit.runtime.test_runtime_coordinator import report
+    from tests.unit.runtime.test_coordinator import report
 
     runner = FakeMaster()
     master = Runtime(environment(runner, "--runs-dir", ""))
@@ -324,7 +324,7 @@ def test_a_signal_on_a_headless_standalone_run_ends_the_test_gracefully_then_qui
 def test_quitting_during_a_test_stops_it_first_and_the_summary_holds_the_last_report():
     """Locust's own quit (a third Ctrl-C, the web UI process's SIGTERM) fires quitting before it stops the users:
     the summary was written without what finished since the last fold (records file: 1, summary: 0)."""
-    from tests.unit.runtime.test_runtime_load import finished
+    from tests.unit.runtime.test_load_role import finished
 
     runner = FakeLocal(users=1)
     r = Runtime(environment(runner, "--runs-dir", ""))

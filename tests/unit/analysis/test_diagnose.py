@@ -6,7 +6,7 @@ from pathlib import Path
 from llmload.analysis import NOT_ENOUGH_SIGNALS, RULES, diagnose, rule_ids
 from llmload.analysis.findings import Finding
 from tests.helpers.analysis_data import analyzed, step, summary
-from tests.unit.analysis.test_analysis_rules import batch_starved, ctx_of, frag_ladder, kv_ladder, srv
+from tests.unit.analysis.test_rules import batch_starved, ctx_of, frag_ladder, kv_ladder, srv
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "diagnosis.md"
 
