@@ -25,7 +25,7 @@ for raw text streams :meth:`BodyReader.read_some` returns whatever bytes have ar
 
 Internals used: ``FastResponse._response`` (an ``HTTPSocketPoolResponse``) and its
 ``_body_buffer``/``_sock``, ``HTTPClient._connection_pool``, ``LocustUserAgent.clientpool``;
-``tests/unit/users/test_http.py`` pins that behaviour, and pyproject pins
+``tests/unit/users/test_http_pool.py`` pins that behaviour, and pyproject pins
 geventhttpclient < 3.
 """
 
