@@ -6,8 +6,8 @@
 returns one :class:`Sent` per request: when it was sent (and intended, open loop), its class and
 lengths, its token times, the error that ended it. Closed loop: each step's users each send the
 next request when the last one ended (users above a lower step's count stop after their
-request). Open loop: each step's rate, ``constant``, ``poisson`` or ``gamma`` gaps. Deterministic
-for a seed; no waiting.
+request). Open loop: each step's rate, ``constant``, ``poisson`` or ``gamma`` gaps, or a trace's
+own times and lengths (``trace``). Deterministic for a seed; no waiting.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
 from llmload.sim.virtual import VirtualLoop
 
-__all__ = ["ClassSpec", "Sent", "StepSpec", "Workload", "drive"]
+__all__ = ["Arrival", "ClassSpec", "Sent", "StepSpec", "Workload", "drive"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +44,26 @@ class StepSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Arrival:
+    """One request of a replayed trace: when it is due (s), its lengths, and its prompt's tokens (the
+    prefix cache sees equal leading blocks as equal prompts: a trace's repeated ``hash_ids``)."""
+
+    t: float
+    prompt: int
+    max_tokens: int
+    tokens: Sequence[Any] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     classes: tuple[ClassSpec, ...]
     steps: tuple[StepSpec, ...]
-    arrival: str = "closed"  # closed | constant | poisson | gamma
+    arrival: str = "closed"  # closed | constant | poisson | gamma | trace
     burstiness: float = flag("burstiness").default
     seed: int = 0
     max_in_flight: int = 0  # open loop: -u, the cap on requests in flight (0: none)
+    trace: tuple[Arrival, ...] = ()  # arrival "trace": the entries, in time order (one class, the first)
+    trace_replay: Any = None  # the summary's ``arrival.trace`` block (results.model.TraceReplay)
 
 
 @dataclass
@@ -127,10 +140,15 @@ class _Driver:
             t += s.duration_s
         self.end = t
 
-    def send(self, step: int, on_done: Any, intended: float | None = None) -> None:
+    def send(self, step: int, on_done: Any, intended: float | None = None, entry: Arrival | None = None) -> None:
         loop, route = self.loop, self.route
-        c = self.mix.next()
-        sent = Sent(loop.time(), c.name, max(1, c.input.sample(self.rng)), max(1, c.output.sample(self.rng)), step)
+        if entry is None:
+            c = self.mix.next()
+            sent = Sent(loop.time(), c.name, max(1, c.input.sample(self.rng)), max(1, c.output.sample(self.rng)), step)
+            tokens: Sequence[Any] = ()
+        else:
+            sent = Sent(loop.time(), self.w.classes[0].name, max(1, entry.prompt), max(1, entry.max_tokens), step)
+            tokens = entry.tokens
         sent.intended = intended
         self.out.append(sent)
         k = route.pick()
@@ -141,7 +159,7 @@ class _Driver:
             on_done(s)
 
         try:
-            self.engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt)
+            self.engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt, tokens)
         except ApiError as e:
             sent.error, sent.status, sent.done = e.message, e.status, True
             loop.call_soon(finished, sent)
@@ -174,29 +192,38 @@ class _Driver:
         return rng.expovariate(rate)
 
     def open(self) -> None:
-        """Arrivals at each step's rate; beyond -u in flight they wait in the client, sent as slots free."""
+        """Arrivals at each step's rate (or a trace's times); beyond -u in flight they wait in the client, sent
+        as slots free."""
         loop, w = self.loop, self.w
-        waiting: deque[tuple[float, int]] = deque()  # arrivals held in the client by the -u cap
+        waiting: deque[tuple[float, int, Arrival | None]] = deque()  # arrivals held in the client by the -u cap
         flight = [0]
 
         def done(_: Sent) -> None:
             flight[0] -= 1
-            if waiting and loop.time() < self.end:  # after the run's end the held ones stay unsent
+            # after the run's end the held ones stay unsent; a trace replay sends every entry (as llmload run)
+            if waiting and (loop.time() < self.end or w.arrival == "trace"):
                 go(*waiting.popleft())
 
-        def go(due: float, i: int) -> None:
+        def go(due: float, i: int, entry: Arrival | None = None) -> None:
             flight[0] += 1
-            self.send(i, done, due)
+            self.send(i, done, due, entry)
+
+        def admit(i: int, entry: Arrival | None = None) -> None:
+            if w.max_in_flight and flight[0] >= w.max_in_flight:
+                waiting.append((loop.time(), i, entry))
+            else:
+                go(loop.time(), i, entry)
 
         def arrive(i: int) -> None:
             if loop.time() >= self.bounds[i][1]:
                 return
-            if w.max_in_flight and flight[0] >= w.max_in_flight:
-                waiting.append((loop.time(), i))
-            else:
-                go(loop.time(), i)
+            admit(i)
             loop.call_later(self.gap(w.steps[i].rate or 1.0), arrive, i)
 
+        if w.arrival == "trace":
+            for e in w.trace:
+                loop.call_at(e.t, admit, 0, e)
+            return
         for i, (t0, _) in enumerate(self.bounds):
             loop.call_at(t0, arrive, i)
 

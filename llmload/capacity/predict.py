@@ -73,10 +73,13 @@ def predicted_result(
     ``slos``: each class's SLOs (:func:`~llmload.metrics.slo.class_slos`; None: no SLOs): every
     successful request is judged as a real run judges it (goodput, attainment, the SLO verdict)."""
     ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
-    drain = _DRAIN_S if ladder else 0.0  # a ladder waits for its requests in flight; a plain run stops them
+    # a ladder waits for its requests in flight, and a trace replay for its last answers; a plain run stops them
+    drain = _DRAIN_S if ladder or w.arrival == "trace" else 0.0
     sent = drive(params, w, replicas, router, drain)
     bounds = step_bounds(w)
     end = bounds[-1][2] if bounds else 0.0
+    if w.arrival == "trace":  # a replay lasts until its last answer (as llmload run's), not its last arrival
+        end = max([end, *(s.times[-1] for s in sent if s.times)])
     open_loop = w.arrival != "closed"
     run, steps = MetricSet(), {i: MetricSet() for i in range(len(bounds))}
     for s in sent:
@@ -93,7 +96,8 @@ def predicted_result(
         for i, (st, b) in enumerate(zip(w.steps, bounds, strict=True))
     ] if ladder else []  # fmt: skip
     rate = w.steps[0].rate if open_loop and len(w.steps) == 1 else None
-    arrival = arrival_result(w.arrival, rate, None, 0, 0.0, w.burstiness if w.arrival == "gamma" else None)
+    arrival = arrival_result(w.arrival, rate, None, 0, 0.0, w.burstiness if w.arrival == "gamma" else None,
+                             w.trace_replay)  # fmt: skip
     result = build_result(
         run,
         duration_s=end,

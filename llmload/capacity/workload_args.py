@@ -11,12 +11,15 @@ from typing import Any
 from locust.util.timespan import parse_timespan
 
 from llmload.capacity.drive import ClassSpec, StepSpec, Workload
+from llmload.capacity.trace_arrivals import trace_arrivals
 from llmload.config.arrival import parse_rates
 from llmload.config.flags import flag
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
 from llmload.metrics.slo import parse_slo_text
+from llmload.results.arrival_block import trace_replay
 from llmload.workload.profiles import load_profile
+from llmload.workload.traces import load_trace, trace_profile
 
 __all__ = ["add_slo_arguments", "add_workload_arguments", "slo_config", "workload_from_args"]
 
@@ -34,6 +37,11 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--step-time", default="5m", help="ladder step duration (default 5m)")
     g.add_argument("--step-warmup", default="30s", help="unmeasured start of each step (default 30s)")
     g.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
+    g.add_argument("--trace", default="", help="replay a trace (Mooncake JSON Lines, as llmload run --trace): each "
+                   "entry at its time with its lengths; repeated hash_ids reach the prefix cache")  # fmt: skip
+    g.add_argument("--trace-speedup", type=float, default=flag("trace_speedup").default, help="replay N times faster")
+    g.add_argument("--trace-limit", type=int, default=flag("trace_limit").default, help="the first N entries (0: all)")
+    g.add_argument("--max-tokens-cap", type=int, default=0, help="cap every request's max_tokens (0: no cap)")
     add_slo_arguments(g)
 
 
@@ -67,6 +75,8 @@ def _span(text: str, flag: str) -> float:
 
 
 def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+    if getattr(ns, "trace", ""):
+        return _trace_workload(ns)
     profile = load_profile(ns.profile)
     classes = []
     for c in profile.classes:
@@ -106,4 +116,37 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         steps = (StepSpec(ns.users, _span(ns.run_time, "-t"), 0.0, ns.rate if open_loop else None),)
     cap = ns.users if open_loop else 0  # as in llmload run: -u caps the requests in flight of an open loop
     w = Workload(tuple(classes), steps, ns.arrival, ns.burstiness, ns.seed, cap)
+    return w, profile.to_dict(), config
+
+
+def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+    """``--trace``: one class (the trace's), one step as long as the trace at its speedup, open loop capped by -u."""
+    if ns.ladder or ns.rate_ladder or ns.arrival != "closed" or ns.rate:
+        raise ConfigError("--trace: the trace is the load (its own times); drop --ladder, --rate-ladder, --arrival "
+                          "and --rate")  # fmt: skip
+    if ns.profile != "default":
+        raise ConfigError(f"--profile {ns.profile} with --trace: the trace replaces the profile")
+    if not ns.trace_speedup > 0:
+        raise ConfigError(f"--trace-speedup {ns.trace_speedup:g}: must be > 0, e.g. 2 (twice as fast)")
+    if ns.users < 1 or ns.trace_limit < 0 or ns.max_tokens_cap < 0:
+        raise ConfigError("-u must be >= 1, --trace-limit and --max-tokens-cap >= 0")
+    trace = load_trace(ns.trace, ns.trace_limit or None)
+    profile = trace_profile(trace)
+    c = profile.classes[0]
+    arrivals = trace_arrivals(trace, ns.trace_speedup, ns.max_tokens_cap or None)
+    span = trace.duration_ms / 1000.0 / ns.trace_speedup
+    replay = trace_replay(trace, ns.trace_speedup)
+    w = Workload((ClassSpec(c.name, 1.0, c.input_tokens, c.output_tokens),), (StepSpec(ns.users, span + 1e-6, 0.0),),
+                 "trace", seed=ns.seed, max_in_flight=ns.users, trace=arrivals, trace_replay=replay)  # fmt: skip
+    trace_dict: dict[str, Any] = {"file": str(trace.path), "speedup": ns.trace_speedup,
+                                  "limit": ns.trace_limit or None}  # fmt: skip
+    config: dict[str, Any] = {
+        "api": "predicted",
+        "model": "engine model",
+        "profile": profile.name,
+        "seed": ns.seed,
+        "degradation": flag("degradation").default,
+        "arrival": {"mode": "trace", "trace": trace_dict},
+        **slo_config(ns),
+    }
     return w, profile.to_dict(), config

@@ -1,0 +1,56 @@
+"""A trace (``--trace``) as ``llmload predict``'s arrivals: each entry due at its time, with its lengths and its
+prompt as tokens whose leading blocks repeat where the trace's ``hash_ids`` do.
+
+The engine model's prefix cache (:mod:`llmload.sim.prefix`) hashes a prompt's tokens block by block; a real
+replay sends equal words for equal ``hash_ids`` (:class:`~llmload.workload.traces.TracePrompts`), so equal
+ids must give equal tokens here too. :class:`TraceTokens` computes each token from its position instead of
+storing them (a 1 000-entry trace of 2 000-token prompts would be 2 million objects): block ``h``'s token
+``j`` is ``h * BLOCK_TOKENS + j``; the rest of entry ``i`` (past its listed blocks) is unique to it
+(negative numbers, never a block's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from llmload.capacity.drive import Arrival
+from llmload.workload.traces import BLOCK_TOKENS, Trace, TraceEntry
+
+__all__ = ["TraceTokens", "trace_arrivals"]
+
+
+class TraceTokens(Sequence[int]):
+    """The tokens of one entry's prompt, computed on demand (a read-only sequence of ints)."""
+
+    __slots__ = ("blocks", "index", "n")
+
+    def __init__(self, entry: TraceEntry, index: int) -> None:
+        self.blocks, self.index, self.n = entry.hash_ids, index, entry.input_length
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _at(self, k: int) -> int:
+        b, j = divmod(k, BLOCK_TOKENS)
+        if b < len(self.blocks):
+            return self.blocks[b] * BLOCK_TOKENS + j
+        return -(self.index * (1 << 32) + k + 1)
+
+    def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
+        if isinstance(key, slice):
+            return tuple(self._at(k) for k in range(*key.indices(self.n)))
+        if not -self.n <= key < self.n:
+            raise IndexError(key)
+        return self._at(key % self.n)
+
+    def __iter__(self) -> Iterator[int]:
+        return (self._at(k) for k in range(self.n))
+
+
+def trace_arrivals(trace: Trace, speedup: float, max_tokens_cap: int | None = None) -> tuple[Arrival, ...]:
+    """Every entry as an :class:`~llmload.capacity.drive.Arrival`, due at its time / ``speedup``."""
+    out = []
+    for i, e in enumerate(trace.entries):
+        out_tokens = e.output_length if max_tokens_cap is None else min(e.output_length, max_tokens_cap)
+        out.append(Arrival(e.timestamp_ms / 1000.0 / speedup, e.input_length, out_tokens, TraceTokens(e, i)))
+    return tuple(out)
