@@ -13,7 +13,7 @@ DEB_PACKAGES := prometheus chromium chromium-driver
 DEB_STAMP := $(VENV)/.debs
 
 # The packages the type checker holds to (pyproject.toml [tool.mypy]): one more as each comes clean.
-TYPED ?= llmload/config
+TYPED ?= llmload/config llmload/results llmload/analysis llmload/metrics
 
 .PHONY: all install system-deps build-deps llama-server demo test test-unit test-integration bench lint typecheck clean
 

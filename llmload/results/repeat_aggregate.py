@@ -89,9 +89,15 @@ def aggregate_metrics(summaries: Sequence[Mapping[str, Any]]) -> dict[str, dict[
     return out
 
 
+def _block(summary: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``summary[key]`` when it is a JSON object, else an empty one (older summaries, runs without that block)."""
+    block = summary.get(key)
+    return block if isinstance(block, Mapping) else {}
+
+
 def safe_levels(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The ladder verdict's safe level per repetition and how often the commonest one held (None: no ladder)."""
-    verdicts = [s.get("verdict") if isinstance(s.get("verdict"), Mapping) else {} for s in summaries]
+    verdicts = [_block(s, "verdict") for s in summaries]
     if not any(s.get("steps") for s in summaries):
         return None
     rate = any(v.get("safe_rate") is not None or "safe_rate" in v for v in verdicts)
@@ -117,7 +123,7 @@ def steadiness(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per repetition whether it was steady (``steady.run``, or every ladder step; None: could not tell)."""
     values: list[bool | None] = []
     for s in summaries:
-        block = s.get("steady") if isinstance(s.get("steady"), Mapping) else {}
+        block = _block(s, "steady")
         run, steps = block.get("run"), block.get("steps") or []
         verdicts = [run.get("steady")] if isinstance(run, Mapping) else [st.get("steady") for st in steps]
         values.append(False if False in verdicts else True if verdicts and all(verdicts) else None)
