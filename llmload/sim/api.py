@@ -70,20 +70,8 @@ from llmload.jsonvalue import Json
 from llmload.sim.http11 import error_body
 from llmload.sim.timing import ServerTimes, timing_fields
 
-__all__ = [
-    "DONE_EVENT",
-    "WORDS",
-    "ApiError",
-    "BaseEncoder",
-    "Encoder",
-    "GenRequest",
-    "gen_request",
-    "load_body",
-    "message_tokens",
-    "parse_request",
-    "prompt_tokens_of",
-    "token_limit",
-]
+__all__ = ["DONE_EVENT", "WORDS", "ApiError", "BaseEncoder", "Encoder", "GenRequest", "gen_request", "load_body",
+           "message_tokens", "parse_request", "prompt_tokens_of", "token_limit"]
 
 #: Output vocabulary: every token is one of these short words (JSON-safe, non-empty).
 WORDS = tuple(
