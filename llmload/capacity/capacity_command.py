@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,7 @@ def predict_main(argv: list[str]) -> int:
 
 
 def _predict(ns: argparse.Namespace) -> int:
-    from llmload.capacity.engine_file import engine_hash, read_engine
+    from llmload.capacity.engine_file import engine_hash, read_engine, table
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
     from llmload.capacity.workload_args import workload_from_args
@@ -139,7 +140,7 @@ def _predict(ns: argparse.Namespace) -> int:
     if ns.replicas < 1:
         raise ConfigError(f"--replicas {ns.replicas}: must be >= 1")
     w, profile, config = workload_from_args(ns)
-    fitted = (doc.get("provenance") or {}).get("fitted_range") or {}
+    fitted = table(doc, "provenance", "fitted_range")
     extra = extrapolation(w, ns.replicas, fitted)
     predicted = {
         "engine_file": str(ns.engine),
@@ -149,7 +150,7 @@ def _predict(ns: argparse.Namespace) -> int:
         "router": ns.router,
         "extrapolates": extra,
         # what the fit did not pin (defaults) and what it warned about: a what-if resting on them says so
-        "assumed": sorted(k for k, v in (doc.get("provenance") or {}).items() if v.get("how") == "assumed"),
+        "assumed": sorted(k for k, v in table(doc, "provenance").items() if isinstance(v, Mapping) and v.get("how") == "assumed"),
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,

@@ -15,6 +15,7 @@ from llmload.config.arrival import parse_rates
 from llmload.config.flags import flag
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 from llmload.metrics.slo import parse_slo_text
 from llmload.workload.profiles import load_profile
 
@@ -48,7 +49,7 @@ def add_slo_arguments(g: Any) -> None:
                    help="the share of finished requests that must be good (default %(default)s)")  # fmt: skip
 
 
-def slo_config(ns: argparse.Namespace) -> dict[str, Any]:
+def slo_config(ns: argparse.Namespace) -> dict[str, Json]:
     """The summary's ``config.slo`` and ``config.slo_attainment`` from ``--slo``/``--slo-attainment`` (checked)."""
     slo = parse_slo_text(ns.slo, "--slo")
     if not 0 < ns.slo_attainment <= 1:
@@ -66,7 +67,7 @@ def _span(text: str, flag: str) -> float:
     return s
 
 
-def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], dict[str, Json]]:
     profile = load_profile(ns.profile)
     classes = []
     for c in profile.classes:
@@ -83,7 +84,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         raise ConfigError(f"--arrival {ns.arrival}: needs --rate R or --rate-ladder R1,R2,...")
     if ns.users < 1:
         raise ConfigError(f"-u {ns.users}: must be >= 1")
-    config: dict[str, Any] = {
+    config: dict[str, Json] = {
         "api": "predicted",
         "model": "engine model",
         "profile": ns.profile,
