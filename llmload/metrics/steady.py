@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from llmload.jsonvalue import Json
+from llmload.metrics.warmup_window import RunNotes
 
 __all__ = ["MIN_BATCHES", "SteadySlices", "judge", "mann_kendall", "steady_into"]
 
@@ -105,7 +106,7 @@ class SteadySlices:
             out.slices[int(k)] = _Slice(int(v[0]), float(v[1]), int(v[2]), float(v[3]), float(v[4]), int(v[5]))
         return out
 
-    def into(self, load: dict[str, Any], windows: Any, stop_wall: float) -> None:
+    def into(self, load: RunNotes, windows: Any, stop_wall: float) -> None:
         """:func:`steady_into` of these slices."""
         steady_into(load, self, windows, stop_wall)
 
@@ -204,11 +205,13 @@ def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Json]:
     return out
 
 
-def steady_into(load: dict[str, Any], slices: SteadySlices, windows: Any, stop_wall: float) -> None:
+def steady_into(load: RunNotes, slices: SteadySlices, windows: Any, stop_wall: float) -> None:
     """The coordinator's end of run: the summary's ``steady`` block (``load["extra"]``) and a warning per window
     that was not steady (``load["warnings"]``). ``windows``: a ladder's steps (each judged over its steady
     window; the run as a whole climbs by design), else the run from its first reported TTFT to ``stop_wall``."""
-    warnings, steps, run = [], [], None
+    warnings: list[str] = []
+    steps: list[Json] = []
+    run: dict[str, Json] | None = None
     if windows:
         for w in windows:
             if w.steady_from is None or w.ended_at is None or w.index < 0:

@@ -33,8 +33,16 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import ClassStats, ClassStatsWire
 
-__all__ = ["WarmupDrain", "WarmupGate", "WarmupRecorder", "WarmupStats", "WarmupWire", "request_share", "warmup_into",
-           "warmup_summary"]
+__all__ = ["RunNotes", "WarmupDrain", "WarmupGate", "WarmupRecorder", "WarmupStats", "WarmupWire", "request_share",
+           "warmup_into", "warmup_summary"]
+
+
+class RunNotes(TypedDict, total=False):
+    """What the end of a run adds to the load generator's state: warnings, and blocks of the summary's ``extra``
+    (:func:`warmup_into`, :func:`~llmload.metrics.steady.steady_into`)."""
+
+    warnings: tuple[str, ...]
+    extra: dict[str, Json]
 
 
 class WarmupWire(TypedDict):
@@ -205,7 +213,7 @@ def warmup_summary(
     return warmup.result(lasted, (p50, p99)), None, lasted
 
 
-def warmup_into(load: dict[str, Any], snap: Any, warmup: Any, total_s: float) -> float:
+def warmup_into(load: RunNotes, snap: Any, warmup: Any, total_s: float) -> float:
     """The coordinator's end of run: the ``warmup`` block (``load["extra"]``) or the cold-start warning
     (``load["warnings"]``) from ``snap`` (an aggregator Snapshot) and ``warmup`` (a WarmupConfig); returns how
     long the warm-up lasted (s), which the measured part's duration leaves out."""
