@@ -201,6 +201,7 @@ def _entry(record: Any, fmt: str, where: str, turns: bool) -> DatasetEntry | Non
 
 
 def _prompt(record: Any, where: str) -> DatasetEntry:
+    text: object  # checked below: a non-empty string
     if isinstance(record, str):
         text, out = record, None
     elif isinstance(record, dict):

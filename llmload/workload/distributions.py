@@ -239,10 +239,10 @@ def parse_distribution(value: Any, where: str) -> Distribution:
     if mean > MAX_TOKENS:
         raise _too_many(mean, f"{where}.mean")
     lo = _int(value, "min", where) if "min" in value else 1
-    hi = _int(value, "max", where) if "max" in value else None
-    if hi is not None and hi < lo:
-        raise ProfileError(f"{where}: max ({hi}) must be ≥ min ({lo})")
-    return (Normal if kind == "normal" else LogNormal)(mean, sd, lo, hi)
+    top = _int(value, "max", where) if "max" in value else None
+    if top is not None and top < lo:
+        raise ProfileError(f"{where}: max ({top}) must be ≥ min ({lo})")
+    return (Normal if kind == "normal" else LogNormal)(mean, sd, lo, top)
 
 
 def _choice(value: dict[str, Json], where: str) -> Choice:
