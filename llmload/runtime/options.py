@@ -75,7 +75,8 @@ class Options:
         self._env = environment
         self._worker = worker
         own = read(environment.parsed_options)
-        self._own_records_jsonl = own["records_jsonl"] or ""
+        records_jsonl = own["records_jsonl"]  # a path or None
+        self._own_records_jsonl = records_jsonl if isinstance(records_jsonl, str) else ""
         self._own_api_key = own["api_key"] or ""  # given (flag, $LLMLOAD_API_KEY); the API's own variable: config
 
     @property
@@ -105,7 +106,8 @@ class Options:
 
     def web_auth(self) -> tuple[str, str] | None:
         """``--web-auth USER:PASSWORD`` (ConfigError when malformed)."""
-        return parse_web_auth(read(self._env.parsed_options)["web_auth"])
+        auth = read(self._env.parsed_options)["web_auth"]
+        return parse_web_auth(auth if isinstance(auth, str) else None)
 
     def form_values(self, form: Mapping[str, str]) -> tuple[dict[str, Any], FormLoad]:
         """(llmload's flag values, Locust's ``host``/``users``/``spawn_rate``) as the web UI's ``POST /swarm``
