@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from llmload.errors import LlmloadError
+from llmload.jsonvalue import Json
 
 __all__ = ["fit_main", "predict_main"]
 
@@ -81,11 +82,12 @@ def fit_main(argv: list[str]) -> int:
     return 0
 
 
-def _pair(q: dict[str, Any], metric: str) -> str:
+def _pair(q: Mapping[str, Json], metric: str) -> str:
+    """A fit-quality row's measured / replayed p50 of ``metric`` and their error."""
     a, b, e = q.get(f"{metric}_p50_ms"), q.get(f"{metric}_p50_replayed_ms"), q.get(f"{metric}_p50_error")
     if a is None or b is None:
         return f"{'-':<31}"
-    return f"{a:>9.1f} / {b:>9.1f} ({100 * (e or 0):+6.1f} %)"
+    return f"{a:>9.1f} / {b:>9.1f} ({100 * (e if isinstance(e, (int, float)) else 0):+6.1f} %)"
 
 
 def predict_main(argv: list[str]) -> int:
