@@ -152,7 +152,9 @@ def _predict(ns: argparse.Namespace) -> int:
         "router": ns.router,
         "extrapolates": extra,
         # what the fit did not pin (defaults) and what it warned about: a what-if resting on them says so
-        "assumed": sorted(k for k, v in table(doc, "provenance").items() if isinstance(v, Mapping) and v.get("how") == "assumed"),
+        "assumed": sorted(
+            k for k, v in table(doc, "provenance").items() if isinstance(v, Mapping) and v.get("how") == "assumed"
+        ),
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,

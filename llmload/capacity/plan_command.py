@@ -135,7 +135,8 @@ def _plan(ns: argparse.Namespace) -> int:
 
     if slos is not None:
         slo_limits = table(config, "slo")  # the --slo limits that are set (numbers)
-        goal = Goal(target=ns.slo_attainment, slo=tuple((k, v) for k, v in slo_limits.items() if isinstance(v, (int, float))))
+        slo = tuple((k, v) for k, v in slo_limits.items() if isinstance(v, (int, float)))
+        goal = Goal(target=ns.slo_attainment, slo=slo)
     else:  # one user alone on one replica: the baseline
         base = measured(1, workload_from_args(_workload_ns(ns, 1, None))[0], None)
         goal = Goal(degradation=ns.degradation, baseline_ttft_ms=base.lat("ttft").p50,

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 
 from llmload.metrics.histogram import Histogram, HistogramWire
 
-__all__ = ["COLD_RATIO", "FIRST_SHARE", "GROWTH", "SLICE0_S", "StartSlices", "StartSlicesWire", "cold_start_warning", "slice_of"]
+__all__ = ["COLD_RATIO", "FIRST_SHARE", "GROWTH", "SLICE0_S", "StartSlices", "StartSlicesWire", "cold_start_warning",
+           "slice_of"]
 
 #: :meth:`StartSlices.to_wire`: ``{slice index: histogram wire}`` (the keys as strings, as JSON has them)
 StartSlicesWire = dict[str, HistogramWire]

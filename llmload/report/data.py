@@ -297,7 +297,7 @@ def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | Non
     }
 
 
-def build_report(run: Run) -> dict[str, Any]:  # Any: ``arrival`` is a TypedDict, not a Json mapping
+def build_report(run: Run) -> dict[str, Any]:  # Any: ``arrival`` is a TypedDict, not Json
     """The report data of ``run`` (a :class:`~llmload.rundir.Run`); see the module docstring."""
     result = run.result
     j = result.judgement

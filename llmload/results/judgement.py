@@ -52,9 +52,10 @@ class Breach:
     rate: float | None = None  # a rate ladder: the step's offered rate (requests/s)
 
     def to_dict(self) -> dict[str, Json]:
-        out: dict[str, Json] = {"step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
-               "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
-               "also": list(self.also)}  # fmt: skip
+        out: dict[str, Json] = {
+            "step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
+            "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
+            "also": list(self.also)}  # fmt: skip
         if self.rate is not None:
             out["rate"] = self.rate
         return out
@@ -138,9 +139,10 @@ class SloPass:
     note: str | None = None
 
     def to_dict(self) -> dict[str, Json]:
-        out: dict[str, Json] = {"status": self.status, "attainment": _r(self.attainment, 4), "safe_step": self.safe_step,
-               "safe_users": self.safe_users, "failed_step": self.failed_step, "failed_users": self.failed_users,
-               "failed_attainment": _r(self.failed_attainment, 4), "failed_slo": self.failed_slo}  # fmt: skip
+        out: dict[str, Json] = {
+            "status": self.status, "attainment": _r(self.attainment, 4), "safe_step": self.safe_step,
+            "safe_users": self.safe_users, "failed_step": self.failed_step, "failed_users": self.failed_users,
+            "failed_attainment": _r(self.failed_attainment, 4), "failed_slo": self.failed_slo}  # fmt: skip
         if self.note is not None:
             out["note"] = self.note
         return out

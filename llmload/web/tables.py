@@ -51,6 +51,7 @@ import json
 import logging
 import math
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from flask import Response
@@ -310,10 +311,12 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Json]:
 
 
 # -- wiring -------------------------------------------------------------------------------
-def _merge_by_key(existing: list[dict[str, Any]] | None, ours: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """Keep other extensions' entries, replace ours (installing twice changes nothing)."""
+def _merge_by_key(existing: Json, ours: list[dict[str, Json]], key: str) -> list[Json]:
+    """Keep other extensions' entries, replace ours (installing twice changes nothing); ``existing``: Locust's list."""
     mine = {e[key] for e in ours}
-    return [e for e in existing or [] if e.get(key) not in mine] + ours
+    others = existing if isinstance(existing, list) else []
+    kept = [e for e in others if not (isinstance(e, Mapping) and e.get(key) in mine)]
+    return [*kept, *ours]
 
 
 def _base_path(app: Any) -> str:
@@ -338,7 +341,7 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
     ta["extended_tabs"] = _merge_by_key(
         ta.get("extended_tabs"), [{"title": "LLM", "key": LIVE_TAB}, {"title": "LLM (run)", "key": RUN_TAB}], "key"
     )
-    tables = [
+    tables: list[dict[str, Json]] = [
         {"key": LIVE_TAB, "structure": [{"key": k, "title": t} for k, t in LIVE_COLUMNS]},
         {"key": RUN_TAB, "structure": [{"key": k, "title": t} for k, t in RUN_COLUMNS]},
     ]
@@ -352,7 +355,7 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
     def data() -> dict[str, Json]:
         return live_data(environment, source)
 
-    def add_llm_stats(body: dict[str, Any]) -> bool:
+    def add_llm_stats(body: dict[str, Json]) -> bool:
         d = data()
         ours = [{"key": LIVE_TAB, "data": d["live"]}, {"key": RUN_TAB, "data": d["run"]}]
         body["extended_stats"] = _merge_by_key(body.get("extended_stats"), ours, "key")

@@ -152,7 +152,8 @@ class LogNormal:
         return _clamp(rng.lognormvariate(math.log(self.mean) - s2 / 2, math.sqrt(s2)), self.min, self.max)
 
     def to_dict(self) -> dict[str, Json]:
-        d: dict[str, Json] = {"dist": "lognormal", "mean": self.mean, "stddev": self.stddev, "min": self.min, "max": self.max}
+        d: dict[str, Json] = {"dist": "lognormal", "mean": self.mean, "stddev": self.stddev, "min": self.min,
+                              "max": self.max}  # fmt: skip
         return _drop_none(d)
 
 
