@@ -19,7 +19,9 @@ The top-level modules:
 * :mod:`llmload.errors` — the exception tree (:class:`~llmload.errors.LlmloadError`,
   :class:`~llmload.errors.ConfigError`, the stream errors) and the error kinds;
 * :mod:`llmload.redact` — API keys a server echoes, masked before llmload keeps or shows its text:
-  :func:`~llmload.redact.mask`.
+  :func:`~llmload.redact.mask`;
+* :mod:`llmload.jsonvalue` — the type of a JSON value, for the documents llmload writes and reads:
+  :data:`~llmload.jsonvalue.Json`.
 
 The packages, top layer first (each maps its own modules in its docstring; the layers and who
 calls whom: ``docs/design.md``):

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,6 +34,7 @@ import orjson
 
 from llmload.config import public_url
 from llmload.errors import LlmloadError
+from llmload.jsonvalue import Json
 from llmload.results import RunResult, SummaryError, from_summary, to_summary
 
 __all__ = [
@@ -66,17 +67,17 @@ class Run:
     path: Path  # the run directory (or the directory holding the summary file)
     name: str  # the directory's name, or the summary file's stem
     result: RunResult
-    timeseries: dict[str, Any] | None = None
-    config: dict[str, Any] | None = None
+    timeseries: dict[str, Json] | None = None
+    config: dict[str, Json] | None = None
 
     @classmethod
     def from_summary(
         cls,
         path: Path,
         name: str,
-        summary: dict[str, Any],
-        timeseries: dict[str, Any] | None = None,
-        config: dict[str, Any] | None = None,
+        summary: dict[str, Json],
+        timeseries: dict[str, Json] | None = None,
+        config: dict[str, Json] | None = None,
     ) -> Run:
         """A run from a summary dict (:class:`~llmload.results.SummaryError` when it cannot be read)."""
         return cls(path, name, from_summary(summary), timeseries, config)
@@ -135,10 +136,10 @@ def write_run_dir(
     root: str | os.PathLike[str],
     result: RunResult,
     *,
-    timeseries: dict[str, Any] | None = None,
+    timeseries: dict[str, Json] | None = None,
     host: str | None = None,
     path: Path | None = None,
-    summary: dict[str, Any] | None = None,
+    summary: dict[str, Json] | None = None,
 ) -> Path:
     """Write a new run directory of ``result`` under ``root`` (layout in the module docstring), or into the
     existing directory ``path`` (``--repeat``: beside the repetitions' summaries); ``summary``: ``result``'s
@@ -146,9 +147,11 @@ def write_run_dir(
     path = path or create_run_dir(root, _started(result.started_at), _workload(result))
     summary = scrub(summary if summary is not None else to_summary(result))  # a copy: the caller's stays as it is
     if timeseries is not None:
-        summary["timeseries"] = {**(summary.get("timeseries") or {}), "path": "timeseries.json"}
+        given = summary.get("timeseries")
+        block: dict[str, Json] = {**(given if isinstance(given, Mapping) else {}), "path": "timeseries.json"}
+        summary["timeseries"] = block
         if "schema" in timeseries:
-            summary["timeseries"]["schema"] = timeseries["schema"]
+            block["schema"] = timeseries["schema"]
         _dump(path / "timeseries.json", scrub(timeseries), indent=False)
     else:
         summary.pop("timeseries", None)  # a path relative to --summary-json means nothing here
@@ -186,9 +189,9 @@ def save_run(
     runs_dir: str,
     out: TextIO,
     *,
-    series: Callable[[], dict[str, Any] | None] | None = None,
+    series: Callable[[], dict[str, Json] | None] | None = None,
     host: str | None = None,
-    summary: dict[str, Any] | None = None,
+    summary: dict[str, Json] | None = None,
 ) -> Path | None:
     """:func:`write_run_dir` (the time series from ``series()``), then one line naming the directory on ``out``.
 

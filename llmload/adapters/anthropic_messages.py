@@ -39,6 +39,7 @@ import orjson
 from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
 from llmload.adapters.chunks import malformed
 from llmload.adapters.typed_events import decode_typed_event
+from llmload.jsonvalue import Json
 
 if TYPE_CHECKING:
     from llmload.workload.request_types import RequestSample
@@ -82,7 +83,7 @@ class AnthropicMessagesAdapter:
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{model, messages, max_tokens, stream: true}`` (+ ``system``); ``extra_body`` merged last."""
-        body: dict[str, Any] = {"model": self.config.model}
+        body: dict[str, Json] = {"model": self.config.model}
         if sample.messages:
             system = [m["content"] for m in sample.messages if m.get("role") == "system"]
             body["messages"] = [m for m in sample.messages if m.get("role") != "system"]

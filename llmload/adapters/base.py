@@ -35,6 +35,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from llmload.jsonvalue import Json
+
 if TYPE_CHECKING:
     from llmload.workload.request_types import RequestSample
 
@@ -195,7 +197,7 @@ class Adapter(Protocol):
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int: ...
 
 
-def body_tail(config: AdapterConfig, **fields: Any) -> dict[str, Any]:
+def body_tail(config: AdapterConfig, **fields: Json) -> dict[str, Json]:
     """The fields every request body of an adapter ends with, built once per adapter.
 
     ``fields`` first (``stream=True`` and what the API adds), then ``ignore_eos`` and

@@ -57,6 +57,7 @@ from llmload.adapters.base import (
 from llmload.adapters.chunks import malformed, server_error
 from llmload.adapters.server_timing import record_server_timing
 from llmload.adapters.typed_events import decode_typed_event
+from llmload.jsonvalue import Json
 
 if TYPE_CHECKING:
     from llmload.workload.request_types import RequestSample
@@ -96,7 +97,7 @@ class OpenAIResponsesAdapter:
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{model, input, max_output_tokens, stream: true, store: false}``; ``extra_body`` merged last."""
-        body: dict[str, Any] = {
+        body: dict[str, Json] = {
             "model": self.config.model,
             "input": [{"type": "message", **m} for m in sample.messages] if sample.messages else sample.prompt,
             "max_output_tokens": sample.max_tokens,

@@ -43,7 +43,8 @@ def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdic
     base = baseline.step
     ladder = [s for s in steps if s.index is not None and s.index >= 0]
     last = verdict.breach.step if verdict.breach is not None else (ladder[-1].index if ladder else None)
-    judged = [s for s in ladder if s.index != base.index and last is not None and s.index <= last]
+    judged = [s for s in ladder
+              if s.index != base.index and last is not None and s.index is not None and s.index <= last]  # fmt: skip
     samples: dict[str, dict[str, int]] = {"baseline": {n: p.ok for n, p in base.classes.items()}}
     thin: list[str] = []
     for name, n in samples["baseline"].items():

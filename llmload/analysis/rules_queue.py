@@ -144,9 +144,9 @@ def gateway_queueing(ctx: Context) -> list[Finding]:
             continue
         c = s.perf.in_flight
         gap = c - (run + w) if c is not None else None
-        gap_ok = gap is not None and gap >= 1 and run + w < (1 - GAP_SHARE) * c
+        gap_ok = c is not None and gap is not None and gap >= 1 and run + w < (1 - GAP_SHARE) * c
         server_ttft, client_ttft = s.s("ttft_mean_ms"), s.perf.ttft_mean
-        ttft_ok = server_ttft is not None and bool(client_ttft) and server_ttft < 0.5 * client_ttft
+        ttft_ok = bool(server_ttft is not None and client_ttft and server_ttft < 0.5 * client_ttft)
         if not (gap_ok or ttft_ok):
             continue
         text = [f"TTFT p50 is {r:.2f}x the baseline at {s.label}, yet the engine's queue is empty (waiting {_num(w)})"]

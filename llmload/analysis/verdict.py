@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from llmload.analysis.baseline import MIN_REQUESTS, Baseline
 from llmload.analysis.steps import Perf, StepView
@@ -192,6 +193,14 @@ def _summary_of(p: Pass, limits: dict[str, float | None]) -> PassVerdict:
     )
 
 
+def _class_value(name: str, s: StepView, metric: str) -> float | None:
+    return s.classes[name].value(metric) if name in s.classes else None
+
+
+def _class_perf(name: str, s: StepView) -> Perf | None:
+    return s.classes.get(name)
+
+
 def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict[str, PassVerdict]:
     out: dict[str, PassVerdict] = {}
     for name in baseline.step.classes:
@@ -202,8 +211,7 @@ def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict
             out[name] = PassVerdict("no_baseline", None, None, None, None, note)
             continue
         limits = _limits(base, P50, factor)
-        p = judge_pass(steps, baseline.step, limits, lambda s, m, n=name: s.classes[n].value(m) if n in s.classes else None,
-                       lambda s, n=name: s.classes.get(n))  # fmt: skip
+        p = judge_pass(steps, baseline.step, limits, partial(_class_value, name), partial(_class_perf, name))
         out[name] = _summary_of(p, limits)
     return out
 

@@ -103,7 +103,7 @@ class Dispatcher:
         worker: int = 0,
         workers: int = 1,
         clock: Callable[[], int] = perf_counter_ns,
-        wait: Callable[[Event, float], object] | None = None,
+        wait: Callable[[Event, float | None], object] | None = None,
         times: Iterable[float] | None = None,
     ) -> None:
         if workers < 1 or not 0 <= worker < workers:

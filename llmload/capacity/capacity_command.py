@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from llmload.errors import LlmloadError
+from llmload.jsonvalue import Json
 
 __all__ = ["fit_main", "predict_main"]
 
@@ -80,11 +82,12 @@ def fit_main(argv: list[str]) -> int:
     return 0
 
 
-def _pair(q: dict[str, Any], metric: str) -> str:
+def _pair(q: Mapping[str, Json], metric: str) -> str:
+    """A fit-quality row's measured / replayed p50 of ``metric`` and their error."""
     a, b, e = q.get(f"{metric}_p50_ms"), q.get(f"{metric}_p50_replayed_ms"), q.get(f"{metric}_p50_error")
     if a is None or b is None:
         return f"{'-':<31}"
-    return f"{a:>9.1f} / {b:>9.1f} ({100 * (e or 0):+6.1f} %)"
+    return f"{a:>9.1f} / {b:>9.1f} ({100 * (e if isinstance(e, (int, float)) else 0):+6.1f} %)"
 
 
 def predict_main(argv: list[str]) -> int:
@@ -126,7 +129,7 @@ def predict_main(argv: list[str]) -> int:
 
 
 def _predict(ns: argparse.Namespace) -> int:
-    from llmload.capacity.engine_file import engine_hash, read_engine
+    from llmload.capacity.engine_file import engine_hash, read_engine, table
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
     from llmload.capacity.workload_args import workload_from_args
@@ -139,7 +142,7 @@ def _predict(ns: argparse.Namespace) -> int:
     if ns.replicas < 1:
         raise ConfigError(f"--replicas {ns.replicas}: must be >= 1")
     w, profile, config = workload_from_args(ns)
-    fitted = (doc.get("provenance") or {}).get("fitted_range") or {}
+    fitted = table(doc, "provenance", "fitted_range")
     extra = extrapolation(w, ns.replicas, fitted)
     predicted = {
         "engine_file": str(ns.engine),
@@ -149,7 +152,9 @@ def _predict(ns: argparse.Namespace) -> int:
         "router": ns.router,
         "extrapolates": extra,
         # what the fit did not pin (defaults) and what it warned about: a what-if resting on them says so
-        "assumed": sorted(k for k, v in (doc.get("provenance") or {}).items() if v.get("how") == "assumed"),
+        "assumed": sorted(
+            k for k, v in table(doc, "provenance").items() if isinstance(v, Mapping) and v.get("how") == "assumed"
+        ),
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 from llmload.results.model import RunResult, Stats
 
 __all__ = ["Check", "Figure", "Row", "check", "check_doc", "check_table"]
@@ -160,7 +160,7 @@ def check_table(c: Check) -> list[str]:
     return out
 
 
-def check_doc(c: Check, predicted_from: str, measured_from: str) -> dict[str, Any]:
+def check_doc(c: Check, predicted_from: str, measured_from: str) -> dict[str, Json]:
     """The check as JSON: ``rows`` (each figure measured, predicted, error), ``levels``, ``worst_p50_error``."""
     worst, row = c.worst_p50
     return {

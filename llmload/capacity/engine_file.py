@@ -31,10 +31,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from llmload.jsonvalue import Json
 from llmload.sim.engine_toml import ENGINE_SCHEMA, read_engine_file
 from llmload.sim.params import EngineParams
 
-__all__ = ["SCHEMA", "engine_hash", "read_engine", "write_engine"]
+__all__ = ["SCHEMA", "engine_hash", "read_engine", "table", "write_engine"]
 
 SCHEMA = ENGINE_SCHEMA
 
@@ -75,10 +76,18 @@ def write_engine(
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def read_engine(path: str | Path, flag: str = "--engine") -> tuple[EngineParams, dict[str, Any]]:
+def read_engine(path: str | Path, flag: str = "--engine") -> tuple[EngineParams, dict[str, Json]]:
     """(the parameters, the whole document) of an engine file (:func:`llmload.sim.engine_toml.read_engine_file`)."""
     return read_engine_file(path, flag)
 
 
 def engine_hash(path: str | Path) -> str:
     return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def table(doc: Mapping[str, Json], *path: str) -> Mapping[str, Json]:
+    """The engine file's table at ``path`` (``table(doc, "provenance", "fitted_range")``); empty where missing."""
+    for key in path:
+        value = doc.get(key)
+        doc = value if isinstance(value, Mapping) else {}
+    return doc

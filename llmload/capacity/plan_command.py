@@ -112,7 +112,7 @@ def _check(ns: argparse.Namespace) -> None:
 
 
 def _plan(ns: argparse.Namespace) -> int:
-    from llmload.capacity.engine_file import read_engine
+    from llmload.capacity.engine_file import read_engine, table
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
     from llmload.capacity.replicas import Goal, answer_line, describe, search, trial_of
@@ -134,7 +134,9 @@ def _plan(ns: argparse.Namespace) -> int:
         return r.steps[0].overall if r.steps else r.overall
 
     if slos is not None:
-        goal = Goal(target=ns.slo_attainment, slo=tuple((config.get("slo") or {}).items()))
+        slo_limits = table(config, "slo")  # the --slo limits that are set (numbers)
+        slo = tuple((k, v) for k, v in slo_limits.items() if isinstance(v, (int, float)))
+        goal = Goal(target=ns.slo_attainment, slo=slo)
     else:  # one user alone on one replica: the baseline
         base = measured(1, workload_from_args(_workload_ns(ns, 1, None))[0], None)
         goal = Goal(degradation=ns.degradation, baseline_ttft_ms=base.lat("ttft").p50,
@@ -149,7 +151,7 @@ def _plan(ns: argparse.Namespace) -> int:
     out(f"llmload plan: {load} of profile {ns.profile} on {ns.engine} ({ns.router}); {what}\n")
     for t in trials:
         out(f"  {'meets ' if t.meets else 'misses'} {describe(t, goal)} ({t.requests} requests)\n")
-    extra = extrapolation(w, best.replicas, (doc.get("provenance") or {}).get("fitted_range") or {}) if best else []
+    extra = extrapolation(w, best.replicas, table(doc, "provenance", "fitted_range")) if best else []
     if extra:
         out(f"  warning: prediction extrapolates: {'; '.join(extra)}\n")
     line = answer_line(best, trials, goal, ns.max_replicas)

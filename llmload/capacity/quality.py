@@ -9,12 +9,11 @@ class, TTFT and TPOT p50/p90 measured vs replayed, and the relative error.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from llmload.capacity.chains import replay_closed
 from llmload.capacity.measured import Measured
+from llmload.jsonvalue import Json
 from llmload.sim.params import EngineParams
 from llmload.sim.virtual import Arrival, replay
 
@@ -25,7 +24,7 @@ def _pct(xs: list[float], q: float) -> float | None:
     return float(np.percentile(xs, q)) if xs else None
 
 
-def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
+def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Json]]:
     if m.closed_loop:  # each user's next request follows its last one, as it did
         outcomes = replay_closed(params, m.reqs)
     else:
@@ -40,7 +39,7 @@ def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
                 groups.setdefault(r.cls, []).append(i)
                 groups.setdefault("(all)", []).append(i)
         for cls, idx in sorted(groups.items()):
-            row: dict[str, Any] = {"step": st.index, "users": st.users, "class": cls, "requests": len(idx)}
+            row: dict[str, Json] = {"step": st.index, "users": st.users, "class": cls, "requests": len(idx)}
             if st.rate is not None:
                 row["rate"] = st.rate
             for metric in ("ttft", "tpot"):
@@ -56,9 +55,9 @@ def fit_quality(m: Measured, params: EngineParams) -> list[dict[str, Any]]:
     return rows
 
 
-def worst_error(rows: list[dict[str, Any]], key: str = "p50") -> float:
+def worst_error(rows: list[dict[str, Json]], key: str = "p50") -> float:
     """The largest |relative error| of TTFT/TPOT ``key`` over the per-class rows (a mix's overall median
     of TTFT falls between its classes' modes and jumps from one to the other on a few requests)."""
-    errs = [abs(r[f"{m}_{key}_error"]) for r in rows if r["class"] != "(all)" for m in ("ttft", "tpot")
-            if r.get(f"{m}_{key}_error") is not None]  # fmt: skip
+    errs = [abs(e) for r in rows if r["class"] != "(all)" for m in ("ttft", "tpot")
+            if isinstance(e := r.get(f"{m}_{key}_error"), (int, float))]  # fmt: skip
     return max(errs) if errs else 0.0

@@ -16,6 +16,7 @@ from llmload.config.arrival import parse_rates
 from llmload.config.flags import flag
 from llmload.config.values import parse_levels
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 from llmload.metrics.slo import parse_slo_text
 from llmload.results.arrival_block import trace_replay
 from llmload.workload.profiles import load_profile
@@ -56,7 +57,7 @@ def add_slo_arguments(g: Any) -> None:
                    help="the share of finished requests that must be good (default %(default)s)")  # fmt: skip
 
 
-def slo_config(ns: argparse.Namespace) -> dict[str, Any]:
+def slo_config(ns: argparse.Namespace) -> dict[str, Json]:
     """The summary's ``config.slo`` and ``config.slo_attainment`` from ``--slo``/``--slo-attainment`` (checked)."""
     slo = parse_slo_text(ns.slo, "--slo")
     if not 0 < ns.slo_attainment <= 1:
@@ -74,7 +75,7 @@ def _span(text: str, flag: str) -> float:
     return s
 
 
-def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], dict[str, Json]]:
     if getattr(ns, "trace", ""):
         return _trace_workload(ns)
     profile = load_profile(ns.profile)
@@ -93,7 +94,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
         raise ConfigError(f"--arrival {ns.arrival}: needs --rate R or --rate-ladder R1,R2,...")
     if ns.users < 1:
         raise ConfigError(f"-u {ns.users}: must be >= 1")
-    config: dict[str, Any] = {
+    config: dict[str, Json] = {
         "api": "predicted",
         "model": "engine model",
         "profile": ns.profile,
@@ -119,7 +120,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any]
     return w, profile.to_dict(), config
 
 
-def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], dict[str, Any]]:
+def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], dict[str, Json]]:
     """``--trace``: one class (the trace's), one step as long as the trace at its speedup, open loop capped by -u."""
     if ns.ladder or ns.rate_ladder or ns.arrival != "closed" or ns.rate:
         raise ConfigError("--trace: the trace is the load (its own times); drop --ladder, --rate-ladder, --arrival "
@@ -138,9 +139,9 @@ def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Any], d
     replay = trace_replay(trace, ns.trace_speedup)
     w = Workload((ClassSpec(c.name, 1.0, c.input_tokens, c.output_tokens),), (StepSpec(ns.users, span + 1e-6, 0.0),),
                  "trace", seed=ns.seed, max_in_flight=ns.users, trace=arrivals, trace_replay=replay)  # fmt: skip
-    trace_dict: dict[str, Any] = {"file": str(trace.path), "speedup": ns.trace_speedup,
+    trace_dict: dict[str, Json] = {"file": str(trace.path), "speedup": ns.trace_speedup,
                                   "limit": ns.trace_limit or None}  # fmt: skip
-    config: dict[str, Any] = {
+    config: dict[str, Json] = {
         "api": "predicted",
         "model": "engine model",
         "profile": profile.name,

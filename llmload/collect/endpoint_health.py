@@ -19,7 +19,8 @@ changes are meant to be logged (:meth:`EndpointStatus.failed` and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from llmload.jsonvalue import Json
 
 __all__ = ["UNREACHABLE", "EndpointStatus"]
 
@@ -77,11 +78,11 @@ class EndpointStatus:
             return "no_metrics"
         return "ok"
 
-    def to_dict(self, role: str, t0: float) -> dict[str, Any]:
+    def to_dict(self, role: str, t0: float) -> dict[str, Json]:
         """The summary's view of this endpoint in ``role``; times as wall clock and seconds into the test."""
         rel = lambda t: None if t is None else round(t - t0, 3)  # noqa: E731
         wall = lambda t: None if t is None else round(t, 3)  # noqa: E731
-        out: dict[str, Any] = {"url": self.url, "source": self.source, "status": self.status(role)}
+        out: dict[str, Json] = {"url": self.url, "source": self.source, "status": self.status(role)}
         if role == "engine":
             out["engine"] = self.engine
         else:

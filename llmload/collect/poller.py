@@ -24,12 +24,13 @@ import gevent
 import orjson
 
 from llmload.collect.endpoint_health import UNREACHABLE, EndpointStatus
-from llmload.collect.engines import read_engine
+from llmload.collect.engines import EngineReading, read_engine
 from llmload.collect.gpus import GpuReading, read_gpus
 from llmload.collect.report import TIMESERIES_SCHEMA, gpu_summary, server_summary, timeseries
 from llmload.collect.sources import FetchError, PrometheusSource, ScrapeSource, http_request
 from llmload.collect.timeline import Timeline
 from llmload.config import CollectConfig, public_url
+from llmload.jsonvalue import Json
 
 __all__ = ["Collection", "start_collection"]
 
@@ -132,7 +133,7 @@ class Collection:
         t = self._clock()
         jobs = [gevent.spawn(self._read, s, timeout) for s in self.sources]
         gevent.joinall(jobs, timeout=timeout + 0.5)
-        engines: dict[str, Any] = {}
+        engines: dict[str, EngineReading | None] = {}
         gpus: dict[str, GpuReading] = {}
         for source, job in zip(self.sources, jobs, strict=True):
             if job.ready():
@@ -189,9 +190,9 @@ class Collection:
     def _statuses(self, role: str) -> list[EndpointStatus]:
         return [self.statuses[s.url] for s in self.sources if role in s.roles]
 
-    def summary_extra(self) -> dict[str, Any]:
+    def summary_extra(self) -> dict[str, Json]:
         """The summary's ``server``, ``gpu`` and ``timeseries`` keys (those that apply)."""
-        out: dict[str, Any] = {}
+        out: dict[str, Json] = {}
         cfg = self.config
         source = "prometheus" if cfg.prometheus_url and not cfg.engine_urls else "scrape"
         if cfg.engine_urls or cfg.prometheus_url:
@@ -202,7 +203,7 @@ class Collection:
             out["timeseries"] = {"path": cfg.timeseries_ref, "schema": TIMESERIES_SCHEMA, "polls": len(self.timeline)}
         return out
 
-    def timeseries(self) -> dict[str, Any]:
+    def timeseries(self) -> dict[str, Json]:
         cfg = self.config
         return timeseries(
             self.timeline,

@@ -33,19 +33,18 @@ Stored series (:func:`timeseries`, schema ``llmload.timeseries/1``), columns ali
 
 from __future__ import annotations
 
-from typing import Any
-
 from llmload.collect.endpoint_health import EndpointStatus
 from llmload.collect.signal_table import GPU_SIGNALS, SERVER_SIGNALS
 from llmload.collect.stats import counter_stats, gauge_stats, histogram_stats_ms, rounded
 from llmload.collect.timeline import Column, Timeline
+from llmload.jsonvalue import Json
 
 __all__ = ["TIMESERIES_SCHEMA", "gpu_summary", "server_summary", "timeseries"]
 
 TIMESERIES_SCHEMA = "llmload.timeseries/1"
 
 
-def _hit_rate(tl: Timeline, url: str | None = None) -> tuple[dict[str, Any] | None, Column]:
+def _hit_rate(tl: Timeline, url: str | None = None) -> tuple[dict[str, Json] | None, Column]:
     """Prefix-cache hit rate over the run and per poll: from the token counters, else the gauge."""
     hits, _ = tl.counter("prefix_cache_hits", url)
     queries, _ = tl.counter("prefix_cache_queries", url)
@@ -66,9 +65,9 @@ def _hit_rate(tl: Timeline, url: str | None = None) -> tuple[dict[str, Any] | No
     return {"unit": "ratio", "value": stats["mean"], "from": "gauge", **stats}, tl.gauge("prefix_cache_hit_rate", url)
 
 
-def _server_signals(tl: Timeline, url: str | None = None) -> dict[str, Any]:
+def _server_signals(tl: Timeline, url: str | None = None) -> dict[str, Json]:
     present = tl.signals(url)
-    out: dict[str, Any] = {}
+    out: dict[str, Json] = {}
     for sig in SERVER_SIGNALS:
         if sig.name not in present or sig.name == "prefix_cache_hit_rate":
             continue
@@ -106,7 +105,7 @@ def _window_mean_ms(tl: Timeline, name: str, url: str | None) -> float | None:
 
 def server_summary(
     tl: Timeline, statuses: list[EndpointStatus], interval_s: float, source: str = "scrape"
-) -> dict[str, Any]:
+) -> dict[str, Json]:
     """The summary's ``server`` part: endpoints, signals over the run, signals never seen."""
     engines = sorted({e.engine for e in tl.endpoints.values() if e.engine})
     signals = _server_signals(tl)
@@ -125,26 +124,27 @@ def server_summary(
     }
 
 
-def gpu_summary(tl: Timeline, statuses: list[EndpointStatus], interval_s: float) -> dict[str, Any]:
+def gpu_summary(tl: Timeline, statuses: list[EndpointStatus], interval_s: float) -> dict[str, Json]:
     """The summary's ``gpu`` part: endpoints, all GPUs combined, and each GPU (or MIG instance)."""
-    signals: dict[str, Any] = {}
+    signals: dict[str, Json] = {}
     for sig in GPU_SIGNALS:
         stats = gauge_stats(tl.gpu(sig.name))
         if stats is not None:
             signals[sig.name] = {"unit": sig.unit, **stats}
     devices = []
     for key, d in sorted(tl.devices.items()):
-        dev: dict[str, Any] = {"key": key, **d.info, "exporter": d.vocabulary}
+        dev: dict[str, Json] = {"key": key, **d.info, "exporter": d.vocabulary}
         if d.coarse:
             dev["coarse"] = sorted(d.coarse)
         if d.lost_at is not None:
             dev["lost_at"] = round(d.lost_at, 3)
             dev["lost_at_s"] = round(d.lost_at - tl.t0, 3)
-        dev["signals"] = {}
+        dev_signals: dict[str, Json] = {}
+        dev["signals"] = dev_signals
         for sig in GPU_SIGNALS:
             stats = gauge_stats(d.column(sig.name, len(tl)))
             if stats is not None:
-                dev["signals"][sig.name] = {"unit": sig.unit, **stats}
+                dev_signals[sig.name] = {"unit": sig.unit, **stats}
         devices.append(dev)
     return {
         "interval_s": interval_s,
@@ -183,9 +183,9 @@ def _server_series(tl: Timeline, url: str | None) -> dict[str, list[float | None
     return out
 
 
-def timeseries(tl: Timeline, interval_s: float, server: bool, gpu: bool) -> dict[str, Any]:
+def timeseries(tl: Timeline, interval_s: float, server: bool, gpu: bool) -> dict[str, Json]:
     """The run's series, columnar (compact and directly plottable)."""
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "schema": TIMESERIES_SCHEMA,
         "started_at": round(tl.t0, 3),
         "interval_s": interval_s,
@@ -193,7 +193,7 @@ def timeseries(tl: Timeline, interval_s: float, server: bool, gpu: bool) -> dict
         "t_s": [round(t - tl.t0, 3) for t in tl.t],
     }
     if server:
-        part: dict[str, Any] = {"signals": _server_series(tl, None)}
+        part: dict[str, Json] = {"signals": _server_series(tl, None)}
         answered = [url for url, e in tl.endpoints.items() if e.engine]
         if len(answered) > 1:
             part["endpoints"] = {

@@ -20,6 +20,7 @@ from typing import Any
 from llmload.arrivals.schedules import ARRIVAL_MODES, MAX_RATE, MIN_BURSTINESS, TRACE_MODE, ArrivalSpec
 from llmload.config.values import parse_number
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 
 __all__ = ["ArrivalConfig", "TraceSource", "parse_rates"]
 
@@ -48,7 +49,7 @@ class TraceSource:
     speedup: float = 1.0
     limit: int | None = None
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, Json]:
         return {"file": self.path, "speedup": self.speedup, "limit": self.limit}
 
 
@@ -74,10 +75,10 @@ class ArrivalConfig:
         """The rate the schedule starts at (``--rate``, or the ladder's first step)."""
         return self.rate if self.rate is not None else (self.rate_levels[0] if self.rate_levels else 0.0)
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, Json]:
         if not self.open_loop:
             return {"mode": "closed"}
-        out: dict[str, Any] = {"mode": self.mode, "rate": self.rate}
+        out: dict[str, Json] = {"mode": self.mode, "rate": self.rate}
         if self.mode == "gamma":
             out["burstiness"] = self.spec.burstiness
         if self.rate_levels:

@@ -20,6 +20,7 @@ from typing import Any
 from llmload.config.flags import flag
 from llmload.config.values import parse_duration, parse_selector, parse_urls, public_url
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 
 __all__ = ["DEFAULT_INTERVAL_S", "MIN_INTERVAL_S", "CollectConfig"]
 
@@ -65,7 +66,7 @@ class CollectConfig:
         """Per request: the interval, within 0.5..5 s (a slow endpoint must not hold up a poll)."""
         return min(5.0, max(0.5, self.interval_s))
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, Json]:
         return {
             "engine_metrics": [public_url(u) for u in self.engine_urls],
             "gpu_metrics": [public_url(u) for u in self.gpu_urls],

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from llmload.jsonvalue import Json
+
 __all__ = [
     "FLAGS",
     "OVERRIDABLE",
@@ -215,7 +217,7 @@ _EXTRA = {"profile": None, "llmload_default_profile": "default", "num_users": No
 _BY_DEST = {f.dest: f for f in FLAGS}
 
 
-def defaults() -> dict[str, Any]:
+def defaults() -> dict[str, Json]:
     """``{dest: default}`` of every flag (and of the values read beside them)."""
     return {**{f.dest: f.default for f in FLAGS}, **_EXTRA}
 
@@ -332,7 +334,7 @@ def attach_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
-def read(namespace: Any) -> dict[str, Any]:
+def read(namespace: Any) -> dict[str, Json]:
     """``{dest: value}`` of every flag from a parsed namespace (or None); absent ones get their table default."""
     return {dest: getattr(namespace, dest, default) for dest, default in defaults().items()}
 

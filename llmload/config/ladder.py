@@ -9,6 +9,7 @@ from typing import Any
 from llmload.config.arrival import parse_rates
 from llmload.config.values import parse_duration, parse_levels, parse_number
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 
 __all__ = ["LadderConfig"]
 
@@ -47,8 +48,8 @@ class LadderConfig:
         """The spawn rate of a step of ``users`` users."""
         return self.spawn_rate or float(max(users, 1))
 
-    def public_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def public_dict(self) -> dict[str, Json]:
+        out: dict[str, Json] = {
             "levels": list(self.levels),
             "step_s": self.step_s,
             "warmup_s": self.warmup_s,

@@ -23,6 +23,7 @@ from llmload.config.ladder import LadderConfig
 from llmload.config.values import parse_duration, parse_json_object, parse_number, parse_web_auth
 from llmload.config.warmup import WarmupConfig
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 from llmload.metrics.slo import SLO, parse_slo_text
 from llmload.metrics.thresholds import Threshold, parse_thresholds
 
@@ -129,7 +130,7 @@ class RunConfig:
     thresholds: tuple[Threshold, ...] = ()  # --threshold: the run's pass/fail limits (with the profile's)
     warmup: WarmupConfig = field(default_factory=WarmupConfig)  # --warmup / --warmup-requests: not measured
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, Json]:
         """What a summary may record: everything except secrets."""
         return {
             "api": self.api,

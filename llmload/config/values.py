@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import orjson
 
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 
 __all__ = [
     "parse_duration",
@@ -86,7 +87,7 @@ def parse_number(value: Any, kind: type, flag: str) -> Any:
         raise ConfigError(f"{flag} {text!r}: must be a{'n integer' if kind is int else ' number'}") from None
 
 
-def parse_json_object(value: Any, flag: str) -> dict[str, Any]:
+def parse_json_object(value: Any, flag: str) -> dict[str, Json]:
     """A JSON object given as text (``""`` = ``{}``)."""
     text = value or ""
     try:

@@ -13,6 +13,7 @@ from typing import Any
 
 from llmload.config.values import parse_duration, parse_number
 from llmload.errors import ConfigError
+from llmload.jsonvalue import Json
 
 __all__ = ["WarmupConfig"]
 
@@ -28,7 +29,7 @@ class WarmupConfig:
     def on(self) -> bool:
         return self.duration_s > 0 or self.requests > 0
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> dict[str, Json]:
         return {"duration_s": self.duration_s, "requests": self.requests}
 
     @classmethod

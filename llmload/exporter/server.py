@@ -99,21 +99,21 @@ class Exporter:
         if self.server is None:
             return
         server = self.server
-        self._holder = group.spawn(self._hold) if group is not None else gevent.spawn(self._hold)
+        self._holder = group.spawn(self._hold, server) if group is not None else gevent.spawn(self._hold, server)
         self._holder.link(lambda _: server.stop())  # also when killed before it ever ran
         gevent.sleep(0)  # let it start: only a running holder can linger
 
-    def _hold(self) -> None:
+    def _hold(self, server: MetricsServer) -> None:
         try:
             Event().wait()
         except gevent.GreenletExit:
             if self.linger_s > 0:
                 log.info(
-                    "llmload: serving %s %gs more for a last scrape (--exporter-linger)", self.server.url, self.linger_s
+                    "llmload: serving %s %gs more for a last scrape (--exporter-linger)", server.url, self.linger_s
                 )
                 self._sleep(self.linger_s)
         finally:
-            self.server.stop()
+            server.stop()
 
     def close(self) -> None:
         """Linger (if asked), then stop the listener; blocks until it is closed."""

@@ -37,6 +37,7 @@ from typing import Any
 
 from llmload.gate.figures import Figure, figure_of, scopes_of
 from llmload.gate.limits import limit_text
+from llmload.jsonvalue import Json
 from llmload.results.model import RunResult
 
 __all__ = ["COMPARED", "Check", "Difference", "GateResult", "comparability", "decide", "judge"]
@@ -46,7 +47,7 @@ PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 _MAX_FACTOR = 1000.0
 
 
-def _profile(r: RunResult) -> dict[str, Any] | None:
+def _profile(r: RunResult) -> dict[str, Json] | None:
     s = r.setup
     return {"name": s.profile_name, "classes": [dict(c.spec) for c in s.classes]} if s.profile_name or s.classes else None
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from llmload.config.ladder import LadderConfig
@@ -37,7 +38,10 @@ from llmload.results.model import BASELINE_STEP
 __all__ = ["FixedLoad", "LadderDriver", "StepAt", "cut_short", "step_at"]
 
 
-class StepAt(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class StepAt:
+    """Where a ladder is at a time: the step, its users, and whether its warm-up is over."""
+
     index: int
     users: int
     steady: bool

@@ -17,9 +17,9 @@ evidence): "so far" in the text says so. Pure: the caller passes the clock's rea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from llmload.config.ladder import LadderConfig
+from llmload.jsonvalue import Json
 from llmload.ladder.judge import REPORT_GRACE_S
 from llmload.ladder.tracker import StepWindow
 from llmload.report.fmt import breach_sentence, rate, users
@@ -44,13 +44,13 @@ def _level(plan: LadderConfig, index: int) -> str:
     return f"{rate(r)} at -u {plan.levels[index]}" if r is not None else users(plan.levels[index])
 
 
-def _verdict(verdict: Verdict | None, judged: int, stop_on_breach: bool) -> tuple[dict[str, Any] | None, str]:
+def _verdict(verdict: Verdict | None, judged: int, stop_on_breach: bool) -> tuple[dict[str, Json] | None, str]:
     if not judged:
         return None, f"no step judged yet (each is judged {REPORT_GRACE_S:g} s after it ends)"
     if verdict is None:
         return None, "no usable baseline yet (the first step needs successful requests)"
     safe = rate(verdict.safe_rate) if verdict.safe_rate is not None else users(verdict.safe_users)
-    fields = {
+    fields: dict[str, Json] = {
         "status": verdict.status,
         "judged": verdict.steps_judged,
         "safe_step": verdict.safe_step,
@@ -78,13 +78,13 @@ def ladder_status(
     verdict: Verdict | None,
     judged: int,
     now: float,
-) -> dict[str, Any] | None:
+) -> dict[str, Json] | None:
     """The status (module docstring); None without a ladder. ``current`` is the tracker's ``(index, users, steady)``,
     ``step_ends_at`` the driver's (wall clock, as ``now``), ``judged`` the closed windows the judge has seen."""
     if plan is None:
         return None
     n = len(plan.levels)
-    out: dict[str, Any] = {"step": None, "steps": n, "users": None, "rate": None, "left_s": None}
+    out: dict[str, Json] = {"step": None, "steps": n, "users": None, "rate": None, "left_s": None}
     if current is None:
         out["phase"] = "ended" if windows else "waiting"
         where = "ladder ended" if windows else f"ladder of {n} steps, {duration_text(plan.step_s)} each: waits for the test"

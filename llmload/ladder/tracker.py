@@ -13,7 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from llmload.jsonvalue import Json
 
 __all__ = ["MESSAGE", "StepTracker", "StepWindow"]
 
@@ -36,7 +37,7 @@ class StepTracker:
     """The running step: windows (master/standalone) and the steady step (every process)."""
 
     def __init__(
-        self, broadcast: Callable[[dict[str, Any]], None] | None = None, clock: Callable[[], float] = time.time
+        self, broadcast: Callable[[dict[str, Json]], None] | None = None, clock: Callable[[], float] = time.time
     ) -> None:
         self._broadcast = broadcast
         self._clock = clock
@@ -81,15 +82,16 @@ class StepTracker:
             self._state = None
             self._apply({"i": None, "steady": False})
 
-    def _apply(self, msg: dict[str, Any]) -> None:
+    def _apply(self, msg: dict[str, Json]) -> None:
         self.on_message(msg)
         if self._broadcast is not None:
             self._broadcast(msg)
 
     # -- every process -------------------------------------------------------------------
-    def on_message(self, msg: dict[str, Any]) -> None:
+    def on_message(self, msg: dict[str, Json]) -> None:
         """The master's step change (a worker receives it as :data:`MESSAGE`)."""
-        index = msg.get("i")
+        i = msg.get("i")
+        index = i if isinstance(i, int) else None  # MESSAGE's step index (None: no step)
         self.steady_step = index if index is not None and msg.get("steady") else None
         for listener in self.listeners:
             listener(index, bool(msg.get("steady")))

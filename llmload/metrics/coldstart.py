@@ -16,11 +16,15 @@ Wire form: ``{slice: HistogramWire}``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
-from llmload.metrics.histogram import Histogram
+from llmload.metrics.histogram import Histogram, HistogramWire
 
-__all__ = ["COLD_RATIO", "FIRST_SHARE", "GROWTH", "SLICE0_S", "StartSlices", "cold_start_warning", "slice_of"]
+__all__ = ["COLD_RATIO", "FIRST_SHARE", "GROWTH", "SLICE0_S", "StartSlices", "StartSlicesWire", "cold_start_warning",
+           "slice_of"]
+
+#: :meth:`StartSlices.to_wire`: ``{slice index: histogram wire}`` (the keys as strings, as JSON has them)
+StartSlicesWire = dict[str, HistogramWire]
 
 SLICE0_S = 0.5  # the first slice: requests that started in the first half second
 GROWTH = 1.25
@@ -73,11 +77,11 @@ class StartSlices:
             (first if first.count < need else rest).merge(h)
         return first, rest
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> StartSlicesWire:
         return {str(k): h.to_wire() for k, h in self.slices.items() if h.count}
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> StartSlices:
+    def from_wire(cls, wire: Mapping[str, HistogramWire] | None) -> StartSlices:
         s = cls()
         for k, hw in (wire or {}).items():
             s.slices[int(k)] = Histogram.from_wire(hw)

@@ -68,8 +68,8 @@ def _binomial_cdf(n: int, q: float) -> tuple[int, np.ndarray]:
     k = np.arange(k0, k1 + 1, dtype=np.float64)
     log_pmf = (
         math.lgamma(n + 1.0)
-        - _lgamma(k + 1.0).astype(np.float64)
-        - _lgamma(n - k + 1.0).astype(np.float64)
+        - np.asarray(_lgamma(k + 1.0), dtype=np.float64)
+        - np.asarray(_lgamma(n - k + 1.0), dtype=np.float64)
         + k * math.log(q)
         + (n - k) * math.log1p(-q)
     )

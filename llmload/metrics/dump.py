@@ -16,10 +16,11 @@ reasoning fields, ``buffered_token_jumps`` and the server's own timing (``server
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.metrics.record import RequestRecord
 from llmload.redact import mask
 
@@ -33,7 +34,7 @@ def dump_path(path: str, worker_index: int | None) -> Path:
 
 def record_to_line(rec: RequestRecord) -> bytes:
     start = rec.start_ns
-    doc: dict[str, Any] = {
+    doc: dict[str, Json] = {
         "class": rec.class_name,
         "outcome": rec.outcome,
         "error_kind": rec.error_kind,

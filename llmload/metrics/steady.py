@@ -24,10 +24,14 @@ still wearing off), the in-flight count when it climbs (it falls at every run's 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from llmload.jsonvalue import Json
+from llmload.metrics.warmup_window import RunNotes
 
 __all__ = ["MIN_BATCHES", "SteadySlices", "judge", "mann_kendall", "steady_into"]
 
@@ -96,13 +100,13 @@ class SteadySlices:
         return {str(k): s.to_list() for k, s in self.slices.items()}
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any] | None) -> SteadySlices:
+    def from_wire(cls, wire: Mapping[str, Sequence[float]] | None) -> SteadySlices:
         out = cls()
         for k, v in (wire or {}).items():
             out.slices[int(k)] = _Slice(int(v[0]), float(v[1]), int(v[2]), float(v[3]), float(v[4]), int(v[5]))
         return out
 
-    def into(self, load: dict[str, Any], windows: Any, stop_wall: float) -> None:
+    def into(self, load: RunNotes, windows: Any, stop_wall: float) -> None:
         """:func:`steady_into` of these slices."""
         steady_into(load, self, windows, stop_wall)
 
@@ -136,18 +140,28 @@ def _series(batches: list[list[_Slice]], n_key: str, sum_key: str) -> tuple[np.n
     return np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
 
 
-def _trend(xs: np.ndarray, ys: np.ndarray, batch_s: float) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class _Trend:
+    """One series' trend over the batches: Mann-Kendall's p, Sen's slope per minute, the mean, the drift."""
+
+    p: float
+    slope_per_min: float
+    mean: float
+    drift: float
+    pct_per_min: float | None
+
+
+def _trend(xs: np.ndarray, ys: np.ndarray, batch_s: float) -> _Trend | None:
     if len(ys) < MIN_BATCHES:
         return None
     p, slope = mann_kendall(ys)  # per batch index step: a gap where a batch had no sample is ignored
     mean = float(ys.mean())
     per_min = slope / batch_s * 60.0
     drift = slope * (xs[-1] - xs[0]) if len(xs) > 1 else 0.0
-    return {"p": round(p, 4), "slope_per_min": per_min, "mean": mean, "drift": drift,
-            "pct_per_min": per_min / mean * 100 if mean else None}  # fmt: skip
+    return _Trend(round(p, 4), per_min, mean, drift, per_min / mean * 100 if mean else None)
 
 
-def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Any]:
+def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Json]:
     """The steady-state verdict of the window ``[t0, t1)`` (module docstring)::
 
     {"steady": bool | None, "reason": str, "window_s", "batches", "method",
@@ -155,7 +169,7 @@ def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Any]:
     """
     seconds = [k for k in range(int(math.ceil(t0)), int(math.floor(t1))) if k in slices.slices]
     span = int(math.floor(t1)) - int(math.ceil(t0))
-    out: dict[str, Any] = {"steady": None, "reason": "", "window_s": max(span, 0), "batches": 0,
+    out: dict[str, Json] = {"steady": None, "reason": "", "window_s": max(span, 0), "batches": 0,
                            "method": "Mann-Kendall (p < 0.05) on batch means, Sen's slope; moving: drift > 20 % (in-flight 10 %) of the mean",
                            "ttft": None, "tpot": None, "in_flight": None}  # fmt: skip
     n_batches = min(MAX_BATCHES, span // 2) if span > 0 else 0
@@ -175,14 +189,14 @@ def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Any]:
         t = _trend(xs, ys, batch_s)
         if t is None:
             continue
-        moving = t["p"] < P_TREND and abs(t["drift"]) > DRIFT[name] * abs(t["mean"])
+        moving = t.p < P_TREND and abs(t.drift) > DRIFT[name] * abs(t.mean)
         if name == "in_flight":
-            if moving and t["drift"] >= 1.0:
-                reasons.append(f"in-flight still climbing ({t['slope_per_min']:+.1f}/min, mean {t['mean']:.1f})")
-        elif moving:
-            reasons.append(f"{name} {'rising' if t['drift'] > 0 else 'falling'} {abs(t['pct_per_min']):.0f} %/min")
-        out[name] = {"p": t["p"], "slope_per_min": round(t["slope_per_min"], 4), "mean": round(t["mean"], 6),
-                     "pct_per_min": round(t["pct_per_min"], 2) if t["pct_per_min"] is not None else None}  # fmt: skip
+            if moving and t.drift >= 1.0:
+                reasons.append(f"in-flight still climbing ({t.slope_per_min:+.1f}/min, mean {t.mean:.1f})")
+        elif moving and t.pct_per_min is not None:  # moving: the mean is not 0, so its percentage is known
+            reasons.append(f"{name} {'rising' if t.drift > 0 else 'falling'} {abs(t.pct_per_min):.0f} %/min")
+        out[name] = {"p": t.p, "slope_per_min": round(t.slope_per_min, 4), "mean": round(t.mean, 6),
+                     "pct_per_min": round(t.pct_per_min, 2) if t.pct_per_min is not None else None}  # fmt: skip
     if out["ttft"] is None and out["in_flight"] is None:
         out["reason"] = "too few reports in the window to tell"
         return out
@@ -191,11 +205,13 @@ def judge(slices: SteadySlices, t0: float, t1: float) -> dict[str, Any]:
     return out
 
 
-def steady_into(load: dict[str, Any], slices: SteadySlices, windows: Any, stop_wall: float) -> None:
+def steady_into(load: RunNotes, slices: SteadySlices, windows: Any, stop_wall: float) -> None:
     """The coordinator's end of run: the summary's ``steady`` block (``load["extra"]``) and a warning per window
     that was not steady (``load["warnings"]``). ``windows``: a ladder's steps (each judged over its steady
     window; the run as a whole climbs by design), else the run from its first reported TTFT to ``stop_wall``."""
-    warnings, steps, run = [], [], None
+    warnings: list[str] = []
+    steps: list[Json] = []
+    run: dict[str, Json] | None = None
     if windows:
         for w in windows:
             if w.steady_from is None or w.ended_at is None or w.index < 0:

@@ -24,15 +24,39 @@ Wire form: ``{"c": ClassStats wire, "t": latest start offset s}``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
-from llmload.metrics.coldstart import StartSlices, cold_start_warning
+from llmload.jsonvalue import Json
+from llmload.metrics.coldstart import StartSlices, StartSlicesWire, cold_start_warning
 from llmload.metrics.definitions import ttft_s
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
-from llmload.metrics.recorder import ClassStats
+from llmload.metrics.recorder import ClassStats, ClassStatsWire
 
-__all__ = ["WarmupGate", "WarmupRecorder", "WarmupStats", "request_share", "warmup_into", "warmup_summary"]
+__all__ = ["RunNotes", "WarmupDrain", "WarmupGate", "WarmupRecorder", "WarmupStats", "WarmupWire", "request_share",
+           "warmup_into", "warmup_summary"]
+
+
+class RunNotes(TypedDict, total=False):
+    """What the end of a run adds to the load generator's state: warnings, and blocks of the summary's ``extra``
+    (:func:`warmup_into`, :func:`~llmload.metrics.steady.steady_into`)."""
+
+    warnings: tuple[str, ...]
+    extra: dict[str, Json]
+
+
+class WarmupWire(TypedDict):
+    """:meth:`WarmupStats.to_wire`: the warm-up's class statistics and its last request's start (s)."""
+
+    c: ClassStatsWire
+    t: float
+
+
+class WarmupDrain(TypedDict, total=False):
+    """:meth:`WarmupRecorder.drain`: what changed since the last report (each part only when not empty)."""
+
+    w: WarmupWire
+    s: StartSlicesWire
 
 
 def request_share(requests: int, worker: int, workers: int) -> int:
@@ -99,17 +123,17 @@ class WarmupStats:
     def empty(self) -> bool:
         return self.stats.empty
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> WarmupWire:
         return {"c": self.stats.to_wire(), "t": self.last_start_s}
 
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> WarmupStats:
+    def from_wire(cls, wire: WarmupWire) -> WarmupStats:
         s = cls()
         s.stats = ClassStats.from_wire(wire.get("c") or {})
         s.last_start_s = float(wire.get("t", 0.0))
         return s
 
-    def result(self, duration_s: float, measured_ttft: tuple[float | None, float | None]) -> dict[str, Any]:
+    def result(self, duration_s: float, measured_ttft: tuple[float | None, float | None]) -> dict[str, Json]:
         """The summary's ``warmup`` block: ``duration_s`` how long the warm-up lasted (the run's clock), the
         measured part's TTFT (p50, p99) in s beside the warm-up's."""
         c = self.stats.counters
@@ -155,11 +179,11 @@ class WarmupRecorder:
                 self._slices.add(start_s, ttft)
         return False
 
-    def drain(self) -> dict[str, Any] | None:
+    def drain(self) -> WarmupDrain | None:
         """``{"w": WarmupStats wire?, "s": StartSlices wire?}`` since the last drain; None when nothing."""
         stats, slices = self._stats, self._slices
         self._stats, self._slices = WarmupStats(), StartSlices()
-        out: dict[str, Any] = {}
+        out: WarmupDrain = {}
         if not stats.empty:
             out["w"] = stats.to_wire()
         if not slices.empty:
@@ -175,7 +199,7 @@ def warmup_summary(
     duration_s: float,
     requests: int,
     total_s: float,
-) -> tuple[dict[str, Any] | None, str | None, float]:
+) -> tuple[dict[str, Json] | None, str | None, float]:
     """At the end of a run (every report merged): (the summary's ``warmup`` block, None without warm-up; the
     cold-start warning of a run without warm-up, or None; how long the warm-up lasted in s, which the
     measured part's duration leaves out).
@@ -189,7 +213,7 @@ def warmup_summary(
     return warmup.result(lasted, (p50, p99)), None, lasted
 
 
-def warmup_into(load: dict[str, Any], snap: Any, warmup: Any, total_s: float) -> float:
+def warmup_into(load: RunNotes, snap: Any, warmup: Any, total_s: float) -> float:
     """The coordinator's end of run: the ``warmup`` block (``load["extra"]``) or the cold-start warning
     (``load["warnings"]``) from ``snap`` (an aggregator Snapshot) and ``warmup`` (a WarmupConfig); returns how
     long the warm-up lasted (s), which the measured part's duration leaves out."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.report import fmt
 from llmload.report.data import row
 from llmload.report.repeat_table import compare_lines, compare_repeat
@@ -125,11 +126,16 @@ def _change(a: float | None, b: float | None, higher_better: bool) -> tuple[floa
     return delta, pct, "better" if (delta > 0) == higher_better else "worse"
 
 
+def _number(v: Json) -> float | None:
+    """A row's figure (METRICS names numeric keys only: None for a missing one)."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def _rows(scope: str, users: int | None, a: Stats | None, b: Stats | None) -> list[Row]:
     ra, rb = row(scope, a) if a else {}, row(scope, b) if b else {}
     out = []
     for key, label, unit, higher in METRICS:
-        va, vb = ra.get(key), rb.get(key)
+        va, vb = _number(ra.get(key)), _number(rb.get(key))
         delta, pct, change = _change(va, vb, higher)
         out.append(Row(scope=scope, users=users, metric=label, unit=unit, a=va, b=vb,
                        delta=None if delta is None else round(delta, 6), pct=None if pct is None else round(pct, 6),

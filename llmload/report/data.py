@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmload.analysis.grade import grade_ttft
+from llmload.jsonvalue import Json
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
 from llmload.report.repeat_table import repeat_data
@@ -81,9 +82,9 @@ def _r(x: float | None, digits: int = 3) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def row(name: str, stats: Stats) -> dict[str, Any]:
+def row(name: str, stats: Stats) -> dict[str, Json]:
     """The report's flat view of one :class:`Stats` (ms, to µs)."""
-    out: dict[str, Any] = {
+    out: dict[str, Json] = {
         "name": name,
         "requests": stats.requests,
         "ok": stats.ok,
@@ -105,11 +106,11 @@ def row(name: str, stats: Stats) -> dict[str, Any]:
     return out
 
 
-def turn_rows(stats: Stats) -> list[dict[str, Any]]:
+def turn_rows(stats: Stats) -> list[dict[str, Json]]:
     """One TURN_ROW per conversation turn of ``stats`` (none for a single-request class)."""
     out = []
     for key, t in stats.by_turn.items():
-        r: dict[str, Any] = {"turn": key, "requests": t.requests, "ok": t.ok, "input_tokens_mean": _r(t.input_tokens_mean, 1),
+        r: dict[str, Json] = {"turn": key, "requests": t.requests, "ok": t.ok, "input_tokens_mean": _r(t.input_tokens_mean, 1),
                              "cached_prompt_tokens": t.cached_prompt_tokens, "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
         for metric in ("ttft", "tpot", "e2e"):
             lat = t.lat(metric)
@@ -118,7 +119,7 @@ def turn_rows(stats: Stats) -> list[dict[str, Any]]:
     return out
 
 
-def _reasoning_row(name: str, s: Stats) -> dict[str, Any]:
+def _reasoning_row(name: str, s: Stats) -> dict[str, Json]:
     ttft, ttfo, reasoning = s.lat("ttft"), s.lat("ttfo"), s.lat("reasoning")
     return {
         "name": name,
@@ -134,7 +135,7 @@ def _reasoning_row(name: str, s: Stats) -> dict[str, Any]:
     }
 
 
-def _reasoning(result: RunResult) -> dict[str, Any] | None:
+def _reasoning(result: RunResult) -> dict[str, Json] | None:
     """TTFO and reasoning per class that reasoned, and overall; None when no request reasoned."""
     o = result.overall
     if not o.reasoned:
@@ -165,9 +166,9 @@ def _window_mean(points: list[tuple[float, float | None]], t0: float | None, t1:
     return round(sum(vals) / len(vals), 6) if vals else None
 
 
-def _step_signals(step: StepResult, points: dict[str, list[tuple[float, float | None]]]) -> dict[str, Any]:
+def _step_signals(step: StepResult, points: dict[str, list[tuple[float, float | None]]]) -> dict[str, Json]:
     """Per-step engine / GPU means: the results' when present, else from the series."""
-    out: dict[str, Any] = {}
+    out: dict[str, Json] = {}
     for part, names in _STEP_SIGNALS.items():
         given = getattr(step, part)
         means = {}
@@ -207,7 +208,7 @@ def _tail_ms(stats: Stats) -> dict[str, float] | None:
     return {k: round(v * t.ttft_ms, 3) for k, v in t.shares.items() if v is not None}
 
 
-def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Any]]:
+def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Json]]:
     out = []
     for step in result.steps:
         r = row(step.label if step.rate_offered is not None else f"{step.users} users", step.overall)
@@ -219,7 +220,7 @@ def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]
     return out
 
 
-def _classes(result: RunResult) -> list[dict[str, Any]]:
+def _classes(result: RunResult) -> list[dict[str, Json]]:
     per_class = result.judgement.verdict.per_class if result.judgement is not None else {}
     rates = {st.index: st.rate_offered for st in result.steps if st.rate_offered is not None}
     total = result.overall.requests
@@ -240,8 +241,8 @@ def _classes(result: RunResult) -> list[dict[str, Any]]:
     return out
 
 
-def _signals(result: RunResult) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _signals(result: RunResult) -> dict[str, Json]:
+    out: dict[str, Json] = {}
     for part in ("server", "gpu"):
         sigs = (getattr(result, part) or {}).get("signals") or {}
         picked = {
@@ -254,7 +255,7 @@ def _signals(result: RunResult) -> dict[str, Any]:
     return out
 
 
-def _series(result: RunResult, timeseries: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _series(result: RunResult, timeseries: Mapping[str, Any] | None) -> dict[str, Json] | None:
     points = series_points(timeseries)
     if not points:
         return None
@@ -271,7 +272,7 @@ def _series(result: RunResult, timeseries: Mapping[str, Any] | None) -> dict[str
     }  # fmt: skip
 
 
-def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | None) -> dict[str, Any]:
+def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | None) -> dict[str, Json]:
     config = result.config
     profile = result.profile
     mix = ":".join(f"{c.get('weight'):g}" for c in profile.get("classes") or [] if isinstance(c.get("weight"), (int, float)))
@@ -296,7 +297,7 @@ def _run_meta(name: str, result: RunResult, config_file: Mapping[str, Any] | Non
     }
 
 
-def build_report(run: Run) -> dict[str, Any]:
+def build_report(run: Run) -> dict[str, Any]:  # Any: ``arrival`` is a TypedDict, not Json
     """The report data of ``run`` (a :class:`~llmload.rundir.Run`); see the module docstring."""
     result = run.result
     j = result.judgement

@@ -16,6 +16,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
+from llmload.jsonvalue import Json
 from llmload.metrics.confidence import HEADLINE_QUANTILES, min_samples, relative_half_width, too_few_text
 from llmload.results.model import CI_LATENCIES, Latency, RunResult
 
@@ -72,7 +73,7 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def interval_rows(result: RunResult) -> list[dict[str, Any]]:
+def interval_rows(result: RunResult) -> list[dict[str, Json]]:
     """The report's ``intervals``: one row per class (and overall) and headline latency, with each
     percentile's value, interval and ``±`` (ms; ``text`` as the console writes it)."""
     out = []
@@ -81,7 +82,7 @@ def interval_rows(result: RunResult) -> list[dict[str, Any]]:
             lat = s.lat(m)
             if not lat.ci95 or lat.count == 0:
                 continue
-            row: dict[str, Any] = {"name": name, "metric": m, "count": lat.count}
+            row: dict[str, Json] = {"name": name, "metric": m, "count": lat.count}
             for q in HEADLINE_QUANTILES:
                 value, ci = getattr(lat, q), lat.interval(q)
                 share = relative_half_width(value, ci)

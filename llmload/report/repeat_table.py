@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, TextIO
 
+from llmload.jsonvalue import Json
 from llmload.results.repeat_aggregate import METRICS
 
 __all__ = ["render_repeat", "repeat_data", "repeat_html", "repeat_lines", "repeat_markdown", "repeat_of"]
@@ -72,7 +73,7 @@ def render_repeat(rep: Mapping[str, Any] | None, out: TextIO) -> None:
         out.write(f"  {scope:<12} {key:<20} {median:>10}  {rng:<22} {cv:>8}  {values}\n")
 
 
-def repeat_data(extra: Mapping[str, Any]) -> dict[str, Any] | None:
+def repeat_data(extra: Mapping[str, Any]) -> dict[str, Json] | None:
     """report.json's ``repeat``: the headline and every aggregated metric's row (None: not repeated)."""
     rep = repeat_of(extra)
     if rep is None:
@@ -118,14 +119,14 @@ COMPARED = (
 )
 
 
-def compare_repeat(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any] | None:
+def compare_repeat(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Json] | None:
     """``compare``'s ``repeat`` (runs' extra keys; None when neither was repeated): each side's headline and, per
     overall metric, the median and [min, max] across repetitions (a single run: its value as min = max)."""
     ra, rb = repeat_of(a), repeat_of(b)
     if ra is None and rb is None:
         return None
 
-    def side(rep: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
+    def side(rep: Mapping[str, Any] | None, key: str) -> dict[str, Json] | None:
         f = ((rep or {}).get("aggregate") or {}).get("overall", {}).get(key)
         return {k: f.get(k) for k in ("median", "min", "max", "cv")} if isinstance(f, Mapping) else None
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any, TextIO
 
+from llmload.jsonvalue import Json
 from llmload.results.threshold_verdict import EXIT_FAIL, EXIT_INCONCLUSIVE, ThresholdResult, exit_code
 
 __all__ = ["render_thresholds", "threshold_data", "threshold_lines", "thresholds_html", "thresholds_markdown",
@@ -57,7 +58,7 @@ def render_thresholds(results: Sequence[ThresholdResult], out: TextIO) -> None:
         out.write(f"  {expr:<{w}}  {value:>10}  {ci:<22}  {status}" + (f"  ({note})" if note else "") + "\n")
 
 
-def threshold_data(results: Sequence[ThresholdResult]) -> dict[str, Any] | None:
+def threshold_data(results: Sequence[ThresholdResult]) -> dict[str, Json] | None:
     """report.json's ``thresholds`` (None without thresholds)."""
     if not results:
         return None

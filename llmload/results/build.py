@@ -29,6 +29,7 @@ from llmload.metrics.histogram import Histogram
 from llmload.metrics.parts.contract import Context
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.metrics.thresholds import Threshold
+from llmload.metrics.warmup_window import RunNotes
 from llmload.results.arrival_block import arrival_result, arrival_warnings, held_back, trace_replay
 from llmload.results.model import CI_LATENCIES, LATENCY_KEYS, ArrivalResult, Latency, RunResult, Stats, StepResult
 from llmload.results.prompt_size import prompt_size_warning
@@ -37,6 +38,7 @@ from llmload.results.step_signals import Series, window_stats
 from llmload.results.threshold_verdict import evaluate
 
 __all__ = [
+    "LoadGenerator",
     "CI_METRICS",
     "Window",
     "arrival_result",
@@ -163,7 +165,14 @@ def with_step_signals(result: RunResult, server: Series | None, gpu: Series | No
     return replace(result, steps=steps)
 
 
-def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> dict[str, Any]:
+class LoadGenerator(RunNotes):
+    """:func:`load_generator`: the load generator's state, its warnings and (added at the end of the run, see
+    :class:`~llmload.metrics.warmup_window.RunNotes`) the summary's ``extra`` blocks."""
+
+    load: LoadState
+
+
+def load_generator(snap: Snapshot, *, master: bool, local_id: str) -> LoadGenerator:
     """``{"load": LoadState, "warnings": (...)}``: the load generator's state (a master's workers, the lost
     ones, saturated processes) and what it warns of (``build_result(load=...)`` takes the dict)."""
     workers = [w for w in snap.workers if w.worker_id != local_id] if master else None

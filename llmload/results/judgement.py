@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.jsonvalue import Json
 from llmload.results.setup import DEFAULT_DEGRADATION, DEFAULT_SLO_ATTAINMENT
 
 __all__ = [
@@ -50,10 +51,11 @@ class Breach:
     also: tuple[str, ...] = ()
     rate: float | None = None  # a rate ladder: the step's offered rate (requests/s)
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {"step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
-               "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
-               "also": list(self.also)}  # fmt: skip
+    def to_dict(self) -> dict[str, Json]:
+        out: dict[str, Json] = {
+            "step": self.step, "users": self.users, "metric": self.metric, "value": _r(self.value, 4),
+            "limit": _r(self.limit, 4), "baseline": _r(self.baseline, 4), "ratio": _r(self.ratio, 3),
+            "also": list(self.also)}  # fmt: skip
         if self.rate is not None:
             out["rate"] = self.rate
         return out
@@ -77,8 +79,8 @@ class PassVerdict:
     breach: Breach | None = None
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status}
+    def to_dict(self) -> dict[str, Json]:
+        out: dict[str, Json] = {"status": self.status}
         if self.limits is not None:
             out["limits"] = _limits(self.limits)
         out.update(safe_step=self.safe_step, safe_users=self.safe_users,
@@ -104,7 +106,7 @@ class Confidence:
     method: str = ""
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"band_users": list(self.band_users), "band_steps": list(self.band_steps), "method": self.method,
                 "note": self.note}  # fmt: skip
 
@@ -136,10 +138,11 @@ class SloPass:
     failed_slo: str | None = None
     note: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {"status": self.status, "attainment": _r(self.attainment, 4), "safe_step": self.safe_step,
-               "safe_users": self.safe_users, "failed_step": self.failed_step, "failed_users": self.failed_users,
-               "failed_attainment": _r(self.failed_attainment, 4), "failed_slo": self.failed_slo}  # fmt: skip
+    def to_dict(self) -> dict[str, Json]:
+        out: dict[str, Json] = {
+            "status": self.status, "attainment": _r(self.attainment, 4), "safe_step": self.safe_step,
+            "safe_users": self.safe_users, "failed_step": self.failed_step, "failed_users": self.failed_users,
+            "failed_attainment": _r(self.failed_attainment, 4), "failed_slo": self.failed_slo}  # fmt: skip
         if self.note is not None:
             out["note"] = self.note
         return out
@@ -160,7 +163,7 @@ class SloVerdict:
     overall: SloPass
     per_class: Mapping[str, SloPass] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"target": self.target, "slos": {n: dict(v) for n, v in self.slos.items()},
                 "overall": self.overall.to_dict(), "per_class": {n: p.to_dict() for n, p in self.per_class.items()}}  # fmt: skip
 
@@ -199,8 +202,8 @@ class Verdict:
     rate_ladder: bool = False
     recommended_rate: float | None = None  # a rate ladder: the offered rate of the recommended limit's step
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
+    def to_dict(self) -> dict[str, Json]:
+        out: dict[str, Json] = {
             "status": self.status,
             "note": self.note,
             "degradation": self.degradation,
@@ -264,14 +267,14 @@ class Finding:
     layer: str
     title: str
     confidence: str
-    evidence: dict[str, Any]
+    evidence: dict[str, Json]
     evidence_text: list[str]
     change: str
     step: int | None = None
     users: int | None = None
     explains: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """The summary's form: evidence without unknown (None) values, floats to 4 decimals."""
         evidence = {k: round(v, 4) if isinstance(v, float) else v for k, v in self.evidence.items() if v is not None}
         return {

@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llmload.jsonvalue import Json
+
 __all__ = ["METRICS", "aggregate", "aggregate_metrics", "safe_levels", "spread", "steadiness"]
 
 LATENCIES = ("ttft", "tpot", "itl", "e2e")
@@ -39,7 +41,7 @@ METRICS = (
 )
 
 
-def spread(values: Sequence[float]) -> dict[str, Any]:
+def spread(values: Sequence[float]) -> dict[str, Json]:
     """Median, min, max and coefficient of variation of ``values`` (at least one)."""
     vals = [float(v) for v in values]
     mean = statistics.fmean(vals)
@@ -72,14 +74,14 @@ def _scopes(summary: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {"overall": summary.get("overall") or {}, **{n: s for n, s in classes.items() if isinstance(s, Mapping)}}
 
 
-def aggregate_metrics(summaries: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def aggregate_metrics(summaries: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Json]]]:
     """Per scope (``overall``, then each class in first-seen order) and metric, :func:`spread` over the repetitions."""
     order: list[str] = []
     for s in summaries:
         order += [name for name in _scopes(s) if name not in order]
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, dict[str, Json]]] = {}
     for scope in order:
-        metrics: dict[str, dict[str, Any]] = {}
+        metrics: dict[str, dict[str, Json]] = {}
         for key in METRICS:
             values = [v for s in summaries if (st := _scopes(s).get(scope)) and (v := _metric(st, key)) is not None]
             if values:
@@ -89,9 +91,15 @@ def aggregate_metrics(summaries: Sequence[Mapping[str, Any]]) -> dict[str, dict[
     return out
 
 
-def safe_levels(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _block(summary: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``summary[key]`` when it is a JSON object, else an empty one (older summaries, runs without that block)."""
+    block = summary.get(key)
+    return block if isinstance(block, Mapping) else {}
+
+
+def safe_levels(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Json] | None:
     """The ladder verdict's safe level per repetition and how often the commonest one held (None: no ladder)."""
-    verdicts = [s.get("verdict") if isinstance(s.get("verdict"), Mapping) else {} for s in summaries]
+    verdicts = [_block(s, "verdict") for s in summaries]
     if not any(s.get("steps") for s in summaries):
         return None
     rate = any(v.get("safe_rate") is not None or "safe_rate" in v for v in verdicts)
@@ -113,11 +121,11 @@ def safe_levels(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None
             "count": count, "text": text}  # fmt: skip
 
 
-def steadiness(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def steadiness(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Json]:
     """Per repetition whether it was steady (``steady.run``, or every ladder step; None: could not tell)."""
     values: list[bool | None] = []
     for s in summaries:
-        block = s.get("steady") if isinstance(s.get("steady"), Mapping) else {}
+        block = _block(s, "steady")
         run, steps = block.get("run"), block.get("steps") or []
         verdicts = [run.get("steady")] if isinstance(run, Mapping) else [st.get("steady") for st in steps]
         values.append(False if False in verdicts else True if verdicts and all(verdicts) else None)
@@ -132,7 +140,7 @@ def aggregate(
     seeds: Sequence[int] = (),
     paths: Sequence[str] = (),
     exit_codes: Sequence[int] = (),
-) -> dict[str, Any]:
+) -> dict[str, Json]:
     """The ``repeat`` block of the summary of ``len(summaries)`` repetitions (module docstring)."""
     return {"runs": len(summaries), "seeds": list(seeds), "summaries": list(paths), "exit_codes": list(exit_codes),
             "aggregate": aggregate_metrics(summaries), "safe": safe_levels(summaries),

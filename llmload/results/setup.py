@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from llmload.config.flags import flag
 from llmload.config.values import public_url
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 from llmload.metrics.slo import SLO, class_slos, parse_slo_text, slo_from_mapping
 from llmload.workload.distributions import parse_distribution
 
@@ -111,9 +112,9 @@ class LadderSetup:
     baseline_requests: int | None = None
     rates: tuple[float, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """The summary's ``config.ladder`` (:meth:`~llmload.config.ladder.LadderConfig.public_dict`)."""
-        out: dict[str, Any] = {"levels": list(self.levels), "step_s": self.step_s, "warmup_s": self.warmup_s,
+        out: dict[str, Json] = {"levels": list(self.levels), "step_s": self.step_s, "warmup_s": self.warmup_s,
                                "stop_on_breach": self.stop_on_breach, "baseline_requests": self.baseline_requests}  # fmt: skip
         if self.rates:
             out["rates"] = list(self.rates)

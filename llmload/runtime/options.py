@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from llmload.config import FLAGS, RunConfig, read
 from llmload.config.values import parse_web_auth
@@ -36,7 +36,24 @@ from llmload.redact import remember
 if TYPE_CHECKING:
     from locust.env import Environment
 
-__all__ = ["SCHEDULE_OPTION", "Options"]
+__all__ = ["SCHEDULE_OPTION", "FormLoad", "Options", "PreflightInputs"]
+
+
+class FormLoad(TypedDict, total=False):
+    """Locust's own values of the web UI's form (:meth:`Options.form_values`): ``host`` always."""
+
+    host: str | None
+    users: int
+    spawn_rate: float
+
+
+class PreflightInputs(TypedDict, total=False):
+    """Locust's values the pre-flight checks read (:meth:`Options.preflight_inputs`; none without options)."""
+
+    users: int | None
+    spawn_rate: float | None
+    html_file: str | None
+    web_port: tuple[str, int] | None
 
 #: The option that carries the open-loop schedule to the workers (not a flag: set by the master).
 SCHEDULE_OPTION = "llmload_schedule"
@@ -58,7 +75,8 @@ class Options:
         self._env = environment
         self._worker = worker
         own = read(environment.parsed_options)
-        self._own_records_jsonl = own["records_jsonl"] or ""
+        records_jsonl = own["records_jsonl"]  # a path or None
+        self._own_records_jsonl = records_jsonl if isinstance(records_jsonl, str) else ""
         self._own_api_key = own["api_key"] or ""  # given (flag, $LLMLOAD_API_KEY); the API's own variable: config
 
     @property
@@ -88,16 +106,17 @@ class Options:
 
     def web_auth(self) -> tuple[str, str] | None:
         """``--web-auth USER:PASSWORD`` (ConfigError when malformed)."""
-        return parse_web_auth(read(self._env.parsed_options)["web_auth"])
+        auth = read(self._env.parsed_options)["web_auth"]
+        return parse_web_auth(auth if isinstance(auth, str) else None)
 
-    def form_values(self, form: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def form_values(self, form: Mapping[str, str]) -> tuple[dict[str, Any], FormLoad]:
         """(llmload's flag values, Locust's ``host``/``users``/``spawn_rate``) as the web UI's ``POST /swarm``
         would set them from ``form`` (same field names, same conversions; a bad number is a ConfigError).
         An empty API key field keeps this process's key."""
         opts = self._env.parsed_options
         values = read(opts)
         current = vars(opts) if opts is not None else {}
-        locust: dict[str, Any] = {"host": form.get("host") or self.host}
+        locust: FormLoad = {"host": form.get("host") or self.host}
         if form.get("user_count", "") != "":
             locust["users"] = values["num_users"] = _number("-u/--users", form["user_count"], int)  # a rate ladder's cap
         if form.get("spawn_rate", "") != "":
@@ -130,7 +149,7 @@ class Options:
         run_time = getattr(opts, "run_time", None)
         return FixedLoad(int(users), float(rate) if rate else 1.0, float(run_time) if run_time else None)
 
-    def preflight_inputs(self) -> dict[str, Any]:
+    def preflight_inputs(self) -> PreflightInputs:
         """Locust's own values the pre-flight checks: -u, -r, --html, and --web-port when the web UI will listen."""
         opts = self._env.parsed_options
         if opts is None:

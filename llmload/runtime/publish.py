@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.report.console import render_summary
 from llmload.results import RunResult, to_summary
 from llmload.rundir import save_run
@@ -28,9 +29,9 @@ def publish(
     *,
     summary_json: str | None = None,
     runs_dir: str | None = None,
-    series: Callable[[], dict[str, Any] | None] | None = None,
+    series: Callable[[], dict[str, Json] | None] | None = None,
     host: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Json]:
     """Write ``result``'s table on ``out``, its summary to ``summary_json`` and its run directory under
     ``runs_dir`` (with the time series ``series()``; ``host``: the target, its credentials dropped);
     returns the summary they were written from."""

@@ -27,11 +27,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import orjson
 
 from llmload.config.repeat import RepeatConfig
+from llmload.jsonvalue import Json
 from llmload.report.repeat_table import render_repeat
 from llmload.results import from_summary
 from llmload.results.repeat_aggregate import aggregate
@@ -97,7 +98,7 @@ def run_repeated(
         out.write("llmload: no repetition wrote a summary: nothing to aggregate\n")
         return exit_code(codes) or 1
     rep = aggregate(summaries, seeds=seeds, paths=paths, exit_codes=codes)
-    combined: dict[str, Any] = {**summaries[0], "repeat": rep}
+    combined: dict[str, Json] = {**summaries[0], "repeat": rep}
     render_repeat(rep, out)
     if cfg.summary_json:
         Path(cfg.summary_json).write_bytes(orjson.dumps(combined, option=orjson.OPT_INDENT_2))

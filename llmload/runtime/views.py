@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llmload.exporter import ExportContext
+from llmload.jsonvalue import Json
 from llmload.ladder import LadderDriver, StepTracker
 from llmload.ladder.status import ladder_status
 from llmload.metrics.aggregation import Aggregator, Snapshot
@@ -43,7 +44,7 @@ class ChartInputs:
     baseline: Callable[[], dict[str, float] | None]  # live baseline, seconds: ttft_p50, ttft_p99, tpot_p50, tpot_p99
     limit_factor: Callable[[], float]  # 1 + --degradation
     timeline: Callable[[], Timeline | None]  # engine/GPU readings of the current test, None without collection
-    ladder: Callable[[], dict[str, Any] | None] = lambda: None  # the ladder's status line (llmload.ladder.status)
+    ladder: Callable[[], dict[str, Json] | None] = lambda: None  # the ladder's status line (llmload.ladder.status)
 
 
 class LiveViews:
@@ -124,7 +125,7 @@ class LiveViews:
             ladder=self.ladder_status,
         )
 
-    def ladder_status(self) -> dict[str, Any] | None:
+    def ladder_status(self) -> dict[str, Json] | None:
         """The running ladder's step, time left in it and the verdict so far (None without a ladder).
 
         The judge is asked here too: after the ladder's end no shape ticks, and its last step's

@@ -66,23 +66,12 @@ from typing import Any
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.sim.http11 import error_body
 from llmload.sim.timing import ServerTimes, timing_fields
 
-__all__ = [
-    "DONE_EVENT",
-    "WORDS",
-    "ApiError",
-    "BaseEncoder",
-    "Encoder",
-    "GenRequest",
-    "gen_request",
-    "load_body",
-    "message_tokens",
-    "parse_request",
-    "prompt_tokens_of",
-    "token_limit",
-]
+__all__ = ["DONE_EVENT", "WORDS", "ApiError", "BaseEncoder", "Encoder", "GenRequest", "gen_request", "load_body",
+           "message_tokens", "parse_request", "prompt_tokens_of", "token_limit"]
 
 #: Output vocabulary: every token is one of these short words (JSON-safe, non-empty).
 WORDS = tuple(
@@ -154,7 +143,7 @@ def parse_request(
     return gen_request(endpoint, obj, model, default_max_tokens, reasoning_tokens, tokens, limit, stream)
 
 
-def load_body(body: bytes) -> dict[str, Any]:
+def load_body(body: bytes) -> dict[str, Json]:
     """A request body as a JSON object; :class:`ApiError` otherwise."""
     try:
         obj = orjson.loads(body)
@@ -167,7 +156,7 @@ def load_body(body: bytes) -> dict[str, Any]:
 
 def gen_request(
     endpoint: str,
-    obj: dict[str, Any],
+    obj: dict[str, Json],
     model: str,
     default_max_tokens: int,
     reasoning_tokens: int,
@@ -202,7 +191,7 @@ def gen_request(
 _REASONING_ENDPOINTS = frozenset({"chat", "responses", "messages"})
 
 
-def _hook(obj: dict[str, Any], name: str, least: int) -> int | None:
+def _hook(obj: dict[str, Json], name: str, least: int) -> int | None:
     """An ``llmload_*`` test field of the body: an integer >= ``least``, or None when absent."""
     value = obj.get(name)
     if value is None:
@@ -212,7 +201,7 @@ def _hook(obj: dict[str, Any], name: str, least: int) -> int | None:
     return value
 
 
-def token_limit(obj: dict[str, Any], *names: str) -> int | None:
+def token_limit(obj: dict[str, Json], *names: str) -> int | None:
     """The first of the fields ``names`` the body sets: an integer >= 1 (else :class:`ApiError`), or None."""
     for name in names:
         value = obj.get(name)
@@ -380,10 +369,10 @@ class Encoder(BaseEncoder):
         r = min(self.reasoning, n)
         if req.endpoint == "chat":
             env["object"] = "chat.completion"
-            message: dict[str, Any] = {"role": "assistant", "content": self.text(n, r)}
+            message: dict[str, Json] = {"role": "assistant", "content": self.text(n, r)}
             if r:
                 message["reasoning_content"] = self.text(r)
-            choice: dict[str, Any] = {"index": 0, "message": message}
+            choice: dict[str, Json] = {"index": 0, "message": message}
         else:
             choice = {"index": 0, "text": self.text(n)}
         choice.update(logprobs=None, finish_reason="length")

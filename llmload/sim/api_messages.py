@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.sim.api import ApiError, BaseEncoder, GenRequest, gen_request, load_body, message_tokens, token_limit
 
 __all__ = ["MessagesEncoder", "parse_messages"]
@@ -83,11 +84,11 @@ class MessagesEncoder(BaseEncoder):
             b'"delta":{"type":"text_delta","text":"' % (1 if self.reasoning else 0)
         )
 
-    def _message(self, n: int | None) -> dict[str, Any]:
+    def _message(self, n: int | None) -> dict[str, Json]:
         """The message object: empty at the start (``n`` None), else with its content and usage."""
         req = self.req
-        content: list[dict[str, Any]] = []
-        usage: dict[str, Any] = {"input_tokens": req.prompt_tokens, "cache_creation_input_tokens": 0}
+        content: list[dict[str, Json]] = []
+        usage: dict[str, Json] = {"input_tokens": req.prompt_tokens, "cache_creation_input_tokens": 0}
         usage.update(cache_read_input_tokens=0, output_tokens=1 if n is None else n)
         if n is not None:
             r = min(self.reasoning, n)
@@ -140,7 +141,7 @@ class MessagesEncoder(BaseEncoder):
         else:
             events = [_event("content_block_stop", index=1 if self.reasoning else 0)]
         delta = {"stop_reason": "max_tokens", "stop_sequence": None}
-        usage: dict[str, Any] = {"output_tokens": n}
+        usage: dict[str, Json] = {"output_tokens": n}
         if cached_tokens is not None:  # the prefix cache's split, known once the prompt was scheduled
             usage.update(self._input_usage(cached_tokens))
         return [*events, _event("message_delta", delta=delta, usage=usage), _event("message_stop")]
@@ -155,6 +156,7 @@ class MessagesEncoder(BaseEncoder):
 
     def full_body(self, n: int, cached_tokens: int | None = None) -> bytes:
         message = self._message(n)
-        if cached_tokens is not None:
-            message["usage"].update(self._input_usage(cached_tokens))
+        usage = message["usage"]
+        if cached_tokens is not None and isinstance(usage, dict):  # always a dict: _message built it
+            usage.update(self._input_usage(cached_tokens))
         return orjson.dumps(message)

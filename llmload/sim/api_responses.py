@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from llmload.jsonvalue import Json
 from llmload.sim.api import ApiError, BaseEncoder, GenRequest, gen_request, load_body, message_tokens, token_limit
 
 __all__ = ["ResponsesEncoder", "parse_responses"]
@@ -89,11 +90,11 @@ class ResponsesEncoder(BaseEncoder):
         self.seq += 1
         return b"event: %s\ndata: %s\n\n" % (type_.encode(), orjson.dumps({"type": type_, **fields}))
 
-    def _response(self, status: str, n: int = 0, cached: int | None = None, **extra: Any) -> dict[str, Any]:
+    def _response(self, status: str, n: int = 0, cached: int | None = None, **extra: Any) -> dict[str, Json]:
         req = self.req
         done = status != "in_progress"
         r = min(self.reasoning, n)
-        output: list[dict[str, Any]] = []
+        output: list[dict[str, Json]] = []
         if done and r:
             output.append(self._reasoning_item(n))
         if done and n > r:
@@ -121,19 +122,19 @@ class ResponsesEncoder(BaseEncoder):
             **extra,
         }
 
-    def _reasoning_item(self, n: int) -> dict[str, Any]:
+    def _reasoning_item(self, n: int) -> dict[str, Json]:
         text = self.text(min(self.reasoning, n))
         content = [{"type": "reasoning_text", "text": text}]
         return {"id": self.rsid, "type": "reasoning", "summary": [], "content": content, "status": "completed"}
 
-    def _message_item(self, n: int, status: str) -> dict[str, Any]:
+    def _message_item(self, n: int, status: str) -> dict[str, Json]:
         part = {"type": "output_text", "annotations": [], "logprobs": [], "text": self.text(n, self.reasoning)}
         return {"id": self.mid, "type": "message", "status": status, "role": "assistant", "content": [part]}
 
     def _open(self, reasoning: bool) -> list[bytes]:
         if reasoning:
             item = {"id": self.rsid, "type": "reasoning", "summary": [], "content": [], "status": "in_progress"}
-            part: dict[str, Any] = {"type": "reasoning_text", "text": ""}
+            part: dict[str, Json] = {"type": "reasoning_text", "text": ""}
             index, item_id = 0, self.rsid
         else:
             item = {"id": self.mid, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
@@ -151,10 +152,11 @@ class ResponsesEncoder(BaseEncoder):
         else:
             item = self._message_item(n, "completed")
             index, kind = (1 if self.reasoning else 0), "output_text"
-        part = item["content"][0]
+        content = item["content"]
+        part = content[0] if isinstance(content, list) else None
         done = "response.reasoning_text.done" if reasoning else "response.output_text.done"
         at = {"item_id": item["id"], "output_index": index, "content_index": 0}
-        assert part["type"] == kind
+        assert isinstance(part, dict) and part["type"] == kind
         return [
             self._event(done, **at, text=part["text"]),
             self._event("response.content_part.done", **at, part=part),
@@ -183,7 +185,7 @@ class ResponsesEncoder(BaseEncoder):
         self.seq = seq + 1
         return opened + self._text_prefix + self.word(i) + b'","logprobs":[],"sequence_number":%d}\n\n' % seq
 
-    def _final(self, n: int, cached: int | None) -> dict[str, Any]:
+    def _final(self, n: int, cached: int | None) -> dict[str, Json]:
         if self.req.limit_given:
             return self._response("incomplete", n, cached, incomplete_details={"reason": "max_output_tokens"})
         return self._response("completed", n, cached)

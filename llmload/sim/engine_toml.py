@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+
+from llmload.jsonvalue import Json
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,7 +26,7 @@ __all__ = ["ENGINE_SCHEMA", "read_engine_file"]
 ENGINE_SCHEMA = "llmload.engine/1"
 
 
-def read_engine_file(path: str | Path, flag: str = "--engine-file") -> tuple[EngineParams, dict[str, Any]]:
+def read_engine_file(path: str | Path, flag: str = "--engine-file") -> tuple[EngineParams, dict[str, Json]]:
     """(the parameters, the whole document); ConfigError naming the file and the fix."""
     p = Path(path)
     try:

@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from llmload.jsonvalue import Json
+
 __all__ = [
     "CONTINUE",
     "LAST_CHUNK",
@@ -172,7 +174,7 @@ def json_response(status: int, obj: Any, *, keep_alive: bool = True) -> bytes:
     return head(status, "application/json", length=len(body), keep_alive=keep_alive) + body
 
 
-def error_body(status: int, message: str, type_: str | None = None) -> dict[str, Any]:
+def error_body(status: int, message: str, type_: str | None = None) -> dict[str, Json]:
     """The OpenAI error shape: ``{"error": {"message", "type", "code"}}``."""
     if type_ is None:
         type_ = "invalid_request_error" if 400 <= status < 500 else "server_error"

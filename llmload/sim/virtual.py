@@ -45,7 +45,7 @@ class VirtualLoop:
         self._now = start
         self._queue: list[tuple[float, int, VirtualHandle]] = []
         self._order = itertools.count()
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[dict[str, object]] = []  # asyncio exception-handler contexts (message, exception, ...)
 
     def time(self) -> float:
         return self._now
@@ -61,7 +61,7 @@ class VirtualLoop:
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> VirtualHandle:
         return self.call_at(self._now, callback, *args)
 
-    def call_exception_handler(self, context: dict[str, Any]) -> None:
+    def call_exception_handler(self, context: dict[str, object]) -> None:
         self.errors.append(context)
 
     def run_until(self, t: float) -> None:

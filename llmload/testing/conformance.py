@@ -36,13 +36,13 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from llmload.adapters.base import DONE, Adapter, RequestSpec, StreamState
 from llmload.adapters.framing import NdjsonParser, SseParser, iter_sseclient_events
 from llmload.errors import StreamError
+from llmload.jsonvalue import Json
 from llmload.workload.request_types import RequestSample
 
 __all__ = [
@@ -92,10 +92,10 @@ class TranscriptOutcome:
     reasoning_events: int = 0
     first_output_event: int = -1
     usage_reasoning_tokens: int | None = None
-    server_timing: dict[str, Any] | None = None
+    server_timing: dict[str, Json] | None = None
     error_message: str | None = None
 
-    def mismatches(self, expect: dict[str, Any]) -> list[str]:
+    def mismatches(self, expect: dict[str, Json]) -> list[str]:
         """``key: expected X, got Y`` for every expected key this outcome does not match."""
         got = asdict(self)
         keys = [*_REQUIRED_KEYS, *(k for k in _OPTIONAL_KEYS if k in expect)]
@@ -203,7 +203,7 @@ def check_build_request(adapter: Adapter, max_tokens: int = 17) -> list[str]:
     return problems
 
 
-def _load_expect(transcript: Path) -> tuple[dict[str, Any] | None, list[str]]:
+def _load_expect(transcript: Path) -> tuple[dict[str, Json] | None, list[str]]:
     sidecar = transcript.with_name(transcript.stem + ".expect.json")
     if not sidecar.exists():
         return None, [f"missing sidecar {sidecar.name}"]

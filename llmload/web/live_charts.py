@@ -41,6 +41,7 @@ from typing import Any
 import gevent
 from flask import Response, request, send_from_directory
 
+from llmload.jsonvalue import Json
 from llmload.runtime.views import ChartInputs
 from llmload.web.series import OVERALL, SAMPLE_INTERVAL_S, SeriesBuffer, series_payload
 
@@ -104,7 +105,7 @@ class ChartSampler:
                     log.exception("llmload: could not sample the live charts")
             gevent.sleep(interval_s)
 
-    def payload(self, class_name: str, since: float | None, generation: int | None) -> dict[str, Any]:
+    def payload(self, class_name: str, since: float | None, generation: int | None) -> dict[str, Json]:
         i = self.inputs
         return series_payload(self.buffer, class_name, classes=i.classes(), since=since, generation=generation,
                               steps=i.steps(), baseline=i.baseline(), limit_factor=i.limit_factor(), state=self.state,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmload.collect.timeline import Timeline
+from llmload.jsonvalue import Json
 from llmload.metrics.aggregation import WINDOW_S, Snapshot
 from llmload.metrics.recorder import ClassStats
 
@@ -169,7 +170,7 @@ class SeriesBuffer:
         return [*names, OVERALL]
 
 
-def _step(w: Any) -> dict[str, Any]:
+def _step(w: Any) -> dict[str, Json]:
     return {
         "index": w.index,
         "users": w.users,
@@ -196,8 +197,8 @@ def series_payload(
     baseline: dict[str, float] | None = None,
     limit_factor: float | None = None,
     state: str | None = None,
-    ladder: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    ladder: dict[str, Json] | None = None,
+) -> dict[str, Json]:
     """What ``/llmload/series`` serves: the samples newer than ``since`` as columns, for one class.
 
     ``since`` counts only for a reader of the buffer's current ``generation``: one that

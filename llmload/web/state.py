@@ -26,6 +26,8 @@ from typing import Any
 
 from flask import Response, request
 
+from llmload.jsonvalue import Json
+
 __all__ = ["STOP_IN_PROGRESS", "edit_request_stats", "install_state", "shown_state"]
 
 log = logging.getLogger("llmload")
@@ -39,7 +41,7 @@ def shown_state(state: str | None) -> str | None:
     return STOP_IN_PROGRESS.get(state, state) if state is not None else None
 
 
-def edit_request_stats(app: Any, edit: Callable[[dict[str, Any]], bool], what: str) -> None:
+def edit_request_stats(app: Any, edit: Callable[[dict[str, Json]], bool], what: str) -> None:
     """Rewrite every successful JSON answer of Locust's ``/stats/requests`` with ``edit(body)`` (Flask's ``after_request``).
 
     ``edit`` changes the body in place and returns whether it did (False: the answer goes out
@@ -70,7 +72,7 @@ def install_state(environment: Any) -> bool:
         return web_ui is not None
     web_ui._llmload_state = True
 
-    def state_now(body: dict[str, Any]) -> bool:
+    def state_now(body: dict[str, Json]) -> bool:
         runner = environment.runner
         if runner is None:
             return False

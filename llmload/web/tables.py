@@ -51,10 +51,12 @@ import json
 import logging
 import math
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from flask import Response
 
+from llmload.jsonvalue import Json
 from llmload.metrics.aggregation import CPU_SATURATED, LAG_SATURATED_S, WINDOW_S, Snapshot
 from llmload.metrics.recorder import CLIENT_WAIT, ClassStats, MetricSet
 from llmload.runtime.views import ChartInputs
@@ -182,7 +184,7 @@ def _saturated_text(saturated: bool, overall: bool) -> str:
     return "YES: results measure the client, not the server" if overall else "yes"
 
 
-def live_rows(snap: Snapshot, order: list[str], offered_rate: float | None = None) -> list[dict[str, Any]]:
+def live_rows(snap: Snapshot, order: list[str], offered_rate: float | None = None) -> list[dict[str, Json]]:
     """Rows of the live table (last ``WINDOW_S`` seconds), Overall last; ``offered_rate``: an open loop's."""
     in_flight = snap.in_flight_by_class()
     saturated = snap.client_saturated
@@ -208,7 +210,7 @@ def live_rows(snap: Snapshot, order: list[str], offered_rate: float | None = Non
     return rows
 
 
-def _open_loop(w: ClassStats, window_s: float, offered_rate: float | None, overall: bool) -> dict[str, Any]:
+def _open_loop(w: ClassStats, window_s: float, offered_rate: float | None, overall: bool) -> dict[str, Json]:
     """An open loop's live columns (blank in a closed loop): offered (Overall), achieved, client wait."""
     if offered_rate is None:
         return {"offered_per_s": None, "started_per_s": None, "client_wait_p50_ms": None, "client_wait_p99_ms": None}
@@ -221,10 +223,10 @@ def _open_loop(w: ClassStats, window_s: float, offered_rate: float | None, overa
     }
 
 
-def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[str, Any]]:
+def run_rows(snap: Snapshot, order: list[str], duration_s: float) -> list[dict[str, Json]]:
     """Rows of the run-so-far table, Overall last."""
     saturated = any(w.saturated_ever for w in snap.workers)
-    rows = []
+    rows: list[dict[str, Json]] = []
     for name in [*_names(order, snap.run), OVERALL]:
         overall = name == OVERALL
         s = snap.run.overall() if overall else snap.run.classes.get(name) or ClassStats()
@@ -268,11 +270,11 @@ class LiveSource(Protocol):
     def offered_rate(self) -> float | None:
         """An open loop's offered rate now (requests/s); None in a closed loop."""
 
-    def ladder_status(self) -> dict[str, Any] | None:
+    def ladder_status(self) -> dict[str, Json] | None:
         """The running ladder's step, time left and verdict so far (:mod:`llmload.ladder.status`); None without."""
 
 
-def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
+def live_data(environment: Any, source: LiveSource) -> dict[str, Json]:
     """Everything ``/llmload/live`` serves: both tables' rows plus the client's state."""
     snap = source.live_snapshot()
     order = source.class_order()
@@ -309,10 +311,12 @@ def live_data(environment: Any, source: LiveSource) -> dict[str, Any]:
 
 
 # -- wiring -------------------------------------------------------------------------------
-def _merge_by_key(existing: list[dict[str, Any]] | None, ours: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    """Keep other extensions' entries, replace ours (installing twice changes nothing)."""
+def _merge_by_key(existing: Json, ours: list[dict[str, Json]], key: str) -> list[Json]:
+    """Keep other extensions' entries, replace ours (installing twice changes nothing); ``existing``: Locust's list."""
     mine = {e[key] for e in ours}
-    return [e for e in existing or [] if e.get(key) not in mine] + ours
+    others = existing if isinstance(existing, list) else []
+    kept = [e for e in others if not (isinstance(e, Mapping) and e.get(key) in mine)]
+    return [*kept, *ours]
 
 
 def _base_path(app: Any) -> str:
@@ -337,7 +341,7 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
     ta["extended_tabs"] = _merge_by_key(
         ta.get("extended_tabs"), [{"title": "LLM", "key": LIVE_TAB}, {"title": "LLM (run)", "key": RUN_TAB}], "key"
     )
-    tables = [
+    tables: list[dict[str, Json]] = [
         {"key": LIVE_TAB, "structure": [{"key": k, "title": t} for k, t in LIVE_COLUMNS]},
         {"key": RUN_TAB, "structure": [{"key": k, "title": t} for k, t in RUN_COLUMNS]},
     ]
@@ -348,10 +352,10 @@ def install_web_ui(environment: Any, source: LiveSource) -> bool:
 
     app = web_ui.app
 
-    def data() -> dict[str, Any]:
+    def data() -> dict[str, Json]:
         return live_data(environment, source)
 
-    def add_llm_stats(body: dict[str, Any]) -> bool:
+    def add_llm_stats(body: dict[str, Json]) -> bool:
         d = data()
         ours = [{"key": LIVE_TAB, "data": d["live"]}, {"key": RUN_TAB, "data": d["run"]}]
         body["extended_stats"] = _merge_by_key(body.get("extended_stats"), ours, "key")

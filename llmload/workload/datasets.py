@@ -44,6 +44,7 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 
 __all__ = ["FORMATS", "Dataset", "DatasetCursor", "DatasetEntry", "DatasetTurn", "estimate_tokens", "load_dataset"]
 
@@ -200,6 +201,7 @@ def _entry(record: Any, fmt: str, where: str, turns: bool) -> DatasetEntry | Non
 
 
 def _prompt(record: Any, where: str) -> DatasetEntry:
+    text: object  # checked below: a non-empty string
     if isinstance(record, str):
         text, out = record, None
     elif isinstance(record, dict):
@@ -216,7 +218,7 @@ def _prompt(record: Any, where: str) -> DatasetEntry:
     return DatasetEntry(text, estimate_tokens(text), out)
 
 
-def _conversation(record: dict[str, Any], where: str, keep_turns: bool) -> DatasetEntry | None:
+def _conversation(record: dict[str, Json], where: str, keep_turns: bool) -> DatasetEntry | None:
     prompt: str | None = None
     first_out: int | None = None
     followups: list[DatasetTurn] = []
@@ -241,7 +243,7 @@ def _conversation(record: dict[str, Any], where: str, keep_turns: bool) -> Datas
     return DatasetEntry(prompt, estimate_tokens(prompt), first_out, tuple(followups))
 
 
-def _messages(record: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
+def _messages(record: dict[str, Json], where: str) -> Iterator[tuple[str, str]]:
     """A conversation record's turns as (role in lower case, text), each checked as it is reached."""
     key = "conversations" if "conversations" in record else "messages"
     turns = record[key]

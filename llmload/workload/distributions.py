@@ -33,9 +33,10 @@ import itertools
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 
 __all__ = [
     "MAX_TOKENS",
@@ -60,7 +61,7 @@ class Distribution(Protocol):
 
     def sample(self, rng: random.Random) -> int: ...
 
-    def to_dict(self) -> int | dict[str, Any]: ...
+    def to_dict(self) -> int | dict[str, Json]: ...
 
 
 #: Most tokens one count may be: above any served model's context window. A larger count is a
@@ -111,7 +112,7 @@ class Uniform:
     def sample(self, rng: random.Random) -> int:
         return rng.randint(self.min, self.max)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"dist": "uniform", "min": self.min, "max": self.max}
 
 
@@ -127,7 +128,7 @@ class Normal:
     def sample(self, rng: random.Random) -> int:
         return _clamp(rng.gauss(self.mean, self.stddev), self.min, self.max)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return _drop_none(
             {"dist": "normal", "mean": self.mean, "stddev": self.stddev, "min": self.min, "max": self.max}
         )
@@ -150,8 +151,9 @@ class LogNormal:
         s2 = math.log1p((self.stddev / self.mean) ** 2)
         return _clamp(rng.lognormvariate(math.log(self.mean) - s2 / 2, math.sqrt(s2)), self.min, self.max)
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {"dist": "lognormal", "mean": self.mean, "stddev": self.stddev, "min": self.min, "max": self.max}
+    def to_dict(self) -> dict[str, Json]:
+        d: dict[str, Json] = {"dist": "lognormal", "mean": self.mean, "stddev": self.stddev, "min": self.min,
+                              "max": self.max}  # fmt: skip
         return _drop_none(d)
 
 
@@ -177,14 +179,14 @@ class Choice:
             return self.values[rng.randrange(len(self.values))]
         return rng.choices(self.values, cum_weights=self._cum)[0]
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"dist": "choice", "values": list(self.values)}
+    def to_dict(self) -> dict[str, Json]:
+        d: dict[str, Json] = {"dist": "choice", "values": list(self.values)}
         if self.weights is not None:
             d["weights"] = list(self.weights)
         return d
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+def _drop_none(d: dict[str, Json]) -> dict[str, Json]:
     return {k: v for k, v in d.items() if v is not None}
 
 
@@ -197,7 +199,7 @@ _KEYS = {
 _FORMS = 'an int, or a table {dist = "uniform"|"normal"|"lognormal"|"choice", ...}'
 
 
-def _check_keys(value: dict[str, Any], kind: str, keys: tuple[set[str], set[str]], where: str) -> None:
+def _check_keys(value: dict[str, Json], kind: str, keys: tuple[set[str], set[str]], where: str) -> None:
     """ProfileError naming the first unknown or missing key of a ``{dist = kind, ...}`` table."""
     required, optional = keys
     unknown = sorted(set(value) - required - optional - {"dist"})
@@ -238,13 +240,13 @@ def parse_distribution(value: Any, where: str) -> Distribution:
     if mean > MAX_TOKENS:
         raise _too_many(mean, f"{where}.mean")
     lo = _int(value, "min", where) if "min" in value else 1
-    hi = _int(value, "max", where) if "max" in value else None
-    if hi is not None and hi < lo:
-        raise ProfileError(f"{where}: max ({hi}) must be ≥ min ({lo})")
-    return (Normal if kind == "normal" else LogNormal)(mean, sd, lo, hi)
+    top = _int(value, "max", where) if "max" in value else None
+    if top is not None and top < lo:
+        raise ProfileError(f"{where}: max ({top}) must be ≥ min ({lo})")
+    return (Normal if kind == "normal" else LogNormal)(mean, sd, lo, top)
 
 
-def _choice(value: dict[str, Any], where: str) -> Choice:
+def _choice(value: dict[str, Json], where: str) -> Choice:
     values = value["values"]
     if not isinstance(values, list) or not values:
         raise ProfileError(f"{where}.values: expected a non-empty list of ints ≥ 1, got {values!r}")
@@ -268,15 +270,15 @@ def _choice(value: dict[str, Any], where: str) -> Choice:
     return Choice(tuple(values), tuple(float(w) for w in weights))
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: object) -> TypeGuard[float]:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
 
 
-def _int(d: dict[str, Any], key: str, where: str) -> int:
+def _int(d: dict[str, Json], key: str, where: str) -> int:
     v = d[key]
     if not _is_int(v) or v < 1:
         raise ProfileError(f"{where}: {key} must be an int ≥ 1, got {v!r}")
@@ -285,7 +287,7 @@ def _int(d: dict[str, Any], key: str, where: str) -> int:
     return v
 
 
-def _positive(d: dict[str, Any], key: str, where: str) -> float:
+def _positive(d: dict[str, Json], key: str, where: str) -> float:
     v = d[key]
     if not _is_number(v) or v <= 0:
         raise ProfileError(f"{where}: {key} must be > 0, got {v!r}")
@@ -323,12 +325,12 @@ class Duration:
         x = max(self.min, x)
         return x if self.max is None else min(x, self.max)
 
-    def to_dict(self) -> float | dict[str, Any]:
+    def to_dict(self) -> float | dict[str, Json]:
         if self.kind == "fixed":
             return self.mean
         if self.kind == "uniform":
             return {"dist": "uniform", "min": self.min, "max": self.max}
-        d: dict[str, Any] = {"dist": self.kind, "mean": self.mean}
+        d: dict[str, Json] = {"dist": self.kind, "mean": self.mean}
         if self.kind != "exponential":
             d["stddev"] = self.stddev
         return _drop_none({**d, "min": self.min or None, "max": self.max})
@@ -366,7 +368,7 @@ def parse_duration(value: Any, where: str) -> Duration:
     return Duration(kind, mean, sd, lo, hi)
 
 
-def _seconds(d: dict[str, Any], key: str, where: str) -> float:
+def _seconds(d: dict[str, Json], key: str, where: str) -> float:
     v = d[key]
     if not _is_number(v) or v < 0:
         raise ProfileError(f"{where}: {key} must be a number of seconds ≥ 0, got {v!r}")

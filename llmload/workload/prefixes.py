@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 from llmload.workload.prompts import SharedPrefix
 
 __all__ = ["MAX_PREFIX_TOKENS", "PrefixGroups", "PrefixSpec", "parse_prefix"]
@@ -59,7 +60,7 @@ class PrefixSpec:
     def popularity(self) -> str:
         return "uniform" if self.zipf_s is None else f"zipf:{self.zipf_s:g}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         return {"groups": self.groups, "tokens": self.tokens, "popularity": self.popularity}
 
     def describe(self) -> str:

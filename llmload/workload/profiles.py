@@ -61,6 +61,7 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 from llmload.metrics.slo import SLO, slo_from_mapping
 from llmload.metrics.thresholds import Threshold, parse_thresholds
 from llmload.workload.datasets import FORMATS
@@ -118,8 +119,8 @@ class RequestClass:
     def is_conversation(self) -> bool:
         return self.turns is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "weight": self.weight}
+    def to_dict(self) -> dict[str, Json]:
+        d: dict[str, Json] = {"name": self.name, "weight": self.weight}
         if self.description:
             d["description"] = self.description
         if self.input_tokens is not None:
@@ -155,7 +156,7 @@ class Profile:
     def class_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.classes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         """Plain data for run summaries; :func:`profile_from_dict` reads it back."""
         return {
             "name": self.name,
@@ -310,7 +311,7 @@ def _parse_name(value: Any, where: str) -> str:
     return name
 
 
-def _parse_lengths(c: dict[str, Any], prompt: PromptSource, prefix: PrefixSpec | None,
+def _parse_lengths(c: dict[str, Json], prompt: PromptSource, prefix: PrefixSpec | None,
                    where: str) -> tuple[Distribution | None, Distribution | None]:  # fmt: skip
     """``input_tokens`` (synthetic prompts only; None for a dataset's) and ``output_tokens`` (None: the dataset's)."""
     inp: Distribution | None = None
@@ -331,7 +332,7 @@ def _parse_lengths(c: dict[str, Any], prompt: PromptSource, prefix: PrefixSpec |
 
 
 def _parse_turns(
-    c: dict[str, Any], prompt: PromptSource, where: str
+    c: dict[str, Json], prompt: PromptSource, where: str
 ) -> tuple[Distribution | str | None, Duration | None]:
     """A class's ``turns`` and ``think_time_s``: (None, None) for single requests."""
     if "turns" not in c:
@@ -382,7 +383,7 @@ def _parse_prompt(p: Any, where: str, base_dir: Path | None) -> PromptSource:
     return PromptSource("dataset", resolved, fmt)
 
 
-def _check_keys(d: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+def _check_keys(d: dict[str, Json], allowed: tuple[str, ...], prefix: str) -> None:
     for key in d:
         if key not in allowed:
             raise ProfileError(f"{prefix}{key}: unknown key; allowed keys: {', '.join(allowed)}")

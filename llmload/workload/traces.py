@@ -51,6 +51,7 @@ from typing import Any
 import orjson
 
 from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
 from llmload.workload.distributions import MAX_TOKENS, Fixed
 from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import seeded_words, synthetic_prompt
@@ -89,9 +90,9 @@ class TraceEntry:
     output_length: int
     hash_ids: tuple[int, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Json]:
         t = self.timestamp_ms
-        d: dict[str, Any] = {
+        d: dict[str, Json] = {
             "timestamp": int(t) if t == int(t) else t,
             "input_length": self.input_length,
             "output_length": self.output_length,
@@ -223,7 +224,7 @@ def _entry(line: bytes, where: str) -> TraceEntry:
     return TraceEntry(float(t), input_length, output_length, _hash_ids(obj, input_length, where))
 
 
-def _length(obj: dict[str, Any], key: str, where: str) -> int:
+def _length(obj: dict[str, Json], key: str, where: str) -> int:
     """``input_length`` or ``output_length``: tokens, at least 1, at most :data:`MAX_TOKENS`."""
     v = obj[key]
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -233,7 +234,7 @@ def _length(obj: dict[str, Any], key: str, where: str) -> int:
     return v
 
 
-def _hash_ids(obj: dict[str, Any], input_length: int, where: str) -> tuple[int, ...]:
+def _hash_ids(obj: dict[str, Json], input_length: int, where: str) -> tuple[int, ...]:
     """The entry's prompt block ids (ints >= 0), no more than its input fills blocks."""
     ids = obj.get("hash_ids", [])
     if not isinstance(ids, list):

@@ -161,7 +161,7 @@ LAYERS = (
     ("results",),
     ("config",),
     ("metrics", "workload", "adapters", "arrivals", "sim", "testing"),
-    ("errors", "redact"),
+    ("errors", "redact", "jsonvalue"),
 )
 
 

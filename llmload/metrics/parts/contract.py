@@ -13,10 +13,11 @@ scrape). Nothing here runs per token: ``add`` runs once per finished request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from llmload.jsonvalue import Json  # re-exported: a part's figures write and read the summary's JSON
 from llmload.metrics.histogram import Histogram
 from llmload.metrics.record import RequestRecord
 
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Context", "Exported", "Figures", "Json", "Part", "Seen"]
 
-#: A value of the summary's JSON: what a part's figures write (``to_dict``) and read back (read-only
-#: containers, so that a ``dict[str, float]`` is one).
-Json: TypeAlias = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
 
 
 @dataclass(frozen=True, slots=True)
