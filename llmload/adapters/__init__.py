@@ -11,6 +11,8 @@
   ``POST /v1/responses``);
 * :mod:`~llmload.adapters.anthropic_messages` — :class:`AnthropicMessagesAdapter` (``anthropic-messages``,
   ``POST /v1/messages``);
+* :mod:`~llmload.adapters.openai_embeddings` — :class:`OpenAIEmbeddingsAdapter` (``openai-embeddings``,
+  ``POST /v1/embeddings``: not streamed, the JSON answer read whole; batched inputs);
 * :mod:`~llmload.adapters.plain_stream` — :class:`StreamAdapter`, the plain streaming gateway (``stream``,
   ``POST /v1/stream``);
 * :mod:`~llmload.adapters.typed_events` — one SSE event of an API whose events carry their type
@@ -50,6 +52,7 @@ from llmload.adapters.base import (
 )
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_completions import OpenAICompletionsAdapter
+from llmload.adapters.openai_embeddings import OpenAIEmbeddingsAdapter
 from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.adapters.plain_stream import StreamAdapter
 from llmload.errors import ConfigError
@@ -64,6 +67,7 @@ __all__ = [
     "Framing",
     "OpenAIChatAdapter",
     "OpenAICompletionsAdapter",
+    "OpenAIEmbeddingsAdapter",
     "OpenAIResponsesAdapter",
     "RequestSpec",
     "StreamAdapter",
@@ -84,6 +88,7 @@ BUILTIN_ADAPTERS: dict[str, type] = {
     OpenAIResponsesAdapter.name: OpenAIResponsesAdapter,
     AnthropicMessagesAdapter.name: AnthropicMessagesAdapter,
     StreamAdapter.name: StreamAdapter,
+    OpenAIEmbeddingsAdapter.name: OpenAIEmbeddingsAdapter,
 }
 
 _REQUIRED = ("name", "default_path", "default_framing", "build_request", "feed")

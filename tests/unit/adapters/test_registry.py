@@ -12,6 +12,7 @@ from llmload.adapters import (
     AnthropicMessagesAdapter,
     OpenAIChatAdapter,
     OpenAICompletionsAdapter,
+    OpenAIEmbeddingsAdapter,
     OpenAIResponsesAdapter,
     StreamAdapter,
     available_adapters,
@@ -66,6 +67,7 @@ def test_builtins() -> None:
         "openai-responses": OpenAIResponsesAdapter,
         "anthropic-messages": AnthropicMessagesAdapter,
         "stream": StreamAdapter,
+        "openai-embeddings": OpenAIEmbeddingsAdapter,
     } == BUILTIN_ADAPTERS
     assert get_adapter_class("openai-chat") is OpenAIChatAdapter
     assert get_adapter_class("stream") is StreamAdapter
@@ -78,7 +80,7 @@ def test_unknown_name_lists_the_valid_ones_on_one_line() -> None:
         get_adapter_class("openai")
     message = str(info.value)
     assert message.startswith("unknown adapter 'openai'; valid adapters: ")
-    assert "anthropic-messages, openai-chat, openai-completions, openai-responses, stream" in message
+    assert "anthropic-messages, openai-chat, openai-completions, openai-embeddings, openai-responses, stream" in message
     assert "\n" not in message
 
 
