@@ -35,7 +35,7 @@ from llmload.errors import MalformedChunk
 if TYPE_CHECKING:
     from llmload.workload.request_types import RequestSample
 
-__all__ = ["ENCODINGS", "MalformedEmbeddings", "OpenAIEmbeddingsAdapter", "batch_inputs", "check_embeddings"]
+__all__ = ["ENCODINGS", "MalformedEmbeddings", "OpenAIEmbeddingsAdapter", "batch_texts", "check_embeddings"]
 
 #: The ``encoding_format`` values the API takes (``--extra-body '{"encoding_format": "base64"}'`` picks one).
 ENCODINGS = ("float", "base64")
@@ -69,7 +69,7 @@ class OpenAIEmbeddingsAdapter:
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
         """POST ``{model, input: [N texts], encoding_format}``; ``extra_body`` merged last."""
-        body = {"model": self.config.model, "input": batch_inputs(sample.prompt, self.batch)}
+        body = {"model": self.config.model, "input": batch_texts(sample.prompt, self.batch)}
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), 0, self.batch)
 
@@ -98,7 +98,7 @@ class OpenAIEmbeddingsAdapter:
         return 1
 
 
-def batch_inputs(prompt: str, n: int) -> list[str]:
+def batch_texts(prompt: str, n: int) -> list[str]:
     """``prompt`` and ``n - 1`` rotations of its words (distinct texts of the same words)."""
     if n <= 1:
         return [prompt]

@@ -5,7 +5,7 @@ each ladder step is judged in order against::
 
     TTFT p50 <= (1 + d) · B.TTFT p50      TPOT p50 <= (1 + d) · B.TPOT p50      error rate < 1 %
 
-**Embeddings** (``--api openai-embeddings``; a baseline whose requests were embeddings): a
+**Embeddings and rerank** (``--api openai-embeddings``, ``rerank``; a baseline whose requests carried batched inputs): a
 request is one JSON answer, with no TTFT or TPOT of its own, so the limits are on latency (E2E)
 instead: ``E2E p50 <= (1 + d) · B.E2E p50`` (metric ``e2e_p50``; ``e2e_p99`` on p99), and the
 verdict's ``limits`` are ``e2e_p50_ms`` and ``error_rate`` (docs/embeddings.md).
@@ -65,13 +65,13 @@ ACHIEVED_SHARE = 0.95
 BUSY_SHARE = 0.8
 P50 = ("ttft_p50", "tpot_p50")
 P99 = ("ttft_p99", "tpot_p99")
-#: What an embeddings ladder is judged on (its requests are one JSON answer each: no TTFT/TPOT of their own).
+#: What an embeddings or rerank ladder is judged on (one JSON answer per request: no TTFT/TPOT of their own).
 LATENCY_P50, LATENCY_P99 = ("e2e_p50",), ("e2e_p99",)
 
 
 def _metrics(perf: Perf) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(p50, p99) metrics a baseline is judged on: latency (E2E) for embeddings, else TTFT and TPOT."""
-    return (LATENCY_P50, LATENCY_P99) if perf.embeddings else (P50, P99)
+    """(p50, p99) metrics a baseline is judged on: latency (E2E) for batched inputs (embeddings, rerank), else TTFT and TPOT."""
+    return (LATENCY_P50, LATENCY_P99) if perf.batched else (P50, P99)
 
 PerfOf = Callable[[StepView], "Perf | None"]
 ValueOf = Callable[[StepView, str], "float | None"]

@@ -38,7 +38,7 @@ def test_a_ladder_is_judged_on_latency(sim, tmp_path):
     for st in steps:
         o = st["overall"]
         assert o["errors"] == 0 and o["ok"] >= 10 and o["output_tokens"] == 0 and o["tpot_ms"]["p50"] is None, o
-        e = o["embeddings"]
+        e = o["inputs"]
         assert e["inputs"] == 4 * e["requests"] == 4 * o["ok"] and e["input_tokens"] == o["input_tokens"]
         assert e["inputs_per_s"] > 0 and e["input_tokens_per_s"] > 100 * e["inputs_per_s"]  # 150..250 tokens each
     v = s["verdict"]

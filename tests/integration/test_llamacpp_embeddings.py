@@ -71,7 +71,7 @@ def test_a_ladder_of_batches(llama_embed, tmp_path):
     assert s["overall"]["errors"] == 0 and s["errors_by_kind"] == {}, output[-2000:]
     ok = [r for r in records if r["outcome"] == "ok"]
     assert ok and all(r["inputs"] == 4 and r["input_tokens_from_usage"] and r["output_tokens"] == 0 for r in ok)
-    e = s["classes"]["req"]["embeddings"]
+    e = s["classes"]["req"]["inputs"]
     assert e["inputs"] == 4 * e["requests"] and e["input_tokens"] == sum(r["input_tokens"] for r in ok)
     v = s["verdict"]
     assert set(v["limits"]) == {"e2e_p50_ms", "error_rate"} and v["status"] in ("ok", "breach"), v

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from llmload.adapters import AdapterConfig, Framing, OpenAIEmbeddingsAdapter, StreamState, get_adapter_class
-from llmload.adapters.openai_embeddings import MalformedEmbeddings, batch_inputs, check_embeddings
+from llmload.adapters.openai_embeddings import MalformedEmbeddings, batch_texts, check_embeddings
 from llmload.workload.request_types import RequestSample
 
 SAMPLE = RequestSample("short", "one two three four five six", 6, 0)
@@ -86,6 +86,6 @@ def test_no_data_list() -> None:
         OpenAIEmbeddingsAdapter(AdapterConfig()).feed(StreamState(), b'{"object": "list"}')
 
 
-def test_batch_inputs_one_word_and_one_input() -> None:
-    assert batch_inputs("hello", 1) == ["hello"]
-    assert batch_inputs("hello", 3) == ["hello"] * 3
+def test_batch_texts_one_word_and_one_input() -> None:
+    assert batch_texts("hello", 1) == ["hello"]
+    assert batch_texts("hello", 3) == ["hello"] * 3

@@ -1,4 +1,4 @@
-"""Embeddings per class (metrics/parts/embed_rates.py): texts and input tokens per second of successful batched
+"""Embeddings per class (metrics/parts/batch_inputs.py): texts and input tokens per second of successful batched
 requests, through the merge, the summary (only where a class sent them) and the console."""
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ def test_successful_batches_count_and_the_summary_reads_back():
     for w in workers:
         master.merge(MetricSet.from_wire(w.drain()))
     s = to_summary(build_result(master, duration_s=10.0, users_max=2, weights={"docs": 1.0, "chat": 1.0}))
-    assert s["classes"]["docs"]["embeddings"] == {"requests": 6, "inputs": 24, "inputs_per_request": 4.0,
+    assert s["classes"]["docs"]["inputs"] == {"requests": 6, "inputs": 24, "inputs_per_request": 4.0,
                                                   "inputs_per_s": 2.4, "input_tokens": 1440, "input_tokens_per_s": 144.0}
-    assert "embeddings" not in s["classes"]["chat"]  # a class without embeddings keeps its keys
+    assert "inputs" not in s["classes"]["chat"]  # a class without embeddings keeps its keys
     d = s["classes"]["docs"]
     assert d["tpot_ms"]["p50"] is None and d["output_tokens"] == 0 and d["e2e_ms"]["p50"] == d["ttft_ms"]["p50"]
     assert to_summary(from_summary(s)) == s
@@ -51,4 +51,4 @@ def test_the_console_says_the_rates_and_that_latency_is_e2e():
         m.add(_rec("docs", 8))
     out = io.StringIO()
     render_summary(build_result(m, duration_s=10.0, users_max=1, weights={"docs": 1.0}), out)
-    assert "embeddings: 4.0 inputs/s (8 per request), 240 input tokens/s; latency = E2E" in out.getvalue()
+    assert "inputs: 4.0 inputs/s (8 per request), 240 input tokens/s; latency = E2E" in out.getvalue()
