@@ -97,7 +97,7 @@ class AdapterConfig:
     temperature: float | None = None
     stream_format: str = "auto"
     extra_body: dict[str, Any] = field(default_factory=dict)
-    batch: int = 1  # inputs per request of a batching API (``--embeddings-batch``)
+    batch: int = 1  # inputs per request of a batching API (``--inputs-per-request``)
 
 
 @dataclass(frozen=True, slots=True)

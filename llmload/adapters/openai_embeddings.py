@@ -3,16 +3,15 @@
 The request is ``{"model", "input": [texts], "encoding_format"}``; the answer one JSON document,
 ``{"data": [{"embedding": [floats] | "<base64>", "index": i}, ...], "usage": {"prompt_tokens": n}}``.
 
-**Batches.** ``--embeddings-batch N`` (default 1) sends N inputs per request, each the size of
+**Batches.** ``--inputs-per-request N`` (default 1) sends N inputs per request, each the size of
 the class's prompt: the class's prompt and N-1 rotations of its words (same words, so about the
 same token count; different text, so no cache answers one from another). The request's
 ``inputs`` (:attr:`~llmload.adapters.base.RequestSpec.inputs`) is N; its asked input tokens N
 times the class's.
 
-**Reading.** The body is read whole (:attr:`default_framing` RAW, a JSON body included, see
-:attr:`whole_body`): the reads are kept on the state and parsed when one ends the JSON object.
-That read is the request's one content event, so its TTFT is the time to the whole answer (=
-its E2E), it has no TPOT (0 output tokens: ``usage.completion_tokens`` is set to 0), and its
+**Reading.** The body is read whole (:mod:`llmload.adapters.json_body`). The read that completes
+it is the request's one content event, so its TTFT is the time to the whole answer (= its E2E),
+it has no TPOT (0 output tokens: ``usage.completion_tokens`` is set to 0), and its
 input tokens are the server's ``usage.prompt_tokens``. An answer that parses but is not N
 embeddings of one dimension (floats, or base64 strings of float32) fails as
 :class:`MalformedEmbeddings` (kind ``malformed_embeddings``) with what was wrong. Errors the
@@ -30,17 +29,17 @@ import orjson
 
 from llmload.adapters.base import AdapterConfig, Framing, RequestSpec, StreamState, json_headers
 from llmload.adapters.chunks import shorten
+from llmload.adapters.json_body import PENDING, whole_json
 from llmload.errors import MalformedChunk
 
 if TYPE_CHECKING:
     from llmload.workload.request_types import RequestSample
 
-__all__ = ["ENCODINGS", "MalformedEmbeddings", "OpenAIEmbeddingsAdapter", "batch_texts", "check_embeddings"]
+__all__ = ["ENCODINGS", "MalformedEmbeddings", "OpenAIEmbeddingsAdapter", "batch_texts", "check_embeddings",
+           "settle_answer"]
 
 #: The ``encoding_format`` values the API takes (``--extra-body '{"encoding_format": "base64"}'`` picks one).
 ENCODINGS = ("float", "base64")
-_CLOSE = ord("}")
-_SPACE = b" \t\r\n"
 
 
 class MalformedEmbeddings(MalformedChunk):
@@ -75,27 +74,21 @@ class OpenAIEmbeddingsAdapter:
 
     def feed(self, state: StreamState, data: bytes, event: str = "") -> int:
         """One read of the body: 0 until the JSON document is whole, then 1 (its checks passed)."""
-        parts = state.text_parts
-        if parts is None:
-            parts = state.text_parts = []
-        parts.append(bytes(data))
-        end = data.rstrip(_SPACE)
-        if not end or end[-1] != _CLOSE:
+        doc = whole_json(state, data)
+        if doc is PENDING:
             return 0
-        body = b"".join(parts)  # type: ignore[arg-type]
-        try:
-            doc = orjson.loads(body)
-        except ValueError:
-            return 0  # a read that ended inside the document on a "}"
-        state.text_parts = None
-        check_embeddings(doc, self.batch, body)
-        usage = doc.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            state.usage_prompt_tokens = usage["prompt_tokens"]
-        state.usage_completion_tokens = 0
-        state.finish_reason = "stop"
-        state.text_chars = len(body)
+        check_embeddings(doc, self.batch, data)
+        settle_answer(state, doc)
         return 1
+
+
+def settle_answer(state: StreamState, doc: dict[str, Any]) -> None:
+    """A whole answer's facts on the state: the server's prompt tokens, 0 output tokens, a finish."""
+    usage = doc.get("usage")
+    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+        state.usage_prompt_tokens = usage["prompt_tokens"]
+    state.usage_completion_tokens = 0
+    state.finish_reason = "stop"
 
 
 def batch_texts(prompt: str, n: int) -> list[str]:

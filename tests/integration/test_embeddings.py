@@ -30,7 +30,7 @@ def profile(tmp_path, low: int, high: int) -> str:
 
 def test_a_ladder_is_judged_on_latency(sim, tmp_path):
     url = sim("--preset", "healthy", "--time-scale", "0.25", "--embedding-dim", "64")
-    code, output, s = run_cli([*COMMON, "--host", url, "--profile", profile(tmp_path, 150, 250), "--embeddings-batch",
+    code, output, s = run_cli([*COMMON, "--host", url, "--profile", profile(tmp_path, 150, 250), "--inputs-per-request",
                                "4", "--ladder", "1,4", "--step-time", "5s", "--step-warmup", "1s"], tmp_path, timeout=90)  # fmt: skip
     assert s is not None, output[-3000:]
     steps = s["steps"]
@@ -52,7 +52,7 @@ def test_a_ladder_is_judged_on_latency(sim, tmp_path):
     ("flags", "message"),
     [
         (["--extra-body", '{"input": ""}'], "input 0 is empty: every input must hold at least one token"),
-        (["--embeddings-batch", "2"], "input 0 has 40 tokens, over this model's maximum input length of 32 tokens"),
+        (["--inputs-per-request", "2"], "input 0 has 40 tokens, over this model's maximum input length of 32 tokens"),
     ],
     ids=["empty", "too-long"],
 )

@@ -12,8 +12,9 @@ well-formed: 256 floats per input, or base64 of the same 256 float32 values, ``u
   over the physical batch (512 tokens) is ``http_500`` "input (N tokens) is too large to process. increase the
   physical batch size (current batch size: 512)" -- llama.cpp answers this client error with a 500.
 
-Rerank (``/v1/rerank``, ``--reranking``) also answers on this model (relevance scores from random weights); llmload
-has no rerank adapter (docs/embeddings.md).
+Rerank: ``llama-server --reranking`` answers ``/v1/rerank`` on the same model (relevance scores from random
+weights): ``--api rerank`` runs against it, every request ok, the documents and the server's prompt tokens counted;
+an empty document list is ``http_400`` '"documents" must be a non-empty string array'.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def test_float_and_base64_answers_pass_the_adapters_checks(llama_embed):
 
 def test_a_ladder_of_batches(llama_embed, tmp_path):
     profile = write_profile(tmp_path / "p.toml", '{dist = "uniform", min = 60, max = 120}', 1)
-    s, records, output = run_llmload(llama_embed.url, tmp_path, "--api", "openai-embeddings", "--embeddings-batch", "4",
+    s, records, output = run_llmload(llama_embed.url, tmp_path, "--api", "openai-embeddings", "--inputs-per-request", "4",
                                      "--profile", profile, "--ladder", "1,4", "--step-time", "5s", "--step-warmup", "1s",
                                      timeout=90)  # fmt: skip
     assert s["overall"]["errors"] == 0 and s["errors_by_kind"] == {}, output[-2000:]
@@ -95,3 +96,31 @@ def test_bad_inputs_give_the_servers_message(llama_embed, tmp_path, flags, kind,
     c = s["classes"]["req"]
     assert c["ok"] == 0 and set(c["errors_by_kind"]) == {kind}, output[-2000:]
     assert words in c["errors_examples"][kind], c["errors_examples"]
+
+
+@pytest.fixture(scope="module")
+def llama_rerank(tmp_path_factory):
+    """llama-server --reranking with the tiny model."""
+    with llama_server(ensure_model("tiny"), alias="tiny", parallel=4, ctx_size=8192,
+                      log_dir=tmp_path_factory.mktemp("llama-rerank"), extra=("--reranking",)) as srv:  # fmt: skip
+        yield srv
+
+
+def test_rerank_runs_and_counts_documents(llama_rerank, tmp_path):
+    profile = write_profile(tmp_path / "p.toml", '{dist = "uniform", min = 60, max = 120}', 1)
+    s, records, output = run_llmload(llama_rerank.url, tmp_path, "--api", "rerank", "--inputs-per-request", "4",
+                                     "--profile", profile, "-u", "2", "-r", "2", "-t", "4s")  # fmt: skip
+    c = s["classes"]["req"]
+    assert c["errors"] == 0 and c["ok"] >= 5 and c["output_tokens"] == 0, output[-2000:]
+    ok = [r for r in records if r["outcome"] == "ok"]
+    assert all(r["inputs"] == 4 and r["input_tokens_from_usage"] for r in ok)
+    assert c["inputs"]["inputs"] == 4 * c["ok"] and c["inputs"]["input_tokens"] == sum(r["input_tokens"] for r in ok)
+
+
+def test_rerank_without_documents_gives_the_servers_message(llama_rerank, tmp_path):
+    profile = write_profile(tmp_path / "p.toml", 20, 1)
+    s, _, output = run_llmload(llama_rerank.url, tmp_path, "--api", "rerank", "--profile", profile, "-u", "1", "-r", "1",
+                               "-t", "2s", "--extra-body", '{"documents": []}')  # fmt: skip
+    c = s["classes"]["req"]
+    assert c["ok"] == 0 and set(c["errors_by_kind"]) == {"http_400"}, output[-2000:]
+    assert '"documents" must be a non-empty string array' in c["errors_examples"]["http_400"]

@@ -14,6 +14,7 @@ from llmload.adapters import (
     OpenAICompletionsAdapter,
     OpenAIEmbeddingsAdapter,
     OpenAIResponsesAdapter,
+    RerankAdapter,
     StreamAdapter,
     available_adapters,
     get_adapter_class,
@@ -68,6 +69,7 @@ def test_builtins() -> None:
         "anthropic-messages": AnthropicMessagesAdapter,
         "stream": StreamAdapter,
         "openai-embeddings": OpenAIEmbeddingsAdapter,
+        "rerank": RerankAdapter,
     } == BUILTIN_ADAPTERS
     assert get_adapter_class("openai-chat") is OpenAIChatAdapter
     assert get_adapter_class("stream") is StreamAdapter
@@ -80,7 +82,7 @@ def test_unknown_name_lists_the_valid_ones_on_one_line() -> None:
         get_adapter_class("openai")
     message = str(info.value)
     assert message.startswith("unknown adapter 'openai'; valid adapters: ")
-    assert "anthropic-messages, openai-chat, openai-completions, openai-embeddings, openai-responses, stream" in message
+    assert "anthropic-messages, openai-chat, openai-completions, openai-embeddings, openai-responses, rerank, stream" in message
     assert "\n" not in message
 
 
