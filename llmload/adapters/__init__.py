@@ -11,6 +11,11 @@
   ``POST /v1/responses``);
 * :mod:`~llmload.adapters.anthropic_messages` — :class:`AnthropicMessagesAdapter` (``anthropic-messages``,
   ``POST /v1/messages``);
+* :mod:`~llmload.adapters.openai_embeddings` — :class:`OpenAIEmbeddingsAdapter` (``openai-embeddings``,
+  ``POST /v1/embeddings``: not streamed, the JSON answer read whole; batched inputs);
+* :mod:`~llmload.adapters.rerank` — :class:`RerankAdapter` (``rerank``, ``POST /v1/rerank``: a query and
+  documents, relevance scores back; not streamed);
+* :mod:`~llmload.adapters.json_body` — a non-streamed JSON answer read whole by the raw reads (embeddings, rerank);
 * :mod:`~llmload.adapters.plain_stream` — :class:`StreamAdapter`, the plain streaming gateway (``stream``,
   ``POST /v1/stream``);
 * :mod:`~llmload.adapters.typed_events` — one SSE event of an API whose events carry their type
@@ -50,8 +55,10 @@ from llmload.adapters.base import (
 )
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_completions import OpenAICompletionsAdapter
+from llmload.adapters.openai_embeddings import OpenAIEmbeddingsAdapter
 from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.adapters.plain_stream import StreamAdapter
+from llmload.adapters.rerank import RerankAdapter
 from llmload.errors import ConfigError
 
 __all__ = [
@@ -64,8 +71,10 @@ __all__ = [
     "Framing",
     "OpenAIChatAdapter",
     "OpenAICompletionsAdapter",
+    "OpenAIEmbeddingsAdapter",
     "OpenAIResponsesAdapter",
     "RequestSpec",
+    "RerankAdapter",
     "StreamAdapter",
     "StreamState",
     "api_headers_for",
@@ -84,6 +93,8 @@ BUILTIN_ADAPTERS: dict[str, type] = {
     OpenAIResponsesAdapter.name: OpenAIResponsesAdapter,
     AnthropicMessagesAdapter.name: AnthropicMessagesAdapter,
     StreamAdapter.name: StreamAdapter,
+    OpenAIEmbeddingsAdapter.name: OpenAIEmbeddingsAdapter,
+    RerankAdapter.name: RerankAdapter,
 }
 
 _REQUIRED = ("name", "default_path", "default_framing", "build_request", "feed")

@@ -99,6 +99,7 @@ class AdapterConfig:
     temperature: float | None = None
     stream_format: str = "auto"
     extra_body: dict[str, Any] = field(default_factory=dict)
+    batch: int = 1  # inputs per request of a batching API (``--inputs-per-request``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,7 @@ class RequestSpec:
     body: bytes  # already-encoded JSON
     headers: dict[str, str]
     max_tokens: int  # what was asked for; used to detect early ends
+    inputs: int = 0  # texts in a batching API's request (embeddings); 0: not one
 
 
 class StreamState:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.metrics.parts.batch_inputs import BatchInputFigures
 from llmload.results.model import BASELINE_STEP, RunResult, SignalStats, Stats, StepResult
 
 __all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "step_views", "views_of_steps"]
@@ -51,6 +52,7 @@ class Perf:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     phase_coverage: float | None = None  # share of successful requests with server timing
     tail: dict[str, float] | None = None  # p90-tail TTFT shares (gateway, server_queue, prefill, other), when covered
+    batched: bool = False  # its requests were batches of inputs (embeddings, rerank: one JSON answer each): latency is E2E
 
     def tail_share(self, part: str) -> float | None:
         """Mean share of TTFT ``part`` took at or above the TTFT p90; None without enough server timing."""
@@ -92,6 +94,7 @@ class Perf:
             errors_by_kind=dict(s.errors_by_kind),
             phase_coverage=s.phases.coverage,
             tail=_tail(s),
+            batched=s.part(BatchInputFigures).requests > 0,
         )
 
 

@@ -5,6 +5,11 @@ each ladder step is judged in order against::
 
     TTFT p50 <= (1 + d) · B.TTFT p50      TPOT p50 <= (1 + d) · B.TPOT p50      error rate < 1 %
 
+**Embeddings and rerank** (``--api openai-embeddings``, ``rerank``; a baseline whose requests carried batched inputs): a
+request is one JSON answer, with no TTFT or TPOT of its own, so the limits are on latency (E2E)
+instead: ``E2E p50 <= (1 + d) · B.E2E p50`` (metric ``e2e_p50``; ``e2e_p99`` on p99), and the
+verdict's ``limits`` are ``e2e_p50_ms`` and ``error_rate`` (docs/embeddings.md).
+
 The first step that breaks one of them is the **breach**; the **safe** level is the step
 before it (steps above a breach are not judged: a later recovery is noise, not capacity).
 When a step breaks several limits at once, the breach names the one exceeded by the
@@ -61,6 +66,13 @@ ACHIEVED_SHARE = 0.95
 BUSY_SHARE = 0.8
 P50 = ("ttft_p50", "tpot_p50")
 P99 = ("ttft_p99", "tpot_p99")
+#: What an embeddings or rerank ladder is judged on (one JSON answer per request: no TTFT/TPOT of their own).
+LATENCY_P50, LATENCY_P99 = ("e2e_p50",), ("e2e_p99",)
+
+
+def _metrics(perf: Perf) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(p50, p99) metrics a baseline is judged on: latency (E2E) for batched inputs (embeddings, rerank), else TTFT and TPOT."""
+    return (LATENCY_P50, LATENCY_P99) if perf.batched else (P50, P99)
 
 PerfOf = Callable[[StepView], "Perf | None"]
 ValueOf = Callable[[StepView, str], "float | None"]
@@ -210,7 +222,7 @@ def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict
             note = f"{n} successful requests of this class in the baseline (at least {MIN_REQUESTS} needed)"
             out[name] = PassVerdict("no_baseline", None, None, None, None, note)
             continue
-        limits = _limits(base, P50, factor)
+        limits = _limits(base, _metrics(base)[0], factor)
         p = judge_pass(steps, baseline.step, limits, partial(_class_value, name), partial(_class_perf, name))
         out[name] = _summary_of(p, limits)
     return out
@@ -252,9 +264,10 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
     factor = 1.0 + degradation
     ladder = [s for s in steps if s.index is not None and s.index >= 0]
     base = baseline.step
-    limits = _limits(base.perf, P50, factor)
+    p50, p99_metrics = _metrics(base.perf)
+    limits = _limits(base.perf, p50, factor)
     main = judge_pass(steps, base, limits, lambda s, m: s.perf.value(m))
-    limits99 = _limits(base.perf, P99, factor)
+    limits99 = _limits(base.perf, p99_metrics, factor)
     p99 = judge_pass(steps, base, limits99, lambda s, m: s.perf.value(m))
     low, high = _band(steps, base, limits)
     by_rate = any(s.rate_offered is not None for s in ladder)
@@ -282,7 +295,7 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
         status=status,
         note=note,
         degradation=degradation,
-        limits={"ttft_p50_ms": limits["ttft_p50"], "tpot_p50_ms": limits["tpot_p50"], "error_rate": ERROR_RATE_LIMIT},
+        limits={**{f"{m}_ms": limits[m] for m in p50}, "error_rate": ERROR_RATE_LIMIT},
         safe_step=main.safe.index if main.safe else None,
         safe_users=main.safe.users if main.safe else None,
         top_users=top,

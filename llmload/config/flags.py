@@ -75,7 +75,10 @@ _EXPORTER_HELP = (
 FLAGS: tuple[Flag, ...] = (
     Flag("--api", "openai-chat", "Endpoint adapter: openai-chat (/v1/chat/completions), openai-completions "
          "(/v1/completions), openai-responses (/v1/responses), anthropic-messages (/v1/messages), "
-         "stream (POST /v1/stream gateway), or a plugin adapter. Default: %(default)s"),
+         "stream (POST /v1/stream gateway), openai-embeddings (/v1/embeddings) or rerank (/v1/rerank), both not "
+         "streamed: docs/embeddings.md, or a plugin adapter. Default: %(default)s"),
+    Flag("--inputs-per-request", 1, "openai-embeddings: texts per request; rerank: documents per request; each the "
+         "size of the class's prompt (docs/embeddings.md). Default: %(default)s", kind=int),
     Flag("--model", "", "Model name sent in each request. Default: the first model listed by the server's /v1/models"),
     Flag("--workload", "", "Workload profile, same as --profile (which is Locust's own flag). A master hands it to "
          "its workers (Locust does not forward --profile)", web_ui=False),

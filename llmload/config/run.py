@@ -180,6 +180,10 @@ class RunConfig:
         if temperature is not None and not (0 <= temperature <= 10):
             raise ConfigError(f"--temperature {temperature}: must be between 0 and 10")
         model = v["model"] or ""
+        batch = parse_number(v.get("inputs_per_request"), int, "--inputs-per-request")
+        batch = 1 if batch is None else batch
+        if batch < 1:
+            raise ConfigError(f"--inputs-per-request {batch}: must be >= 1")
         adapter = AdapterConfig(
             model=model or "default",
             path=path,
@@ -188,6 +192,7 @@ class RunConfig:
             temperature=temperature,
             stream_format=v["stream_format"] or flag("stream_format").default,
             extra_body=extra,
+            batch=batch,
         )
         return cls(
             api=api,

@@ -73,6 +73,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["session"] = rec.session
     if rec.warmup:  # started during --warmup: not in the run's statistics
         doc["warmup"] = True
+    if rec.inputs:  # an embeddings request: the texts it carried
+        doc["inputs"] = rec.inputs
     return orjson.dumps(doc) + b"\n"
 
 
@@ -106,6 +108,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.session = d.get("session", "")
     rec.warmup = bool(d.get("warmup", False))
     rec.reconnects = d.get("reconnects", 0)
+    rec.inputs = d.get("inputs", 0)
     return rec
 
 

@@ -96,6 +96,7 @@ class RequestRecord:
         "headers_ns",
         "input_tokens",
         "input_tokens_from_usage",
+        "inputs",
         "intended_ns",
         "max_tokens",
         "outcome",
@@ -158,6 +159,7 @@ class RequestRecord:
         self.session = ""  # a conversation's id ("<user>.<n>": the user's index across all workers, its n-th session)
         self.cached_prompt_tokens: int | None = None
         self.reply_text: str | None = None
+        self.inputs = 0  # texts embedded by the request (openai-embeddings); 0: not an embeddings request
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).
@@ -191,6 +193,12 @@ class RequestRecord:
     def to_dict(self) -> dict:
         """Plain-data view (for JSONL dumps and user listeners)."""
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def batched(self, inputs: int) -> None:
+        """A request of ``inputs`` texts (openai-embeddings; 0: not one), each a prompt of the class's size."""
+        if inputs:
+            self.inputs = inputs
+            self.input_tokens = self.asked_input_tokens = self.input_tokens * inputs
 
     def __repr__(self) -> str:
         return (

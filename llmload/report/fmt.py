@@ -85,6 +85,8 @@ _METRIC_NAMES = {
     "tpot_p50": "TPOT p50",
     "ttft_p99": "TTFT p99",
     "tpot_p99": "TPOT p99",
+    "e2e_p50": "latency p50 (E2E)",
+    "e2e_p99": "latency p99 (E2E)",
     "error_rate": "error rate",
     "achieved_rate": "achieved rate",
 }

@@ -170,7 +170,8 @@ class LoadProcess:
             return self._forced_framing
         if not content_type:
             return self._adapter.default_framing
-        return Framing.from_content_type(content_type, None)  # type: ignore[arg-type]
+        whole = getattr(self._adapter, "whole_body", False)  # a JSON answer read whole (openai-embeddings)
+        return Framing.from_content_type(content_type, self._adapter.default_framing if whole else None)  # type: ignore[arg-type]
 
     def backed_off(self, rec: RequestRecord, seconds: float) -> None:
         if not rec.warmup:  # a warm-up request counts nowhere

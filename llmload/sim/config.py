@@ -26,6 +26,7 @@ from typing import Any
 
 from llmload.errors import ConfigError
 from llmload.sim.cold_server import add_cold_start_arguments, check_cold_start
+from llmload.sim.embeddings import DEFAULT_DIM, DEFAULT_MAX_TOKENS, add_embedding_arguments, check_embedding_settings
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 from llmload.sim.timing import TIMING_FORMATS
@@ -79,6 +80,8 @@ class SimConfig:
     per_request_timing: str = "vllm"
     cold_start_s: float = 0.0  # fixed mode: requests within this of the first one get cold_start_ttft_ms more TTFT
     cold_start_ttft_ms: float = 0.0
+    embedding_dim: int = DEFAULT_DIM  # /v1/embeddings (llmload.sim.embeddings)
+    embedding_max_tokens: int = DEFAULT_MAX_TOKENS
 
     def __post_init__(self) -> None:
         self._check_values()
@@ -87,6 +90,7 @@ class SimConfig:
             raise ConfigError(f"sim: --mode must be fixed or engine, got {self.mode!r}")
         object.__setattr__(self, "mode", mode)
         check_cold_start(self.cold_start_s, self.cold_start_ttft_ms, mode)  # llmload.sim.cold_server
+        check_embedding_settings(self.embedding_dim, self.embedding_max_tokens)
         if mode == "fixed":
             if self.preset or self.engine is not None:
                 raise ConfigError("sim: --preset and the engine flags need the engine model (--mode engine)")
@@ -199,6 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--itl-ms", type=float, default=None, help=f"fixed mode: time between tokens in ms (default {d.itl_ms:g})"
     )
     add_cold_start_arguments(g)
+    add_embedding_arguments(g)
     g.add_argument("--model", default=d.model, help=f"model name served by /v1/models (default {d.model})")
     g.add_argument("--seed", type=int, default=d.seed, help=f"seed of the simulator's RNG (default {d.seed})")
     g.add_argument(
@@ -288,6 +293,8 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "per_request_timing": getattr(ns, "per_request_timing", "vllm"),
         "cold_start_s": getattr(ns, "cold_start_s", 0.0),
         "cold_start_ttft_ms": getattr(ns, "cold_start_ttft_ms", 0.0),
+        "embedding_dim": getattr(ns, "embedding_dim", DEFAULT_DIM),
+        "embedding_max_tokens": getattr(ns, "embedding_max_tokens", DEFAULT_MAX_TOKENS),
     }
     if mode == "fixed":
         if ns.preset or overrides or ns.gpu_metrics_port is not None or engine_file:
@@ -342,6 +349,7 @@ def config_to_args(config: SimConfig) -> list[str]:
     if config.reasoning_tokens:
         args += ["--reasoning-tokens", str(config.reasoning_tokens)]
     args += ["--per-request-timing", config.per_request_timing]
+    args += ["--embedding-dim", str(config.embedding_dim), "--embedding-max-tokens", str(config.embedding_max_tokens)]
     # api_key is not a flag here (a command line is visible to every user of the host): a
     # parent passes it in API_KEY_ENV (see llmload.sim.child.start_sim_process).
     if config.mode == "fixed":

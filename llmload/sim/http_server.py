@@ -3,6 +3,7 @@
 Routes: ``POST /v1/chat/completions``, ``POST /v1/completions``, ``POST /v1/stream``
 (wire format in :mod:`llmload.sim.api`), ``POST /v1/responses``
 (:mod:`llmload.sim.api_responses`), ``POST /v1/messages`` (:mod:`llmload.sim.api_messages`),
+``POST /v1/embeddings`` (:mod:`llmload.sim.embeddings`),
 ``GET /v1/models``, ``GET /health``,
 ``GET /metrics`` (Prometheus text: the engine's ``vllm:*`` series, see
 :mod:`.metrics`, and the simulated GPU's ``llmload_gpu_*`` gauges, see :mod:`.gpu`,
@@ -38,6 +39,8 @@ from llmload.sim.api_responses import ResponsesEncoder, parse_responses
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.cold_server import ColdStartModel
 from llmload.sim.config import SimConfig
+from llmload.sim.embeddings import PATH as EMBEDDINGS_PATH
+from llmload.sim.embeddings import serve_embeddings
 from llmload.sim.engine import FixedLatencyEngine
 from llmload.sim.gpu import SimulatedGpu, gpu_uuid
 from llmload.sim.latency_model import FixedLatencyModel
@@ -58,6 +61,8 @@ _ENCODERS: dict[str, type[BaseEncoder]] = {"responses": ResponsesEncoder, "messa
 _SSE = "text/event-stream; charset=utf-8"
 _PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _CHUNK = http11.chunk
+#: Routes served by a module of their own: ``handler(connection, request)``.
+_ROUTES: dict[str, Callable[[Any, http11.Request], None]] = {EMBEDDINGS_PATH: serve_embeddings}
 
 
 class SimServer:
@@ -216,7 +221,7 @@ class _Connection(asyncio.Protocol):
                     self.transport.write(http11.CONTINUE)
                     self.parser.continue_sent()
                 return
-            self.dispatch(req)
+            _ROUTES.get(req.path, _Connection.dispatch)(self, req)  # routes of their own modules, else dispatch
 
     def finish(self, keep_alive: bool) -> None:
         """Called by a sink when its response is complete (or ended early by an injected failure)."""

@@ -231,6 +231,7 @@ class LLMUser(FastHttpUser):
         rec.arrival_index = arrival_index
         rec.step = ctx.steady_step
         rec.turn, rec.session = turn, session
+        rec.batched(spec.inputs)
         watchdog = ctx.watchdog
         flight = watchdog.register(rec)
         reader: BodyReader | None = None

@@ -12,7 +12,9 @@ from llmload.adapters import (
     AnthropicMessagesAdapter,
     OpenAIChatAdapter,
     OpenAICompletionsAdapter,
+    OpenAIEmbeddingsAdapter,
     OpenAIResponsesAdapter,
+    RerankAdapter,
     StreamAdapter,
     available_adapters,
     get_adapter_class,
@@ -66,6 +68,8 @@ def test_builtins() -> None:
         "openai-responses": OpenAIResponsesAdapter,
         "anthropic-messages": AnthropicMessagesAdapter,
         "stream": StreamAdapter,
+        "openai-embeddings": OpenAIEmbeddingsAdapter,
+        "rerank": RerankAdapter,
     } == BUILTIN_ADAPTERS
     assert get_adapter_class("openai-chat") is OpenAIChatAdapter
     assert get_adapter_class("stream") is StreamAdapter
@@ -78,7 +82,7 @@ def test_unknown_name_lists_the_valid_ones_on_one_line() -> None:
         get_adapter_class("openai")
     message = str(info.value)
     assert message.startswith("unknown adapter 'openai'; valid adapters: ")
-    assert "anthropic-messages, openai-chat, openai-completions, openai-responses, stream" in message
+    assert "anthropic-messages, openai-chat, openai-completions, openai-embeddings, openai-responses, rerank, stream" in message
     assert "\n" not in message
 
 

@@ -242,3 +242,22 @@ def test_a_rate_ladder_recommends_its_safe_rate_and_a_concurrency_ladder_keeps_i
     closed = verdict_of(step(0, 1), step(1, 4), step(2, 8, ttft=500.0))
     assert "recommended_rate" not in closed and closed["recommended_note"] == "the safe step's concurrency"
     assert closed["confidence"]["note"].startswith("4 users either way")
+
+
+def embeddings_step(index, users, latency, classes=None):
+    """A step of embeddings requests: one JSON answer each (TTFT = E2E = latency, no TPOT), a batch of 4 texts."""
+    entry = step(index, users, ttft=latency, tpot=None, e2e=latency, classes=classes)
+    entry["overall"]["inputs"] = {"requests": 20, "inputs": 80, "inputs_per_request": 4.0, "inputs_per_s": 8.0,
+                                      "input_tokens": 8000, "input_tokens_per_s": 800.0}  # fmt: skip
+    return entry
+
+
+def test_an_embeddings_ladder_is_judged_on_latency_p50():
+    a = lambda ms: {**stats(ttft=ms, tpot=None, e2e=ms), "inputs": {"requests": 20, "inputs": 80}}  # noqa: E731
+    v = verdict_of(embeddings_step(0, 1, 40.0, {"a": a(40.0)}), embeddings_step(1, 4, 55.0, {"a": a(55.0)}),
+                   embeddings_step(2, 8, 70.0, {"a": a(70.0)}))  # fmt: skip
+    assert v["limits"] == {"e2e_p50_ms": 60.0, "error_rate": 0.01}
+    assert v["status"] == "breach" and v["safe_users"] == 4
+    assert v["breach"]["metric"] == "e2e_p50" and v["breach"]["value"] == 70.0 and v["breach"]["baseline"] == 40.0
+    assert v["p99"]["limits"] == {"e2e_p99_ms": 90.0, "error_rate": 0.01}
+    assert v["per_class"]["a"]["breach"]["metric"] == "e2e_p50"

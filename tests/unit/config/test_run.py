@@ -69,6 +69,8 @@ def test_api_key_comes_from_the_flag_else_the_adapters_variable(monkeypatch, api
         ({"extra_body": "{bad"}, r"--extra-body: not valid JSON"),
         ({"extra_body": "[1]"}, r"--extra-body: must be a JSON object"),
         ({"max_tokens_cap": -1}, r"--max-tokens-cap -1"),
+        ({"inputs_per_request": 0}, r"--inputs-per-request 0: must be >= 1"),
+        ({"inputs_per_request": "x"}, r"--inputs-per-request 'x': must be an integer"),
         ({"endpoint_path": "v1/x"}, r"--endpoint-path 'v1/x': must start with '/'"),
         ({"ttft_timeout": "soon"}, r"--ttft-timeout 'soon'"),
         ({"web_auth": "nocolon"}, r"^--web-auth: expected USER:PASSWORD"),  # with or without a web UI

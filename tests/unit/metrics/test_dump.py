@@ -102,3 +102,12 @@ def test_a_key_in_an_error_message_is_masked_on_its_line() -> None:
     line = record_to_line(rec)
     assert key[:8].encode() not in line and key[-8:].encode() not in line
     assert record_from_line(line).error_message == f"Incorrect API key provided: {redact.MASK}"
+
+
+def test_an_embeddings_requests_texts_survive_and_other_lines_do_not_carry_the_key() -> None:
+    rec = RequestRecord("docs", input_tokens=30, max_tokens=0)
+    rec.batched(4)
+    line = record_to_line(rec)
+    assert orjson.loads(line)["inputs"] == 4 and record_from_line(line).inputs == 4
+    plain = record_to_line(RequestRecord("chat", input_tokens=30, max_tokens=8))
+    assert "inputs" not in orjson.loads(plain) and record_from_line(plain).inputs == 0

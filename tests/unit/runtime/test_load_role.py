@@ -172,3 +172,11 @@ def test_a_warmup_request_reaches_the_listeners_and_the_dump_but_no_statistic_of
     lines = (tmp_path / "rec.jsonl").read_text().splitlines()
     assert len(lines) == 2 and '"warmup":true' in lines[0] and "warmup" not in lines[1]
     lp.stop()
+
+
+def test_a_json_answer_is_read_whole_only_by_a_whole_body_adapter():
+    chat, _ = load(environment(FakeLocal()))
+    assert chat.framing_for("application/json") is None  # a chat answer must stream: wrong_content_type
+    embed, _ = load(environment(FakeLocal(), "--api", "openai-embeddings", "--inputs-per-request", "4"))
+    assert embed.framing_for("application/json") is Framing.RAW
+    assert embed.adapter.build_request(embed.new_sampler().next()).inputs == 4

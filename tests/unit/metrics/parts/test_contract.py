@@ -28,6 +28,7 @@ def _rec(i: int) -> RequestRecord:
     r.reconnects = i % 4 == 0
     r.buffered_token_jumps = i % 5 == 0
     r.turn = i % 12
+    r.inputs = 4 if i % 6 == 1 else 0  # an embeddings request of 4 texts
     r.outcome = ("ok", "ok", "ok", "error", "interrupted")[i % 5]
     if r.outcome == "error":
         r.error_kind, r.error_message, r.retry_after_s = "http_429", "slow down", 1.5 if i % 2 else None
