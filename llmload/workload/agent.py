@@ -33,7 +33,7 @@ only those draws and the user messages that follow text answers.
 
 :class:`AgentTurn` is what an agent turn's :class:`~llmload.metrics.record.RequestRecord`
 carries (``record.agent``) for the ``agents`` part of the statistics
-(``llmload.metrics.parts.agents``).
+(:mod:`llmload.metrics.parts.agents`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ module                what
 :mod:`.prefix_cache`  prompt tokens the server served from its prefix cache
 :mod:`.prompt_usage`  prompt sizes as the server counted them (the prompt-size warning)
 :mod:`.turns`         per conversation turn: histograms and counters
+:mod:`.agents`        agent sessions: turns by kind (tool call, answer), tool waits, sessions
 ====================  ===================================================================
 """
 
