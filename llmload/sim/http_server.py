@@ -282,9 +282,9 @@ class _Connection(asyncio.Protocol):
         try:
             if parse is None:
                 gen = parse_request(endpoint, req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
-                gen = tool_request(gen, req.body, cfg.tool_call_share, app._rng)  # chat with tools: maybe tool calls
             else:
                 gen = parse(req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
+            gen = tool_request(gen, req.body, cfg.tool_call_share, app._rng)  # a request with tools: maybe tool calls
         except ApiError as e:
             self._error(e.status, e.message, ka)
             return

@@ -114,3 +114,61 @@ def test_the_share_flag_round_trips_and_is_checked():
     assert config_from_args(parser.parse_args(config_to_args(cfg))).tool_call_share == 0.25
     with pytest.raises(ConfigError, match="--tool-call-share must be in 0..1"):
         SimConfig(tool_call_share=1.5)
+
+
+RESPONSES = {"model": "m", "input": [{"type": "message", "role": "user", "content": "a b"}], "stream": True,
+             "max_output_tokens": 5, "tools": [{"type": "function", "name": "search", "parameters": {}}]}  # fmt: skip
+MESSAGES = {"model": "m", "messages": [{"role": "user", "content": "a b"}], "stream": True, "max_tokens": 5,
+            "tools": [{"name": "search", "input_schema": {"type": "object"}}]}  # fmt: skip
+ANTHROPIC = {"anthropic-version": "2023-06-01"}
+
+
+def test_responses_stream_a_function_call_the_responses_adapter_reads(url):
+    from llmload.adapters import OpenAIResponsesAdapter
+
+    status, body = post(url, "/v1/responses", RESPONSES)
+    assert status == 200
+    names = [name for name, _ in sse_events(body)]
+    assert names[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert names.count("response.function_call_arguments.delta") == 5 and names[-1] == "response.completed"
+    state, events, _, done, error = replay(OpenAIResponsesAdapter(AdapterConfig()), body)
+    assert (events, done, error) == (5, True, None) and state.usage_completion_tokens == 5
+    ((call_id, name, args),) = state.tool_calls
+    assert call_id.startswith("call_") and name == "search" and len(json.loads(args)["input"].split()) == 5
+    final = json.loads(sse_events(body)[-1][1])["response"]
+    assert final["output"][0]["arguments"] == args and final["output"][0]["call_id"] == call_id
+
+
+def test_messages_stream_tool_use_blocks_the_anthropic_adapter_reads(url):
+    from llmload.adapters import AnthropicMessagesAdapter
+
+    tools = MESSAGES["tools"] + [{"name": "calc", "input_schema": {"type": "object"}}]
+    status, body = post(url, "/v1/messages", {**MESSAGES, "tools": tools}, ANTHROPIC)
+    assert status == 200
+    state, events, _, done, error = replay(AnthropicMessagesAdapter(AdapterConfig()), body)
+    assert (events, done, error, state.finish_reason) == (5, True, None, "tool_use")
+    assert [c[1] for c in state.tool_calls] == ["search", "calc"]  # parallel use is the default
+    assert all(isinstance(json.loads(c[2])["input"], str) for c in state.tool_calls)
+    one = {**MESSAGES, "tools": tools, "tool_choice": {"type": "any", "disable_parallel_tool_use": True}}
+    state, *_ = replay(AnthropicMessagesAdapter(AdapterConfig()), post(url, "/v1/messages", one, ANTHROPIC)[1])
+    assert len(state.tool_calls) == 1
+    status, body = post(url, "/v1/messages", {**MESSAGES, "stream": False}, ANTHROPIC)
+    doc = json.loads(body)
+    assert doc["stop_reason"] == "tool_use" and doc["content"][0]["type"] == "tool_use"
+    assert len(doc["content"][0]["input"]["input"].split()) == 5
+
+
+def test_tool_results_count_in_the_prompt_where_they_stand(url):
+    from llmload.adapters import AnthropicMessagesAdapter, OpenAIResponsesAdapter
+
+    words = " ".join(["w"] * 30)
+    items = [*RESPONSES["input"], {"type": "function_call", "call_id": "c", "name": "search", "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "c", "output": words}]  # fmt: skip
+    _, body = post(url, "/v1/responses", {**RESPONSES, "input": items, "tool_choice": "none"})
+    state, *_ = replay(OpenAIResponsesAdapter(AdapterConfig()), body)
+    assert state.usage_prompt_tokens == 2 + 30 and state.tool_calls is None
+    messages = [*MESSAGES["messages"], {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "search", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": words}]}]  # fmt: skip
+    _, body = post(url, "/v1/messages", {**MESSAGES, "messages": messages, "tool_choice": {"type": "none"}}, ANTHROPIC)
+    state, *_ = replay(AnthropicMessagesAdapter(AdapterConfig()), body)
+    assert state.usage_prompt_tokens == 2 + 30 and state.tool_calls is None and state.finish_reason == "max_tokens"
