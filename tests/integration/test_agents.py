@@ -3,7 +3,8 @@ the tool results, and the agent figures in the summary.
 
 Real LLMUsers in this process (:func:`~tests.helpers.harness.run_inprocess`) against ``python -m llmload.sim``
 (fixed latency: 20 ms TTFT, 2 ms per token; 3 of 4 answers to a request with tools are tool calls) for 3 s:
-4 users, an agent class of 4 turns per session with a 0.3 s tool latency and 50-token tool results.
+4 users, an agent class of 4 turns per session with a 0.3 s tool latency and 50-token tool results, once per
+API shape (chat ``role: tool``, Responses ``function_call_output``, Messages ``tool_result``).
 """
 
 from __future__ import annotations
@@ -31,18 +32,23 @@ tool_calls = {{per_turn = 1, result_tokens = {RESULT}, latency_s = 0.3}}
 """
 
 
-def test_agent_sessions_wait_for_their_tools_holding_their_slot_and_grow_by_the_results(sim, tmp_path: Path):
+#: The APIs, and the finish reason of an answer made of tool calls (Responses: the response's status).
+APIS = {"openai-chat": "tool_calls", "openai-responses": "completed", "anthropic-messages": "tool_use"}
+
+
+@pytest.mark.parametrize("api", list(APIS))
+def test_agent_sessions_wait_for_their_tools_holding_their_slot_and_grow_by_the_results(sim, tmp_path: Path, api):
     url = sim("--ttft-ms", "20", "--itl-ms", "2", "--tool-call-share", "0.75")
     profile = tmp_path / "agent.toml"
     profile.write_text(PROFILE)
     records = []
-    summary = run_inprocess(url, ["--profile", str(profile), "--seed", "5"], users=USERS, seconds=3.0,
+    summary = run_inprocess(url, ["--profile", str(profile), "--seed", "5", "--api", api], users=USERS, seconds=3.0,
                             on_record=records.append)  # fmt: skip
     ok = [r for r in records if r.outcome == "ok"]
     assert ok and all(r.agent is not None for r in ok)
     tool_turns = [r for r in ok if r.agent.calls]
     assert len(tool_turns) >= 8 and len(ok) - len(tool_turns) >= 3  # both kinds of answers came
-    assert all(r.finish_reason == "tool_calls" and r.agent.calls[0].name == "search" for r in tool_turns)
+    assert all(r.finish_reason == APIS[api] and r.agent.calls[0].name == "search" for r in tool_turns)
 
     by_session = defaultdict(list)
     for r in ok:
