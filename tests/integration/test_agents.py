@@ -86,3 +86,24 @@ def test_agent_sessions_wait_for_their_tools_holding_their_slot_and_grow_by_the_
     sessions = agent["sessions"]
     assert sessions["sessions"] >= USERS and sessions["turns_mean"] == 4
     assert sessions["duration_ms"]["p50"] >= 300 and sessions["tokens_mean"] > 4 * INPUT
+
+
+@pytest.mark.llamacpp
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses"])
+def test_llama_server_takes_the_tools_and_answers_in_text(tmp_path: Path, api):
+    """llama-server (b11434, the random-weight test GGUF, with or without ``--jinja``) accepts the tools (and, sent by
+    hand, a history with tool calls and results) but never calls one: every turn is an answer turn."""
+    from tests.engines.crosscheck import run_llmload
+    from tests.engines.llama_server import llama_server, missing_reason
+    from tests.engines.make_gguf import ensure_model
+
+    if missing_reason() is not None:
+        pytest.skip(str(missing_reason()))
+    profile = tmp_path / "agent.toml"
+    profile.write_text(PROFILE.replace("[8, 8, 8, 16]", "8"))
+    with llama_server(ensure_model("tiny"), alias="tiny", log_dir=tmp_path) as srv:
+        s, records, _ = run_llmload(srv.url, tmp_path, "--api", api, "-u", "2", "-r", "2", "-t", "3s", "--profile", str(profile))
+    agent = s["classes"]["agent"]
+    assert agent["errors"] == 0 and agent["ok"] >= 4, agent
+    assert "tool_turn" not in agent["agent"] and agent["agent"]["answer_turn"]["ok"] == agent["ok"]
+    assert {r["turn"] for r in records if r["outcome"] == "ok"} >= {1, 2}
