@@ -29,7 +29,9 @@ a text answer is followed by a new user message as in any conversation. Before a
 follows tool calls the user waits :meth:`AgentSession.tool_wait_s` (holding its slot, as it
 does for think time). Tool results and tool latencies are drawn from the session's own RNG
 (seeded from the user's at the session's start), so which answers were tool calls changes
-only those draws and the user messages that follow text answers.
+only those draws and the user messages that follow text answers. A dataset class replays its
+records' user turns after text answers (turn k: the record's k-th); after a tool turn it asks
+for the previous turn's length unless ``output_tokens`` says otherwise.
 
 :class:`AgentTurn` is what an agent turn's :class:`~llmload.metrics.record.RequestRecord`
 carries (``record.agent``) for the ``agents`` part of the statistics
@@ -193,12 +195,13 @@ class AgentTurn:
 class AgentSession(Session):
     """A conversation of an agent class (see the module docstring)."""
 
-    __slots__ = ("_spec", "_tool_rng", "started_ns", "tokens")
+    __slots__ = ("_last_out", "_spec", "_tool_rng", "started_ns", "tokens")
 
     def __init__(self, plan: ClassPlan, rng: random.Random, spec: AgentSpec) -> None:
         super().__init__(plan, rng)
         self._spec = spec
         self._tool_rng = random.Random(rng.getrandbits(64))
+        self._last_out = 1  # the last turn's max_tokens (a dataset class's length after a tool turn)
         self.started_ns = 0  # the first request's start stamp, once sent
         self.tokens = 0  # input + output tokens of the turns sent so far
 
@@ -211,7 +214,7 @@ class AgentSession(Session):
             sample = self._after_tools(previous_reply or "", reply_tokens, tool_calls)
         spec = self._spec
         per = spec.out(sample.turn)
-        out = self._plan.capped(per.sample(self._rng)) if per is not None else sample.max_tokens
+        out = self._last_out = self._plan.capped(per.sample(self._rng)) if per is not None else sample.max_tokens
         return replace(sample, max_tokens=out, tools=spec.tools, parallel_tool_calls=spec.per_turn > 1)
 
     def _after_tools(self, reply: str, reply_tokens: int | None, calls: tuple[ToolCall, ...]) -> RequestSample:
@@ -238,8 +241,8 @@ class AgentSession(Session):
         think = self._plan.think_time
         self.think_time_s = 0.0 if last or think is None else think.sample(self._rng)
         plan = self._plan
-        out = plan.output_tokens.sample(self._rng) if plan.output_tokens is not None else 1
-        return RequestSample(plan.name, self._text, self._context, plan.capped(out), tuple(self._messages), k)
+        out = plan.capped(plan.output_tokens.sample(self._rng)) if plan.output_tokens is not None else self._last_out
+        return RequestSample(plan.name, self._text, self._context, out, tuple(self._messages), k)
 
     def tool_wait_s(self, calls: tuple[ToolCall, ...]) -> float:
         """How long the tools of ``calls`` run (drawn per call; parallel calls: the slowest)."""

@@ -113,3 +113,17 @@ def test_the_session_tally_for_the_statistics():
     s.next_turn("r", 15)
     s.took(5000, 60, 15)
     assert s.agent_turn(1.5).session_start_ns == 1000 and s.tokens == 130
+
+
+def test_a_dataset_agent_keeps_its_last_length_after_a_tool_turn(tmp_path):
+    import json
+
+    data = tmp_path / "conv.jsonl"
+    data.write_text(json.dumps({"conversations": [{"from": "human", "value": "a b c"}, {"from": "gpt", "value": "x " * 40},
+                                                  {"from": "human", "value": "d e"}, {"from": "gpt", "value": "y " * 20}]}) + "\n")  # fmt: skip
+    c = {"name": "agent", "weight": 1, "prompt": {"source": "dataset", "path": str(data), "format": "sharegpt"},
+         "output_tokens": "dataset", "turns": "dataset", "tools": TOOLS}  # fmt: skip
+    s = WorkloadSampler(profile_from_dict({"classes": [c]}), 1, 0).start_session()
+    first = s.next_turn()
+    second = s.next_turn("", 3, (ToolCall("c", "search", "{}"),))
+    assert second.max_tokens == first.max_tokens > 1 and second.messages[-1]["role"] == "tool"
