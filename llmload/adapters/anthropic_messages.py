@@ -63,7 +63,7 @@ _KINDS = {
     "message_stop": _STOP,
     "error": _ERROR,
 }
-_OUTPUT_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
+_OUTPUT_FIELDS = {"text_delta": "text"}  # a tool call's input_json_delta: _tool_input
 
 
 class AnthropicMessagesAdapter:
@@ -125,19 +125,16 @@ class AnthropicMessagesAdapter:
                     state.reasoning_chunks += 1
                     return 1
                 field = _OUTPUT_FIELDS.get(dtype)
-                if field is None:
-                    return 0  # signature_delta, citations_delta
+                if field is None:  # a tool call's input, or signature_delta, citations_delta
+                    return _tool_input(state, delta) if dtype == "input_json_delta" else 0
                 text = delta[field]
                 if not text:
                     return 0
                 state.text_chars += len(text)
                 if state.first_output_chunk < 0:
                     state.first_output_chunk = state.reasoning_chunks
-                if field == "text":
-                    if state.text_parts is not None:
-                        state.text_parts.append(text)  # the answer a next turn re-sends (not tool-call input)
-                else:
-                    note_arguments(state, text)  # a tool call's input
+                if state.text_parts is not None:
+                    state.text_parts.append(text)  # the answer a next turn re-sends (not tool-call input)
                 return 1
             if kind == _STOP:
                 return DONE
@@ -166,6 +163,18 @@ def _message_delta(state: StreamState, obj: dict[str, Any]) -> None:
             state.usage_completion_tokens = int(output)
         if usage.get("input_tokens") is not None:
             _record_input(state, usage)
+
+
+def _tool_input(state: StreamState, delta: dict[str, Any]) -> int:
+    """An ``input_json_delta``: output (1 when it has text), its ``partial_json`` noted on the last tool call."""
+    text = delta["partial_json"]
+    if not text:
+        return 0
+    state.text_chars += len(text)
+    if state.first_output_chunk < 0:
+        state.first_output_chunk = state.reasoning_chunks
+    note_arguments(state, text)
+    return 1
 
 
 def _block_start(state: StreamState, obj: dict[str, Any]) -> None:

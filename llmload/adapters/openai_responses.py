@@ -131,8 +131,6 @@ class OpenAIResponsesAdapter:
                 if state.text_parts is not None and obj["type"] == "response.output_text.delta":
                     state.text_parts.append(delta)  # the answer a next turn re-sends (not refusals or tool calls)
                 return 1
-            if kind >= _CALL_ARGS:  # a function call's item or arguments
-                return _tool_event(state, kind, obj)
             if kind == _REASONING:
                 delta = obj["delta"]
                 if not delta:
@@ -142,6 +140,8 @@ class OpenAIResponsesAdapter:
                 state.text_chars += len(delta)
                 state.reasoning_chunks += 1
                 return 1
+            if kind >= _CALL_ARGS:  # a function call's item or arguments
+                return _tool_event(state, kind, obj)
             return _end(state, kind, obj)
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
