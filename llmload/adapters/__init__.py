@@ -18,6 +18,8 @@
 * :mod:`~llmload.adapters.json_body` — a non-streamed JSON answer read whole by the raw reads (embeddings, rerank);
 * :mod:`~llmload.adapters.plain_stream` — :class:`StreamAdapter`, the plain streaming gateway (``stream``,
   ``POST /v1/stream``);
+* :mod:`~llmload.adapters.tool_shapes` — an agent class's tools and tool turns in the Responses and
+  Messages shapes, and tool calls noted from a stream;
 * :mod:`~llmload.adapters.typed_events` — one SSE event of an API whose events carry their type
   (:func:`~llmload.adapters.typed_events.decode_typed_event`);
 * :mod:`~llmload.adapters.framing` — the stream framings that cut a body into events (SSE, NDJSON):

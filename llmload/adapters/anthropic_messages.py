@@ -26,8 +26,14 @@ Stream: SSE with named events; the adapter dispatches on the name (or, without a
 * ``message_stop`` returns :data:`~llmload.adapters.base.DONE` (so does ``[DONE]``);
 * ``error`` raises :class:`~llmload.errors.ServerErrorEvent`
   (``{"type": "error", "error": {"type": "overloaded_error", "message": ...}}``);
-* ``ping``, ``content_block_start``/``stop`` and unknown events carry no content. A
+* ``content_block_start`` of a ``tool_use`` block notes the call's ``id`` and ``name`` on
+  ``state.tool_calls`` (its ``input_json_delta`` fragments are the arguments);
+* ``ping``, ``content_block_stop`` and unknown events carry no content. A
   ``redacted_thinking`` block (encrypted reasoning) is not counted.
+
+An agent class's request also sends its ``tools`` (``input_schema``; ``disable_parallel_tool_use``
+when it runs one call per turn) and its tool turns as ``tool_use`` / ``tool_result`` blocks
+(:mod:`llmload.adapters.tool_shapes`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import orjson
 
 from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
 from llmload.adapters.chunks import malformed
+from llmload.adapters.tool_shapes import anthropic_messages, anthropic_tools, note_arguments, note_call
 from llmload.adapters.typed_events import decode_typed_event
 from llmload.jsonvalue import Json
 
@@ -48,15 +55,16 @@ __all__ = ["ANTHROPIC_VERSION", "AnthropicMessagesAdapter"]
 
 #: The ``anthropic-version`` header sent with every request.
 ANTHROPIC_VERSION = "2023-06-01"
-_DELTA, _START, _MESSAGE_DELTA, _STOP, _ERROR = 1, 2, 3, 4, 5
+_DELTA, _START, _MESSAGE_DELTA, _STOP, _ERROR, _BLOCK = 1, 2, 3, 4, 5, 6
 _KINDS = {
     "content_block_delta": _DELTA,
+    "content_block_start": _BLOCK,
     "message_start": _START,
     "message_delta": _MESSAGE_DELTA,
     "message_stop": _STOP,
     "error": _ERROR,
 }
-_OUTPUT_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
+_OUTPUT_FIELDS = {"text_delta": "text"}  # a tool call's input_json_delta: _tool_input
 
 
 class AnthropicMessagesAdapter:
@@ -87,11 +95,17 @@ class AnthropicMessagesAdapter:
         if sample.messages:
             system = [m["content"] for m in sample.messages if m.get("role") == "system"]
             body["messages"] = [m for m in sample.messages if m.get("role") != "system"]
+            if sample.tools is not None:  # an agent class: its tool turns as tool_use / tool_result blocks
+                body["messages"] = anthropic_messages(body["messages"])
             if system:
                 body["system"] = "\n\n".join(system)
         else:
             body["messages"] = [{"role": "user", "content": sample.prompt}]
         body["max_tokens"] = sample.max_tokens
+        if sample.tools is not None:
+            body["tools"] = anthropic_tools(sample.tools)
+            if not sample.parallel_tool_calls:
+                body["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
 
@@ -112,23 +126,20 @@ class AnthropicMessagesAdapter:
                     state.reasoning_chunks += 1
                     return 1
                 field = _OUTPUT_FIELDS.get(dtype)
-                if field is None:
-                    return 0  # signature_delta, citations_delta
+                if field is None:  # a tool call's input, or signature_delta, citations_delta
+                    return _tool_input(state, delta) if dtype == "input_json_delta" else 0
                 text = delta[field]
                 if not text:
                     return 0
                 state.text_chars += len(text)
                 if state.first_output_chunk < 0:
                     state.first_output_chunk = state.reasoning_chunks
-                if state.text_parts is not None and field == "text":
+                if state.text_parts is not None:
                     state.text_parts.append(text)  # the answer a next turn re-sends (not tool-call input)
                 return 1
             if kind == _STOP:
                 return DONE
-            if kind == _START:
-                _message_start(state, obj)
-            else:
-                _message_delta(state, obj)
+            _OTHER[kind](state, obj)  # message_start, message_delta, content_block_start
             return 0
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
@@ -153,6 +164,28 @@ def _message_delta(state: StreamState, obj: dict[str, Any]) -> None:
             state.usage_completion_tokens = int(output)
         if usage.get("input_tokens") is not None:
             _record_input(state, usage)
+
+
+def _tool_input(state: StreamState, delta: dict[str, Any]) -> int:
+    """An ``input_json_delta``: output (1 when it has text), its ``partial_json`` noted on the last tool call."""
+    text = delta["partial_json"]
+    if not text:
+        return 0
+    state.text_chars += len(text)
+    if state.first_output_chunk < 0:
+        state.first_output_chunk = state.reasoning_chunks
+    note_arguments(state, text)
+    return 1
+
+
+def _block_start(state: StreamState, obj: dict[str, Any]) -> None:
+    """``content_block_start``: a ``tool_use`` block's id and name are noted (its input follows in deltas)."""
+    block = obj["content_block"]
+    if block.get("type") == "tool_use":
+        note_call(state, block.get("id") or "", block.get("name") or "")
+
+
+_OTHER = {_START: _message_start, _MESSAGE_DELTA: _message_delta, _BLOCK: _block_start}
 
 
 def _record_input(state: StreamState, usage: dict[str, Any]) -> None:

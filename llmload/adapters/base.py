@@ -136,7 +136,9 @@ class StreamState:
     adapters append each event's answer text to it (nothing joined per event; the caller
     joins once, :meth:`reply_text`). ``body_start`` is the stream loop's first read, kept
     (not copied) to tell what the body held when no content could be read from it
-    (:mod:`llmload.adapters.sniff`).
+    (:mod:`llmload.adapters.sniff`). ``tool_calls``: the tool calls the answer held, assembled
+    from their deltas by an adapter that reads them (``[id, name, arguments]`` per call, in
+    index order), else ``None``; only events carrying tool calls touch it.
     """
 
     __slots__ = (
@@ -151,6 +153,7 @@ class StreamState:
         "server_timing",
         "text_chars",
         "text_parts",
+        "tool_calls",
         "usage_cached_tokens",
         "usage_completion_tokens",
         "usage_counted",
@@ -174,6 +177,7 @@ class StreamState:
         self.server_decode_ms: float | None = None
         self.usage_cached_tokens: int | None = None
         self.text_parts: list[str | bytes] | None = None
+        self.tool_calls: list[list[str]] | None = None
         self.body_start = b""
 
     def reply_text(self) -> str:

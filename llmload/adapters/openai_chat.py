@@ -2,7 +2,9 @@
 
 Sends ``messages`` (the sample's conversation, else one user message with its prompt).
 The answer text (``content``) is kept when asked (``state.text_parts``): a conversation
-re-sends it as the assistant's turn; reasoning, refusals and tool calls are not kept.
+re-sends it as the assistant's turn; reasoning and refusals are not kept; tool calls are
+assembled on ``state.tool_calls`` (id, name, arguments), touched only by events that carry them.
+An agent class's request (``sample.tools``) also sends ``tools`` and ``parallel_tool_calls``.
 A chunk's generated output is ``choices[0].delta``: ``content`` (a string, or a list of
 typed parts whose ``text`` parts are counted), and also ``reasoning_content`` /
 ``reasoning`` (reasoning models on vLLM, SGLang, llama.cpp, OpenRouter), ``refusal``
@@ -34,6 +36,7 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
 
     name = "openai-chat"
     default_path = "/v1/chat/completions"
+    sends_tools = True
 
     def _input(self, sample: RequestSample) -> tuple[str, Any]:
         if sample.messages:
@@ -53,6 +56,27 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
                 state.text_parts.append(text if type(text) is str else _parts_text(text))
             return 1
         return _other_output(state, delta)
+
+
+def _note_tool_calls(state: StreamState, calls: list[dict[str, Any]]) -> int:
+    """Assemble tool-call deltas on ``state.tool_calls`` (``[id, name, arguments]`` by ``index``); their characters."""
+    found = state.tool_calls
+    if found is None:
+        found = state.tool_calls = []
+    chars = 0
+    for call in calls:
+        function = call.get("function") or {}
+        name, args = function.get("name") or "", function.get("arguments") or ""
+        chars += len(name) + len(args)
+        i = call.get("index", 0)
+        while len(found) <= i:
+            found.append(["", "", ""])
+        entry = found[i]
+        if call.get("id"):
+            entry[0] = call["id"]
+        entry[1] += name
+        entry[2] += args
+    return chars
 
 
 def _parts_chars(parts: list[dict[str, Any]]) -> int:
@@ -80,9 +104,9 @@ def _other_output(state: StreamState, delta: dict[str, Any]) -> int:
     if refusal:
         chars = len(refusal)
     else:
-        for call in delta.get("tool_calls") or ():
-            function = call.get("function") or {}
-            chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+        calls = delta.get("tool_calls")
+        if calls:
+            chars = _note_tool_calls(state, calls)
     if not chars:
         return 0
     state.text_chars += chars

@@ -77,6 +77,7 @@ class OpenAIStreamAdapter:
     default_framing: ClassVar[Framing] = Framing.SSE
     accept: ClassVar[str] = "text/event-stream"
     api_headers = staticmethod(bearer_headers)
+    sends_tools: ClassVar[bool] = False  # an agent class's tools go in the body (chat)
 
     def __init__(self, config: AdapterConfig) -> None:
         self.config = config
@@ -88,9 +89,12 @@ class OpenAIStreamAdapter:
     # -- request -------------------------------------------------------------------------
 
     def build_request(self, sample: RequestSample) -> RequestSpec:
-        """POST ``{model, <input>, max_tokens, stream: true, ...}``; ``extra_body`` merged last."""
+        """POST ``{model, <input>, max_tokens, [tools, parallel_tool_calls,] stream: true, ...}``; ``extra_body`` merged last."""
         key, value = self._input(sample)
         body = {"model": self.config.model, key: value, "max_tokens": sample.max_tokens}
+        if sample.tools is not None and self.sends_tools:  # an agent class (llmload.workload.agent)
+            body["tools"] = sample.tools
+            body["parallel_tool_calls"] = sample.parallel_tool_calls
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
 

@@ -4,7 +4,9 @@ Request: ``{model, input, max_output_tokens, stream: true, store: false, ...}``.
 is the sample's prompt (a string), or its conversation as a list of
 ``{type: "message", role, content}`` items. The ``type`` is optional in OpenAI's schema
 but llama-server requires it on assistant items (HTTP 400 "Cannot determine type of
-'item'" from a conversation's second turn on); every item carries it. ``store: false`` keeps a load test from filling the server's response store;
+'item'" from a conversation's second turn on); every item carries it. An agent class's
+request also sends its ``tools`` and its tool turns as ``function_call`` /
+``function_call_output`` items (:mod:`llmload.adapters.tool_shapes`). ``store: false`` keeps a load test from filling the server's response store;
 ``extra_body`` (merged last) can turn it back on. ``--ignore-eos`` and ``--temperature``
 are sent as ``ignore_eos`` / ``temperature`` when set; the Responses API has no
 ``stream_options``: usage always comes with the final event.
@@ -56,6 +58,7 @@ from llmload.adapters.base import (
 )
 from llmload.adapters.chunks import malformed, server_error
 from llmload.adapters.server_timing import record_server_timing
+from llmload.adapters.tool_shapes import note_arguments, note_call, responses_items, responses_tools
 from llmload.adapters.typed_events import decode_typed_event
 from llmload.jsonvalue import Json
 
@@ -64,11 +67,12 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIResponsesAdapter"]
 
-_OUTPUT, _REASONING, _END, _FAILED, _ERROR = 1, 2, 3, 4, 5
+_OUTPUT, _REASONING, _END, _FAILED, _ERROR, _CALL_ARGS, _ITEM = 1, 2, 3, 4, 5, 6, 7
 _KINDS = {
     "response.output_text.delta": _OUTPUT,
     "response.refusal.delta": _OUTPUT,
-    "response.function_call_arguments.delta": _OUTPUT,
+    "response.function_call_arguments.delta": _CALL_ARGS,
+    "response.output_item.added": _ITEM,
     "response.custom_tool_call_input.delta": _OUTPUT,
     "response.reasoning_text.delta": _REASONING,
     "response.reasoning_summary_text.delta": _REASONING,
@@ -102,6 +106,11 @@ class OpenAIResponsesAdapter:
             "input": [{"type": "message", **m} for m in sample.messages] if sample.messages else sample.prompt,
             "max_output_tokens": sample.max_tokens,
         }
+        if sample.tools is not None:  # an agent class: its tools, its tool turns as function_call(_output) items
+            body["tools"] = responses_tools(sample.tools)
+            body["parallel_tool_calls"] = sample.parallel_tool_calls
+            if sample.messages:
+                body["input"] = responses_items(sample.messages)
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
 
@@ -132,14 +141,40 @@ class OpenAIResponsesAdapter:
                 state.text_chars += len(delta)
                 state.reasoning_chunks += 1
                 return 1
-            response = obj.get("response") or {}
-            if kind == _FAILED:
-                raise server_error({"error": response.get("error") or "response.failed without an error object"})
-            _record_end(state, response)
-            record_server_timing(state, obj)  # llama.cpp's timings sit beside "response"
-            return DONE
+            if kind >= _CALL_ARGS:  # a function call's item or arguments
+                return _tool_event(state, kind, obj)
+            return _end(state, kind, obj)
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise malformed(f"unexpected event structure ({type(exc).__name__})", data) from exc
+
+
+def _tool_event(state: StreamState, kind: int, obj: dict[str, Any]) -> int:
+    """A function call's arguments delta (output, noted on the call), or an output item that may start a call."""
+    if kind == _ITEM:
+        item = obj["item"]
+        if item.get("type") == "function_call":
+            note_call(state, item.get("call_id") or item.get("id") or "", item.get("name") or "", item.get("arguments") or "")
+        return 0
+    delta = obj["delta"]
+    if not delta:
+        return 0
+    if type(delta) is not str:
+        raise TypeError("delta is not a string")
+    state.text_chars += len(delta)
+    if state.first_output_chunk < 0:
+        state.first_output_chunk = state.reasoning_chunks
+    note_arguments(state, delta)
+    return 1
+
+
+def _end(state: StreamState, kind: int, obj: dict[str, Any]) -> int:
+    """``response.completed`` / ``incomplete`` (usage, finish reason, server timing: DONE) or ``response.failed`` (raises)."""
+    response = obj.get("response") or {}
+    if kind == _FAILED:
+        raise server_error({"error": response.get("error") or "response.failed without an error object"})
+    _record_end(state, response)
+    record_server_timing(state, obj)  # llama.cpp's timings sit beside "response"
+    return DONE
 
 
 def _record_end(state: StreamState, response: dict[str, Any]) -> None:

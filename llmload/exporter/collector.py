@@ -39,6 +39,8 @@ llmload_good_requests_total            counter  class, api, model (ok and met ev
                                                 only in runs with SLOs: --slo, a class's slo)
 llmload_slo_attainment_target          gauge    — (--slo-attainment; only in runs with SLOs)
 llmload_error_backoff_seconds_total    counter  class, api, model (user-seconds waited after failed requests)
+llmload_agent_tool_turns_total         counter  class, api, model (agent turns answered with tool calls)
+llmload_agent_sessions_total           counter  class, api, model (agent sessions ended, complete or failed)
 llmload_in_flight_requests             gauge    class, api, model
 llmload_users                          gauge    —
 llmload_workers                        gauge    — (live workers; a standalone process is 1)

@@ -11,6 +11,8 @@ Naming: ``*_ns`` are ``time.perf_counter_ns()`` stamps (monotonic, for durations
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["OUTCOMES", "RequestRecord"]
 
 #: Every request ends in exactly one of these. requests = ok + error + interrupted.
@@ -78,9 +80,13 @@ class RequestRecord:
         reply_text: the answer text received, joined once at the end, only when the user
             asked for it (a conversation turn, whose reply the next turn re-sends); else
             ``None``. Not written to record dumps.
+        agent: an agent class's turn (:class:`~llmload.workload.agent.AgentTurn`: its session's
+            tally, the tool wait before it, the tool calls its answer held), else ``None``.
+            Not written to record dumps.
     """
 
     __slots__ = (
+        "agent",
         "arrival_index",
         "asked_input_tokens",
         "buffered_token_jumps",
@@ -160,6 +166,7 @@ class RequestRecord:
         self.cached_prompt_tokens: int | None = None
         self.reply_text: str | None = None
         self.inputs = 0  # texts embedded by the request (openai-embeddings); 0: not an embeddings request
+        self.agent: Any = None  # an AgentTurn (llmload.workload.agent) for an agent class's turn
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).

@@ -30,7 +30,7 @@ optional time series) into one dict that the HTML and Markdown writers read::
             "good_requests"?, "attainment"?, "goodput_req_s"?, "goodput_tok_s"?,
             "cached_prompt_tokens", "prefix_cache_hit_ratio"}  (ms; goodput: runs with SLOs)
     a class ROW also has "by_turn": [TURN_ROW] (empty for a single-request class), TURN_ROW =
-            {"turn": "1".."10+", "requests", "ok", "input_tokens_mean", "cached_prompt_tokens",
+            {"turn": "1".."10+" (an agent class: then "tool turns", "answer turns"), "requests", "ok", "input_tokens_mean", "cached_prompt_tokens",
              "prefix_cache_hit_ratio", "ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p50", "e2e_p99"}
     REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
                  "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from llmload.analysis.grade import grade_ttft
 from llmload.jsonvalue import Json
+from llmload.metrics.parts.agents import AgentFigures
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
 from llmload.report.repeat_table import repeat_data
@@ -107,9 +108,10 @@ def row(name: str, stats: Stats) -> dict[str, Json]:
 
 
 def turn_rows(stats: Stats) -> list[dict[str, Json]]:
-    """One TURN_ROW per conversation turn of ``stats`` (none for a single-request class)."""
+    """One TURN_ROW per conversation turn of ``stats`` (none for a single-request class), then per agent turn kind."""
     out = []
-    for key, t in stats.by_turn.items():
+    kinds = {k.replace("_", " ") + "s": t for k, t in stats.part(AgentFigures).kinds.items()}  # agent classes
+    for key, t in {**stats.by_turn, **kinds}.items():
         r: dict[str, Json] = {"turn": key, "requests": t.requests, "ok": t.ok, "input_tokens_mean": _r(t.input_tokens_mean, 1),
                              "cached_prompt_tokens": t.cached_prompt_tokens, "prefix_cache_hit_ratio": _r(t.prefix_cache_hit_ratio, 4)}  # fmt: skip
         for metric in ("ttft", "tpot", "e2e"):

@@ -20,7 +20,7 @@ docs/summary-schema.md)::
              "backoffs", "backoff_s", "retry_afters", "retry_after_s",
              "reasoning_tokens": {"total", "mean", "from_usage", "counted"}, "hidden_reasoning",
              "buffered_token_jumps", "phases": PHASES, "cached_prompt_tokens", "prefix_cache_hit_ratio",
-             "by_turn"?: {"1": TURN, ..., "10+": TURN},
+             "by_turn"?: {"1": TURN, ..., "10+": TURN}, "agent"?: AGENT,   # AGENT: metrics/parts/agents.py
              "goodput"?: GOODPUT}                                     # runs with SLOs (--slo, a class's slo)
 
     PHASES = {"timed_requests", "coverage",

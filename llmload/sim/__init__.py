@@ -38,6 +38,10 @@ continuous-batching server (``docs/simulator.md``). One concept per module:
 * :mod:`~llmload.sim.api_responses` — the OpenAI Responses endpoint (``POST /v1/responses``);
 * :mod:`~llmload.sim.embeddings` — the embeddings endpoint (``POST /v1/embeddings``): prefill-only requests,
   deterministic vectors;
+* :mod:`~llmload.sim.tools` — tool-call answers to requests that carry ``tools``
+  (``--tool-call-share``, ``tool_choice``), chat's stream;
+* :mod:`~llmload.sim.tool_events` — tool-call answers in the Responses and Messages shapes, and how an
+  answer's tokens make its calls;
 * :mod:`~llmload.sim.sinks` — response writers ("sinks"): what the engine calls as a request's tokens
   come due;
 * :mod:`~llmload.sim.http11` — a lean HTTP/1.1 server-side codec: request parsing, response framing;

@@ -29,7 +29,7 @@ last token's chunk carrying ``finish_reason``, then when
 ``stream_options.include_usage`` is true a ``choices: []`` chunk with ``usage``, then
 ``data: [DONE]``. Completions: the same without the role chunk. The usage chunk also
 carries ``--per-request-timing`` (:mod:`llmload.sim.timing`). Fields not named
-here (n, stop, tools, logprobs, temperature, ...) are accepted and ignored.
+here (n, stop, logprobs, temperature, ...) are accepted and ignored; chat ``tools``: :mod:`.tools`.
 
 With ``--stamp-chunks`` (:attr:`~llmload.sim.config.SimConfig.stamp_chunks`) every
 streamed *content* chunk of chat and completions also carries the server's send time

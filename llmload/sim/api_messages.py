@@ -3,7 +3,8 @@
 Request: ``messages`` (a non-empty list of ``user``/``assistant`` messages whose
 ``content`` is a string or a list of blocks with ``text``), ``system`` (a string or a list
 of text blocks), ``max_tokens`` (required, as in the API), ``stream`` (default false);
-other fields (``thinking``, ``temperature``, ``tools``, ...) are accepted and ignored.
+other fields (``thinking``, ``temperature``, ...) are accepted and ignored; ``tools`` may
+make the answer ``tool_use`` blocks (:mod:`llmload.sim.tools`).
 The ``anthropic-version`` header is required (400 without it, as Anthropic answers); the
 server checks ``x-api-key`` when started with ``--api-key``. The ``llmload_*`` fields of
 :mod:`llmload.sim.api` apply; the prompt's tokens are counted as chat's (the system text

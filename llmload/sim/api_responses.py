@@ -2,8 +2,8 @@
 
 Request: ``input`` (a string, or a list of input items whose ``content`` is a string or
 a list of parts with ``text``; required), ``instructions``, ``max_output_tokens``,
-``stream`` (default false); other fields (``store``, ``reasoning``, ``tools``, ...) are
-accepted and ignored. The prompt's tokens are the words of the instructions and the input
+``stream`` (default false); other fields (``store``, ``reasoning``, ...) are accepted and
+ignored; ``tools`` may make the answer function calls (:mod:`llmload.sim.tools`). The prompt's tokens are the words of the instructions and the input
 (each item's first word tagged with its role, as chat's; see :mod:`llmload.sim.api`). The
 ``llmload_*`` fields of :mod:`llmload.sim.api` apply.
 

@@ -30,6 +30,7 @@ from llmload.sim.embeddings import DEFAULT_DIM, DEFAULT_MAX_TOKENS, add_embeddin
 from llmload.sim.params import FIELD_NAMES, EngineParams
 from llmload.sim.presets import DEFAULT_PRESET, PRESETS, preset_params
 from llmload.sim.timing import TIMING_FORMATS
+from llmload.sim.tools import DEFAULT_TOOL_CALL_SHARE
 
 __all__ = ["API_KEY_ENV", "SimConfig", "add_arguments", "config_from_args", "config_to_args"]
 
@@ -60,7 +61,8 @@ class SimConfig:
     ``per_request_timing``: the server-timing format the last chunk of a streamed chat or
     completions answer carries, with the simulator's true queue/prefill/decode times
     (``vllm``: ``metrics`` in the usage chunk; ``llamacpp``: ``timings``; ``off``: none;
-    see :mod:`llmload.sim.timing`).
+    see :mod:`llmload.sim.timing`). ``tool_call_share``: the share of chat answers to requests
+    with ``tools`` (``tool_choice`` auto) that are tool calls (:mod:`llmload.sim.tools`).
     """
 
     host: str = "127.0.0.1"
@@ -82,6 +84,7 @@ class SimConfig:
     cold_start_ttft_ms: float = 0.0
     embedding_dim: int = DEFAULT_DIM  # /v1/embeddings (llmload.sim.embeddings)
     embedding_max_tokens: int = DEFAULT_MAX_TOKENS
+    tool_call_share: float = DEFAULT_TOOL_CALL_SHARE
 
     def __post_init__(self) -> None:
         self._check_values()
@@ -115,6 +118,8 @@ class SimConfig:
             )
         if self.reasoning_tokens < 0:
             raise ConfigError(f"sim: --reasoning-tokens must be >= 0, got {self.reasoning_tokens}")
+        if not 0 <= self.tool_call_share <= 1:
+            raise ConfigError(f"sim: --tool-call-share must be in 0..1, got {self.tool_call_share:g}")
         if self.default_max_tokens < 1:
             raise ConfigError(f"sim: --default-max-tokens must be >= 1, got {self.default_max_tokens}")
         if not self.model:
@@ -228,6 +233,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'limit; a request\'s "llmload_reasoning_tokens" wins (default 0)',
     )
     g.add_argument(
+        "--tool-call-share",
+        type=float,
+        default=d.tool_call_share,
+        help="the share of chat answers to requests with tools (tool_choice auto) that are tool calls; "
+        'tool_choice "required" always calls, "none" never (default %(default)s)',
+    )
+    g.add_argument(
         "--per-request-timing",
         choices=TIMING_FORMATS,
         default=d.per_request_timing,
@@ -295,6 +307,7 @@ def config_from_args(ns: argparse.Namespace) -> SimConfig:
         "cold_start_ttft_ms": getattr(ns, "cold_start_ttft_ms", 0.0),
         "embedding_dim": getattr(ns, "embedding_dim", DEFAULT_DIM),
         "embedding_max_tokens": getattr(ns, "embedding_max_tokens", DEFAULT_MAX_TOKENS),
+        "tool_call_share": getattr(ns, "tool_call_share", DEFAULT_TOOL_CALL_SHARE),
     }
     if mode == "fixed":
         if ns.preset or overrides or ns.gpu_metrics_port is not None or engine_file:
@@ -350,6 +363,8 @@ def config_to_args(config: SimConfig) -> list[str]:
         args += ["--reasoning-tokens", str(config.reasoning_tokens)]
     args += ["--per-request-timing", config.per_request_timing]
     args += ["--embedding-dim", str(config.embedding_dim), "--embedding-max-tokens", str(config.embedding_max_tokens)]
+    if config.tool_call_share != DEFAULT_TOOL_CALL_SHARE:
+        args += ["--tool-call-share", repr(config.tool_call_share)]
     # api_key is not a flag here (a command line is visible to every user of the host): a
     # parent passes it in API_KEY_ENV (see llmload.sim.child.start_sim_process).
     if config.mode == "fixed":

@@ -47,6 +47,7 @@ from llmload.sim.latency_model import FixedLatencyModel
 from llmload.sim.metrics import EngineStats, render_engine_metrics
 from llmload.sim.runner import ServerThread, serve_until_signal
 from llmload.sim.sinks import BufferedSink, RawSink, Sink, SseSink, StampedSseSink
+from llmload.sim.tools import encoder_class, tool_request
 
 __all__ = ["SimServer", "run_in_thread", "serve"]
 
@@ -140,7 +141,7 @@ class SimServer:
         return ("\n".join(lines) + "\n").encode()
 
     def new_encoder(self, req: GenRequest) -> BaseEncoder:
-        enc = _ENCODERS.get(req.endpoint, Encoder)(req, int(time.time()), self._rng.randrange(len(WORDS)))
+        enc = encoder_class(req, _ENCODERS.get(req.endpoint, Encoder))(req, int(time.time()), self._rng.randrange(len(WORDS)))
         enc.timing_format = self.config.per_request_timing
         return enc
 
@@ -288,6 +289,7 @@ class _Connection(asyncio.Protocol):
                 gen = parse_request(endpoint, req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
             else:
                 gen = parse(req.body, cfg.model, cfg.default_max_tokens, cfg.reasoning_tokens)
+            gen = tool_request(gen, req.body, cfg.tool_call_share, app._rng)  # a request with tools: maybe tool calls
         except ApiError as e:
             self._error(e.status, e.message, ka)
             return

@@ -33,6 +33,10 @@ session's think time, keeping its slot (a Locust user is one session, so the con
 of such classes is the number of active sessions). The turn's answer text is kept only
 while a next turn will re-send it (``StreamState.text_parts``, joined once at the end).
 A turn that does not end ``ok`` ends its session: there is no reply to continue from.
+An agent class's turn (:mod:`llmload.workload.agent`) carries its :class:`AgentTurn` on the
+record; when its answer held tool calls, the user waits the tools' latency (holding its slot,
+as for think time, measured as ``waited_s`` on the next turn's record) and the next turn sends
+the calls and their results.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from llmload.users.deadlines import Deadline, Flight, Watchdog
 from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
+from llmload.workload.agent import AgentSession, AgentTurn, ToolCall
 
 if TYPE_CHECKING:
     from llmload.workload.conversation import Session
@@ -161,19 +166,28 @@ class LLMUser(FastHttpUser):
     def _turn(self) -> RequestRecord:
         """The next turn of this user's session (a new session when none is running); its record."""
         session, last = self._session, self._reply
+        waited = 0.0
         if session is None or session.done or last is None:
             session = self._session = self._sampler.start_session()
             if session.conversation:
                 self._sessions += 1
                 self._session_id = f"{self._sampler.user_index}.{self._sessions}"
             sample = session.next_turn()
+        elif last.agent is not None and last.agent.calls:  # the answer was tool calls: run them, send the results
+            t0 = perf_counter()
+            self._think(session.tool_wait_s(last.agent.calls))  # type: ignore[attr-defined]
+            waited = perf_counter() - t0
+            sample = session.next_turn(last.reply_text or "", last.output_tokens, last.agent.calls)  # type: ignore[call-arg]
         else:
             if session.think_time_s > 0:
                 self._think(session.think_time_s)
             sample = session.next_turn(last.reply_text or "", last.output_tokens)
         conversation = session.conversation
+        agent = session.agent_turn(waited) if isinstance(session, AgentSession) else None
         rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done,
-                        session=self._session_id if conversation else "")  # fmt: skip
+                        session=self._session_id if conversation else "", agent=agent)  # fmt: skip
+        if agent is not None:
+            session.took(rec.start_ns, rec.input_tokens, rec.output_tokens)  # type: ignore[attr-defined]
         if rec.outcome != "ok" or session.done:
             self._session = self._reply = None  # no reply to continue from, or the last turn
         else:
@@ -212,12 +226,12 @@ class LLMUser(FastHttpUser):
 
     def send(
         self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, intended_ns: int = 0,
-        arrival_index: int = -1, session: str = "",
+        arrival_index: int = -1, session: str = "", agent: AgentTurn | None = None,
     ) -> RequestRecord:
         """Send one request, read its stream, and finish its record (never raises for a failed request).
 
         ``turn``: the request's turn in its conversation (0: not a conversation), and ``session`` the
-        conversation's id, recorded.
+        conversation's id, recorded; ``agent``: an agent class's turn (put on the record).
         ``keep_reply``: keep the answer text on ``record.reply_text`` (a next turn re-sends it).
         ``intended_ns`` (open loop): the ``perf_counter_ns()`` time the request should have
         been sent; its TTFT and E2E run from there (``metrics/definitions.py``); ``arrival_index``
@@ -230,7 +244,7 @@ class LLMUser(FastHttpUser):
         rec.intended_ns = intended_ns
         rec.arrival_index = arrival_index
         rec.step = ctx.steady_step
-        rec.turn, rec.session = turn, session
+        rec.turn, rec.session, rec.agent = turn, session, agent
         rec.batched(spec.inputs)
         watchdog = ctx.watchdog
         flight = watchdog.register(rec)
@@ -299,6 +313,8 @@ def _settle(rec: RequestRecord, state: StreamState, keep_reply: bool) -> None:
     if keep_reply:
         rec.reply_text = state.reply_text()
     rec.finish_reason = state.finish_reason
+    if state.tool_calls is not None and rec.agent is not None:
+        rec.agent.calls = tuple(ToolCall(*c) for c in state.tool_calls)
     if state.server_timing is not None:
         rec.server_timing = state.server_timing
         rec.server_queue_ms = state.server_queue_ms

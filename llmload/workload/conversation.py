@@ -53,12 +53,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llmload.workload.datasets import DatasetCursor, DatasetEntry, estimate_tokens
 from llmload.workload.distributions import Distribution, Duration
 from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.prompts import synthetic_prompt
 from llmload.workload.request_types import RequestSample
+
+if TYPE_CHECKING:
+    from llmload.workload.agent import AgentSpec
 
 __all__ = ["TURN_SEPARATOR", "ClassPlan", "Session"]
 
@@ -78,6 +82,7 @@ class ClassPlan:
     turns: Distribution | str | None = None  # None: single requests; "dataset": each record's turns
     think_time: Duration | None = None
     cap: int | None = None  # max_tokens cap
+    agent: AgentSpec | None = None  # an agent class's tools (llmload.workload.agent)
 
     def capped(self, n: int) -> int:
         return n if self.cap is None or n <= self.cap else self.cap

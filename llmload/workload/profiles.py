@@ -64,6 +64,7 @@ from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
 from llmload.metrics.slo import SLO, slo_from_mapping
 from llmload.metrics.thresholds import Threshold, parse_thresholds
+from llmload.workload.agent import AgentSpec, parse_agent
 from llmload.workload.datasets import FORMATS
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.prefixes import PrefixSpec, parse_prefix
@@ -77,7 +78,7 @@ __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "loa
 
 _TOP_KEYS = ("name", "description", "classes", "source", "thresholds")  # source: informational, written by to_dict
 _CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "prefix", "turns", "think_time_s", "slo",
-               "description")  # fmt: skip
+               "description", "tools", "tool_calls")  # fmt: skip
 _PROMPT_KEYS = ("source", "path", "format")
 #: Class names the whole run's row goes by: the summary's and console's "overall", the web UI's "Overall".
 RESERVED_CLASS_NAMES = ("overall",)  # compared without case and surrounding spaces
@@ -114,6 +115,7 @@ class RequestClass:
     turns: Distribution | str | None = None
     think_time_s: Duration | None = None
     slo: SLO | None = None  # the class's own SLOs (llmload.metrics.slo)
+    agent: AgentSpec | None = None  # an agent class's tools (llmload.workload.agent)
 
     @property
     def is_conversation(self) -> bool:
@@ -135,7 +137,7 @@ class RequestClass:
             d["think_time_s"] = self.think_time_s.to_dict()
         if self.slo is not None:
             d["slo"] = self.slo.to_dict()
-        return d
+        return d if self.agent is None else {**d, **self.agent.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,11 +296,12 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
         )
     prompt = _parse_prompt(c.get("prompt", "synthetic"), f"{where}.prompt", base_dir)
     prefix = parse_prefix(c["prefix"], f"{where}.prefix") if "prefix" in c else None
-    inp, out = _parse_lengths(c, prompt, prefix, where)
+    agent, out_raw = parse_agent(c, where)
+    inp, out = _parse_lengths({**c, "output_tokens": out_raw} if agent is not None else c, prompt, prefix, where)
     description = _str(c.get("description", ""), f"{where}.description")
     turns, think = _parse_turns(c, prompt, where)
     slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
-    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo)
+    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent)
 
 
 def _parse_name(value: Any, where: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["RequestSample"]
 
@@ -18,6 +19,8 @@ class RequestSample:
     workload's estimate of the prompt's token count (the server's ``usage`` wins when
     sent); ``max_tokens`` is the number of output tokens to ask for. ``turn`` is the
     request's turn in its conversation, 1 for the first (and for a single request).
+    ``tools``: an agent class's tool definitions (OpenAI's form), sent by the chat adapter,
+    with ``parallel_tool_calls`` (:mod:`llmload.workload.agent`); None otherwise.
     """
 
     class_name: str
@@ -26,3 +29,5 @@ class RequestSample:
     max_tokens: int
     messages: tuple[dict[str, str], ...] | None = None
     turn: int = 1
+    tools: tuple[dict[str, Any], ...] | None = None
+    parallel_tool_calls: bool = False

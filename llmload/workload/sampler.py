@@ -22,6 +22,7 @@ import hashlib
 import random
 
 from llmload.errors import ProfileError
+from llmload.workload.agent import AgentSession
 from llmload.workload.conversation import ClassPlan, Session
 from llmload.workload.datasets import DatasetCursor, load_dataset
 from llmload.workload.mix import Mix
@@ -81,7 +82,8 @@ class WorkloadSampler:
                     'output_tokens = "dataset"; add "output_tokens" to every record, or set output_tokens in the profile'
                 )
             cursor = DatasetCursor(dataset, self._rng)
-        return ClassPlan(c.name, c.input_tokens, c.output_tokens, prefixes, cursor, c.turns, c.think_time_s, self._cap)
+        return ClassPlan(c.name, c.input_tokens, c.output_tokens, prefixes, cursor, c.turns, c.think_time_s, self._cap,
+                         c.agent)  # fmt: skip
 
     @property
     def rng(self) -> random.Random:
@@ -106,4 +108,5 @@ class WorkloadSampler:
 
     def start_session(self) -> Session:
         """The next conversation of this user's stream: the mix's next class, as a :class:`Session`."""
-        return Session(self._plans[self._mix.next()], self._rng)
+        plan = self._plans[self._mix.next()]
+        return Session(plan, self._rng) if plan.agent is None else AgentSession(plan, self._rng, plan.agent)

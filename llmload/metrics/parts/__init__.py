@@ -22,6 +22,7 @@ module                what
 :mod:`.prompt_usage`  prompt sizes as the server counted them (the prompt-size warning)
 :mod:`.turns`         per conversation turn: histograms and counters
 :mod:`.batch_inputs`  batched inputs (embedded texts, reranked documents) and their input tokens per second
+:mod:`.agents`        agent sessions: turns by kind (tool call, answer), tool waits, sessions
 ====================  ===================================================================
 """
 

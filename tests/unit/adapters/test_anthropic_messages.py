@@ -111,8 +111,41 @@ def test_usage_finish_reason_and_stop(adapter, state) -> None:
 
 
 def test_ping_and_block_boundaries_are_not_parsed(adapter, state) -> None:
-    for name in ("ping", "content_block_start", "content_block_stop", "something_new"):
+    for name in ("ping", "content_block_stop", "something_new"):
         assert adapter.feed(state, b"{junk", name) == 0
+
+
+def test_a_tool_use_block_is_noted_with_its_input_fragments(adapter, state) -> None:
+    start = {"type": "content_block_start", "index": 1,
+             "content_block": {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}}}  # fmt: skip
+    assert adapter.feed(state, orjson.dumps(start), "content_block_start") == 0
+    assert adapter.feed(state, delta("input_json_delta", partial_json='{"q"'), "content_block_delta") == 1
+    assert adapter.feed(state, delta("input_json_delta", partial_json=': 1}'), "content_block_delta") == 1
+    assert state.tool_calls == [["toolu_1", "search", '{"q": 1}']]
+    text = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    other = StreamState()
+    assert adapter.feed(other, orjson.dumps(text), "content_block_start") == 0 and other.tool_calls is None
+
+
+def test_an_agent_sample_sends_tools_and_tool_turns_as_blocks() -> None:
+    tools = ({"type": "function", "function": {"name": "search", "description": "d", "parameters": {"type": "object"}}},)
+    messages = ({"role": "system", "content": "be brief"}, {"role": "user", "content": "find x"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": 1}'}},
+                    {"id": "c2", "type": "function", "function": {"name": "search", "arguments": "oops"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r1"},
+                {"role": "tool", "tool_call_id": "c2", "content": "r2"})  # fmt: skip
+    sample = RequestSample("a", "find x", 3, 5, messages=messages, tools=tools)
+    body = orjson.loads(AnthropicMessagesAdapter(AdapterConfig()).build_request(sample).body)
+    assert body["tools"] == [{"name": "search", "description": "d", "input_schema": {"type": "object"}}]
+    assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True} and body["system"] == "be brief"
+    user, assistant, results = body["messages"]
+    assert user == {"role": "user", "content": "find x"}
+    assert assistant == {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": 1}},
+        {"type": "tool_use", "id": "c2", "name": "search", "input": {}}]}  # fmt: skip
+    assert results == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "r1"},
+                                                   {"type": "tool_result", "tool_use_id": "c2", "content": "r2"}]}  # fmt: skip
 
 
 def test_error_events_raise_server_error(adapter, state) -> None:

@@ -157,6 +157,25 @@ def test_tool_call_deltas_count_as_output_when_they_carry_text(adapter, state) -
     assert state.text_chars == 9
 
 
+def test_tool_call_deltas_are_assembled_by_index_and_plain_text_leaves_them_alone(adapter, state) -> None:
+    adapter.feed(state, chunk({"content": "let me look"}))
+    assert state.tool_calls is None
+    first = {"index": 0, "id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q":'}}
+    second = {"index": 1, "id": "c2", "type": "function", "function": {"name": "calc", "arguments": ""}}
+    adapter.feed(state, chunk({"tool_calls": [first, second]}))
+    adapter.feed(state, chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "x"}'}}]}))
+    adapter.feed(state, chunk({"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]}, "tool_calls"))
+    assert state.tool_calls == [["c1", "search", '{"q": "x"}'], ["c2", "calc", "{}"]]
+    assert state.finish_reason == "tool_calls"
+
+
+def test_an_agent_sample_sends_its_tools_and_a_plain_one_does_not(adapter) -> None:
+    tools = ({"type": "function", "function": {"name": "search", "parameters": {}}},)
+    body = orjson.loads(adapter.build_request(RequestSample("a", "hi", 1, 3, tools=tools)).body)
+    assert body["tools"] == list(tools) and body["parallel_tool_calls"] is False
+    assert "tools" not in orjson.loads(adapter.build_request(SAMPLE).body)
+
+
 def test_usage_reasoning_tokens_are_recorded(adapter, state) -> None:
     details = {"reasoning_tokens": 192, "audio_tokens": 0}
     usage = {"prompt_tokens": 14, "completion_tokens": 213, "completion_tokens_details": details}

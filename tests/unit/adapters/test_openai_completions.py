@@ -90,3 +90,14 @@ def test_text_is_kept_when_asked_and_cached_tokens_read(adapter) -> None:
     usage = {"prompt_tokens": 40, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 32}}
     adapter.feed(state, orjson.dumps({"choices": [{"index": 0, "text": "", "finish_reason": "length"}], "usage": usage}))
     assert state.reply_text() == "Once upon a time" and state.usage_cached_tokens == 32
+
+
+def test_completions_never_send_an_agent_class_tools() -> None:
+    import orjson
+
+    from llmload.adapters import AdapterConfig, OpenAICompletionsAdapter
+    from llmload.workload.request_types import RequestSample
+
+    tools = ({"type": "function", "function": {"name": "search"}},)
+    body = orjson.loads(OpenAICompletionsAdapter(AdapterConfig()).build_request(RequestSample("a", "hi", 1, 3, tools=tools)).body)
+    assert "tools" not in body and "parallel_tool_calls" not in body

@@ -98,8 +98,35 @@ def test_reasoning_deltas_are_the_reasoning_channel(adapter, state, name: str) -
 
 
 def test_lifecycle_events_are_not_parsed(adapter, state) -> None:
-    for name in ("response.created", "response.output_item.added", "response.output_text.done", "response.queued"):
+    for name in ("response.created", "response.output_text.done", "response.queued"):
         assert adapter.feed(state, b"{not json", name) == 0
+
+
+def test_a_function_call_is_noted_from_its_item_and_its_argument_deltas(adapter, state) -> None:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "search", "arguments": ""}
+    assert feed(adapter, state, ev("response.output_item.added", output_index=0, item=item)) == 0
+    assert feed(adapter, state, ev("response.function_call_arguments.delta", item_id="fc_1", delta='{"q":')) == 1
+    assert feed(adapter, state, ev("response.function_call_arguments.delta", item_id="fc_1", delta=' 1}')) == 1
+    assert state.tool_calls == [["call_1", "search", '{"q": 1}']] and state.first_output_chunk == 0
+    message = {"type": "message", "id": "m", "role": "assistant", "content": []}
+    assert feed(adapter, StreamState(), ev("response.output_item.added", output_index=0, item=message)) == 0
+
+
+def test_an_agent_sample_sends_its_tools_and_tool_turns_as_items() -> None:
+    from llmload.adapters.tool_shapes import responses_items
+
+    tools = ({"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}},)
+    messages = ({"role": "user", "content": "find x"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "found"})  # fmt: skip
+    sample = RequestSample("a", "find x", 3, 5, messages=messages, tools=tools)
+    body = orjson.loads(OpenAIResponsesAdapter(AdapterConfig()).build_request(sample).body)
+    assert body["tools"] == [{"type": "function", "name": "search", "parameters": {"type": "object"}}]
+    assert body["parallel_tool_calls"] is False and body["input"] == responses_items(messages)
+    assert [i["type"] for i in body["input"]] == ["message", "function_call", "function_call_output"]
+    assert body["input"][1] == {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"}
+    assert body["input"][2] == {"type": "function_call_output", "call_id": "c1", "output": "found"}
 
 
 def test_every_conversation_item_is_a_typed_message() -> None:

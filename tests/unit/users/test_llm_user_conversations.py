@@ -29,7 +29,7 @@ def make_user(classes: list[dict], outcomes: list[str]) -> tuple[LLMUser, list[t
     user.sessions_sent = sessions  # type: ignore[attr-defined]
     script = iter(outcomes)
 
-    def send(sample, *, turn=0, keep_reply=False, session=""):
+    def send(sample, *, turn=0, keep_reply=False, session="", agent=None):
         rec = RequestRecord(sample.class_name, sample.input_tokens, sample.max_tokens)
         rec.outcome, rec.turn, rec.session, rec.output_tokens = next(script), turn, session, 3
         sessions.append(session)

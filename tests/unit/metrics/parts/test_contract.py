@@ -13,6 +13,7 @@ from llmload.metrics.parts.contract import Context
 from llmload.metrics.parts.outcomes import Outcomes
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import seen_of
+from llmload.workload.agent import AgentTurn, ToolCall
 
 MS = 1_000_000
 
@@ -29,6 +30,9 @@ def _rec(i: int) -> RequestRecord:
     r.buffered_token_jumps = i % 5 == 0
     r.turn = i % 12
     r.inputs = 4 if i % 6 == 1 else 0  # an embeddings request of 4 texts
+    if i % 3 == 1:  # an agent class's turn: a tool call or an answer, after a tool wait, some the session's last
+        r.agent = AgentTurn(r.start_ns - 500 * MS if i % 2 else 0, 300 + i, last=i % 4 == 0, waited_s=0.5 * (i % 2))
+        r.agent.calls = (ToolCall("c", "search", "{}"),) if i % 5 < 3 else None
     r.outcome = ("ok", "ok", "ok", "error", "interrupted")[i % 5]
     if r.outcome == "error":
         r.error_kind, r.error_message, r.retry_after_s = "http_429", "slow down", 1.5 if i % 2 else None
@@ -63,7 +67,7 @@ def _filled(kind, records=RECORDS, missed=MISSED):
 def test_the_registry_holds_every_part_once_in_order():
     keys = [p.key for p in parts()]
     assert len(keys) == len(set(keys)) and Outcomes.key not in keys
-    assert {"reconnects", "reasoning", "phases", "goodput", "backoff", "prefix_cache", "prompt_usage", "turns"} <= set(keys)
+    assert {"reconnects", "reasoning", "phases", "goodput", "backoff", "prefix_cache", "prompt_usage", "turns", "agent"} <= set(keys)
     assert [p.order for p in parts()] == sorted(p.order for p in parts())
     assert all(p.figures.key == p.key for p in parts())  # one key: the wire's, the figures'
 
