@@ -1,0 +1,149 @@
+"""Image inputs: a class's ``images`` option and the images its requests carry.
+
+A single-request class sends images with its prompt::
+
+    [[classes]]
+    name = "vision"
+    weight = 1
+    input_tokens = 50
+    output_tokens = 100
+    images = {count = 2, width = 512, height = 512, format = "png"}
+
+``count`` images per request (1 to 16), ``width`` x ``height`` pixels (16 to 4096 each),
+``format`` ``"png"`` (the default). ``"jpeg"`` needs Pillow, which llmload does not depend
+on, so it is refused with that reason. The chat adapter sends each image as an
+``image_url`` content part holding a ``data:image/png;base64,...`` URI after the prompt's
+text part.
+
+The images are generated, never downloaded: a base image per (seed, class, size) - a
+gradient with seeded noise, compressed once per process - and, per request, its top
+:data:`UNIQUE_ROWS` rows replaced by pixels drawn from ``(seed, user, request counter)``,
+so no two requests carry the same image and no server-side image cache flatters them. Only
+those rows are compressed per request: the PNG's zlib stream is the fresh rows' block
+(ended with a full flush) followed by the base's cached block, then the checksums; a
+512x512 PNG costs well under a millisecond (tests/unit/workload/test_images.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from llmload.errors import ProfileError
+from llmload.jsonvalue import Json
+
+__all__ = ["UNIQUE_ROWS", "ImageSource", "ImageSpec", "parse_images"]
+
+_KEYS = ("count", "width", "height", "format")
+_FORMATS = ("png", "jpeg")
+#: Rows at the top of each image drawn afresh per request (the rest is the cached base image).
+UNIQUE_ROWS = 8
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSpec:
+    """A class's images: ``count`` per request, ``width`` x ``height`` pixels, ``format``."""
+
+    count: int
+    width: int
+    height: int
+    format: str = "png"
+
+    def to_dict(self) -> dict[str, Json]:
+        return {"count": self.count, "width": self.width, "height": self.height, "format": self.format}
+
+
+def parse_images(raw: Any, where: str) -> ImageSpec:
+    """A class's ``images`` table; ``where`` names it. :class:`~llmload.errors.ProfileError`, one line, on a bad value."""
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{where}: expected a table {{count, width, height, format}}, got {raw!r}")
+    for key in raw:
+        if key not in _KEYS:
+            raise ProfileError(f"{where}.{key}: unknown key; allowed keys: {', '.join(_KEYS)}")
+    count = _int(raw.get("count", 1), f"{where}.count", 1, 16, "images per request")
+    width = _int(raw.get("width"), f"{where}.width", 16, 4096, "pixels")
+    height = _int(raw.get("height"), f"{where}.height", 16, 4096, "pixels")
+    fmt = raw.get("format", "png")
+    if fmt not in _FORMATS:
+        raise ProfileError(f"{where}.format: expected one of {', '.join(_FORMATS)}, got {fmt!r}")
+    if fmt == "jpeg":
+        raise ProfileError(f'{where}.format: "jpeg" needs Pillow, which llmload does not install; use "png"')
+    return ImageSpec(count, width, height, fmt)
+
+
+def _int(value: Any, where: str, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ProfileError(f"{where}: must be an integer in {low}..{high} ({what}), got {value!r}")
+    return value
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
+
+
+def _rows(pixels: np.ndarray) -> bytes:
+    """Raw PNG scanlines: filter byte 0 then the RGB bytes of each row."""
+    h = pixels.shape[0]
+    return np.concatenate([np.zeros((h, 1), np.uint8), pixels.reshape(h, -1)], axis=1).tobytes()
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    """A base image's parts reused by every request: IHDR chunk, rows below the fresh ones raw and deflated."""
+
+    ihdr: bytes
+    rest_raw: bytes
+    rest_deflated: bytes
+
+
+@functools.lru_cache(maxsize=64)
+def _base(seed: int, class_name: str, width: int, height: int) -> _Base:
+    digest = hashlib.sha256(f"llmload-image:{seed}:{class_name}:{width}x{height}".encode()).digest()
+    rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+    y, x = np.mgrid[0:height, 0:width]
+    base = np.stack([x * 255 // width, y * 255 // height, (x + y) * 127 // (width + height)], axis=-1)
+    pixels = (base + rng.integers(0, 4, size=base.shape)).astype(np.uint8)
+    rest = _rows(pixels[UNIQUE_ROWS:])
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate: appended after the fresh rows' block
+    ihdr = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+    return _Base(ihdr, rest, deflate.compress(rest) + deflate.flush())
+
+
+class ImageSource:
+    """One user's images of one class: :meth:`next` gives a request's data URIs, each image unique."""
+
+    __slots__ = ("_base", "_seed", "_spec", "_user", "sent")
+
+    def __init__(self, spec: ImageSpec, seed: int, class_name: str, user_index: int) -> None:
+        self._spec = spec
+        self._base = _base(seed, class_name, spec.width, spec.height)
+        self._seed = seed
+        self._user = user_index
+        self.sent = 0  # images made so far (the request counter mixed into each image's pixels)
+
+    def next(self) -> tuple[str, ...]:
+        """``count`` ``data:image/png;base64,...`` URIs, fresh pixels in each."""
+        return tuple(self._one() for _ in range(self._spec.count))
+
+    def png(self) -> bytes:
+        """The next image's PNG bytes."""
+        spec, base = self._spec, self._base
+        rng = np.random.default_rng((self._seed, self._user, self.sent))
+        self.sent += 1
+        fresh = _rows(rng.integers(0, 256, size=(UNIQUE_ROWS, spec.width, 3), dtype=np.uint8))
+        head = zlib.compressobj(1)
+        stream = head.compress(fresh) + head.flush(zlib.Z_FULL_FLUSH)  # zlib header, byte-aligned, no back-refs
+        check = zlib.adler32(base.rest_raw, zlib.adler32(fresh))
+        idat = stream + base.rest_deflated + struct.pack(">I", check)
+        return _PNG_SIGNATURE + base.ihdr + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
+
+    def _one(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png()).decode("ascii")
