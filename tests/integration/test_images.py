@@ -42,7 +42,8 @@ def test_image_requests_carry_their_images_are_counted_and_cost_prefill(sim, tmp
     profile = tmp_path / "images.toml"
     profile.write_text(PROFILE)
     records = []
-    run_inprocess(url, ["--profile", str(profile), "--seed", "3"], users=1, seconds=4.0, on_record=records.append)
+    summary = run_inprocess(url, ["--profile", str(profile), "--seed", "3"], users=1, seconds=4.0,
+                            on_record=records.append)  # fmt: skip
     ok = {name: [r for r in records if r.outcome == "ok" and r.class_name == name] for name in ("small", "large")}
     assert all(len(v) >= 5 for v in ok.values()), {k: len(v) for k, v in ok.items()}
     assert not [r for r in records if r.outcome == "error"]
@@ -51,6 +52,9 @@ def test_image_requests_carry_their_images_are_counted_and_cost_prefill(sim, tmp
             assert r.images == 1 and r.request_bytes > side * side // 8  # the image travelled in the body
             # the server decoded the image and charged its patches: text words + ceil(W/28)*ceil(H/28)
             assert r.input_tokens_from_usage and r.input_tokens == r.asked_input_tokens + patch_tokens(side, side)
+    figures = summary["classes"]["large"]["images"]  # the image_inputs part: images and bytes per second
+    assert figures["images"] == len(ok["large"]) and figures["images_per_request"] == 1.0
+    assert figures["request_bytes"] == sum(r.request_bytes for r in ok["large"])
     small = statistics.median(ttft_s(r) for r in ok["small"])
     large = statistics.median(ttft_s(r) for r in ok["large"])
     expected = (patch_tokens(1024, 1024) - patch_tokens(56, 56)) / PREFILL_TPS  # 273 ms more prefill
