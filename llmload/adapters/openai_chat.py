@@ -44,7 +44,7 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
         if sample.messages:
             return "messages", sample.messages
         if sample.images:
-            parts = [{"type": "text", "text": sample.prompt}]
+            parts: list[dict[str, Any]] = [{"type": "text", "text": sample.prompt}]
             parts += [{"type": "image_url", "image_url": {"url": url}} for url in sample.images]
             return "messages", ({"role": "user", "content": parts},)
         return "messages", ({"role": "user", "content": sample.prompt},)

@@ -13,7 +13,7 @@ A single-request class sends images with its prompt::
 ``format`` ``"png"`` (the default). ``"jpeg"`` needs Pillow, which llmload does not depend
 on, so it is refused with that reason. The chat adapter sends each image as an
 ``image_url`` content part holding a ``data:image/png;base64,...`` URI after the prompt's
-text part.
+text part (Responses: ``input_image`` parts; Anthropic Messages: base64 ``image`` blocks).
 
 The images are generated, never downloaded: a base image per (seed, class, size) - a
 gradient with seeded noise, compressed once per process - and, per request, its top

@@ -60,3 +60,18 @@ def test_image_requests_carry_their_images_are_counted_and_cost_prefill(sim, tmp
     expected = (patch_tokens(1024, 1024) - patch_tokens(56, 56)) / PREFILL_TPS  # 273 ms more prefill
     # the rest: the 2.4 MB body sent, parsed, decoded and inflated (~40 ms here)
     assert 0.8 * expected < large - small < 1.25 * expected + 0.05, (small, large, expected)
+
+
+@pytest.mark.parametrize("api", ["openai-responses", "anthropic-messages"])
+def test_responses_and_messages_send_the_images_in_their_own_shapes(sim, tmp_path: Path, api):
+    url = sim("--ttft-ms", "5", "--itl-ms", "1")
+    profile = tmp_path / "images.toml"
+    profile.write_text(PROFILE)
+    records = []
+    run_inprocess(url, ["--profile", str(profile), "--seed", "3", "--api", api], users=1, seconds=1.5,
+                  on_record=records.append)  # fmt: skip
+    ok = [r for r in records if r.outcome == "ok"]
+    assert len(ok) >= 4 and not [r.error_message for r in records if r.outcome == "error"]
+    for r in ok:  # the server found, decoded and charged each image (Responses input_image, Messages image block)
+        side = 56 if r.class_name == "small" else 1024
+        assert r.images == 1 and r.input_tokens == r.asked_input_tokens + patch_tokens(side, side)

@@ -10,8 +10,10 @@ import zlib
 import orjson
 import pytest
 
+from llmload.adapters.anthropic_messages import AnthropicMessagesAdapter
 from llmload.adapters.base import AdapterConfig
 from llmload.adapters.openai_chat import OpenAIChatAdapter
+from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.errors import ProfileError
 from llmload.workload.images import ImageSource, ImageSpec, parse_images
 from llmload.workload.profiles import profile_from_dict
@@ -90,6 +92,12 @@ def test_profile_round_trip_and_sampler_and_chat_body():
     url = content[1]["image_url"]["url"]
     assert url.startswith("data:image/png;base64,")
     assert _pixels(base64.b64decode(url.split(",", 1)[1]))[:2] == (32, 32)
+    responses = orjson.loads(OpenAIResponsesAdapter(AdapterConfig(model="m")).build_request(sample).body)
+    parts = responses["input"][0]["content"]
+    assert [p["type"] for p in parts] == ["input_text", "input_image", "input_image"] and parts[1]["image_url"] == url
+    blocks = orjson.loads(AnthropicMessagesAdapter(AdapterConfig(model="m")).build_request(sample).body)
+    image = blocks["messages"][0]["content"][1]
+    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": url[22:]}}
 
 
 def test_images_refused_beside_a_conversation_class():
