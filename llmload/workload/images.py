@@ -10,7 +10,9 @@ A single-request class sends images with its prompt::
     images = {count = 2, width = 512, height = 512, format = "png"}
 
 ``count`` images per request (1 to 16), ``width`` x ``height`` pixels (16 to 4096 each),
-``format`` ``"png"`` (the default). ``"jpeg"`` needs Pillow, which llmload does not depend
+``format`` ``"png"`` (the default). A conversation class (``turns``) cannot have images yet;
+in a profile with conversation classes, an image class's request is a one-turn
+:class:`ImageSession`. ``"jpeg"`` needs Pillow, which llmload does not depend
 on, so it is refused with that reason. The chat adapter sends each image as an
 ``image_url`` content part holding a ``data:image/png;base64,...`` URI after the prompt's
 text part (Responses: ``input_image`` parts; Anthropic Messages: base64 ``image`` blocks).
@@ -29,17 +31,20 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import random
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
+from llmload.workload.conversation import ClassPlan, Session
+from llmload.workload.request_types import RequestSample
 
-__all__ = ["UNIQUE_ROWS", "ImageSource", "ImageSpec", "parse_images"]
+__all__ = ["UNIQUE_ROWS", "ImageSession", "ImageSource", "ImageSpec", "parse_images"]
 
 _KEYS = ("count", "width", "height", "format")
 _FORMATS = ("png", "jpeg")
@@ -61,8 +66,15 @@ class ImageSpec:
         return {"count": self.count, "width": self.width, "height": self.height, "format": self.format}
 
 
-def parse_images(raw: Any, where: str) -> ImageSpec:
-    """A class's ``images`` table; ``where`` names it. :class:`~llmload.errors.ProfileError`, one line, on a bad value."""
+def parse_images(c: dict[str, Json], at: str) -> ImageSpec | None:
+    """A class table's ``images`` (None without); ``at`` names the class. :class:`~llmload.errors.ProfileError`,
+    one line, on a bad value."""
+    if "images" not in c:
+        return None
+    raw, where = c["images"], f"{at}.images"
+    if "turns" in c:
+        raise ProfileError(f"{where}: images are sent by single requests only, not by a conversation (turns) yet; "
+                           "put them in a class of their own")  # fmt: skip
     if not isinstance(raw, dict):
         raise ProfileError(f"{where}: expected a table {{count, width, height, format}}, got {raw!r}")
     for key in raw:
@@ -147,3 +159,17 @@ class ImageSource:
 
     def _one(self) -> str:
         return "data:image/png;base64," + base64.b64encode(self.png()).decode("ascii")
+
+
+class ImageSession(Session):
+    """A single-request image class's one-turn :class:`~llmload.workload.conversation.Session` (a profile with
+    conversation classes draws every class as a session): its turn carries the class's images."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, plan: ClassPlan, rng: random.Random, source: ImageSource) -> None:
+        super().__init__(plan, rng)
+        self._source = source
+
+    def next_turn(self, previous_reply: str | None = None, reply_tokens: int | None = None) -> RequestSample:
+        return replace(super().next_turn(previous_reply, reply_tokens), images=self._source.next())

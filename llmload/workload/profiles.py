@@ -302,8 +302,8 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     description = _str(c.get("description", ""), f"{where}.description")
     turns, think = _parse_turns(c, prompt, where)
     slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
-    images = parse_images(c["images"], f"{where}.images") if "images" in c else None
-    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent, images)
+    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent,
+                        parse_images(c, where))  # fmt: skip
 
 
 def _parse_name(value: Any, where: str) -> str:

@@ -14,7 +14,7 @@ path); :meth:`WorkloadSampler.start_session` gives the next class's
 :class:`~llmload.workload.conversation.Session`, a conversation turn by turn (one turn for
 a single-request class). :attr:`WorkloadSampler.has_conversations` says which a user must
 use: a profile with a conversation class is driven through sessions. An image class's
-samples carry its images (:mod:`llmload.workload.images`), single requests only.
+samples carry its images (:mod:`llmload.workload.images`), also drawn as one-turn sessions.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from llmload.errors import ProfileError
 from llmload.workload.agent import AgentSession
 from llmload.workload.conversation import ClassPlan, Session
 from llmload.workload.datasets import DatasetCursor, load_dataset
-from llmload.workload.images import ImageSource
+from llmload.workload.images import ImageSession, ImageSource
 from llmload.workload.mix import Mix
 from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.profiles import Profile, RequestClass
@@ -72,9 +72,6 @@ class WorkloadSampler:
         self.has_conversations = any(c.is_conversation for c in profile.classes)
         self._images = tuple(None if c.images is None else ImageSource(c.images, seed, c.name, user_index)
                              for c in profile.classes)  # fmt: skip
-        if self.has_conversations and (named := [c.name for c in profile.classes if c.images is not None]):
-            raise ProfileError(f"class {named[0]!r}: images are sent by single requests only, and this profile has "
-                               "a conversation class (turns); put the image classes in a profile of their own")  # fmt: skip
         if any(p.cursor is None for p in self._plans):
             warm()  # once per process, at the first user's start rather than inside its first request
 
@@ -118,5 +115,8 @@ class WorkloadSampler:
 
     def start_session(self) -> Session:
         """The next conversation of this user's stream: the mix's next class, as a :class:`Session`."""
-        plan = self._plans[self._mix.next()]
+        i = self._mix.next()
+        plan, images = self._plans[i], self._images[i]
+        if images is not None:  # a single-request image class (llmload.workload.images)
+            return ImageSession(plan, self._rng, images)
         return Session(plan, self._rng) if plan.agent is None else AgentSession(plan, self._rng, plan.agent)

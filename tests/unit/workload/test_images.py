@@ -51,7 +51,7 @@ def _pixels(png: bytes) -> tuple[int, int, bytes]:
 )
 def test_bad_images_give_one_line(raw, fragment):
     with pytest.raises(ProfileError) as e:
-        parse_images(raw, "c.images")
+        parse_images({"images": raw}, "c")
     assert fragment in str(e.value) and "\n" not in str(e.value)
 
 
@@ -100,9 +100,22 @@ def test_profile_round_trip_and_sampler_and_chat_body():
     assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": url[22:]}}
 
 
-def test_images_refused_beside_a_conversation_class():
+def test_an_image_class_beside_a_conversation_class_is_a_one_turn_session_with_images():
     data = {"classes": [{"name": "v", "weight": 1, "input_tokens": 5, "output_tokens": 4,
                          "images": {"width": 32, "height": 32}},
                         {"name": "chat", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 2}]}  # fmt: skip
-    with pytest.raises(ProfileError, match="single requests only"):
-        WorkloadSampler(profile_from_dict(data), seed=7, user_index=0)
+    sampler = WorkloadSampler(profile_from_dict(data), seed=7, user_index=0)
+    sessions = [sampler.start_session() for _ in range(2)]
+    image = next(s for s in sessions if s.class_name == "v")
+    assert not image.conversation and image.turns == 1
+    sample = image.next_turn()
+    assert sample.images is not None and len(sample.images) == 1 and image.done
+    chat = next(s for s in sessions if s.class_name == "chat")
+    assert chat.next_turn().images is None
+
+
+def test_images_on_a_conversation_class_are_refused():
+    data = {"classes": [{"name": "chat", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 2,
+                         "images": {"width": 32, "height": 32}}]}  # fmt: skip
+    with pytest.raises(ProfileError, match=r"classes\[0\]\.images: images are sent by single requests only"):
+        profile_from_dict(data)
