@@ -10,7 +10,10 @@ A single-request class sends images with its prompt::
     images = {count = 2, width = 512, height = 512, format = "png"}
 
 ``count`` images per request (1 to 16), ``width`` x ``height`` pixels (16 to 4096 each),
-``format`` ``"png"`` (the default). A conversation class (``turns``) cannot have images yet;
+``format`` ``"png"`` (the default). Or ``images = {count = N, path = "photos/"}``: real
+image files (``.png``, ``.jpg``, ``.jpeg`` in a folder, or one file; relative to the profile's
+folder), read once per process and drawn per request from the seed, sent as they are (their
+own size and format; repeated files are the same bytes, so a server cache may match them). A conversation class (``turns``) cannot have images yet;
 in a profile with conversation classes, an image class's request is a one-turn
 :class:`ImageSession`. ``"jpeg"`` needs Pillow, which llmload does not depend
 on, so it is refused with that reason. The chat adapter sends each image as an
@@ -35,6 +38,7 @@ import random
 import struct
 import zlib
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,7 +50,8 @@ from llmload.workload.request_types import RequestSample
 
 __all__ = ["UNIQUE_ROWS", "ImageSession", "ImageSource", "ImageSpec", "parse_images"]
 
-_KEYS = ("count", "width", "height", "format")
+_KEYS = ("count", "width", "height", "format", "path")
+_MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 _FORMATS = ("png", "jpeg")
 #: Rows at the top of each image drawn afresh per request (the rest is the cached base image).
 UNIQUE_ROWS = 8
@@ -61,14 +66,17 @@ class ImageSpec:
     width: int
     height: int
     format: str = "png"
+    path: Path | None = None  # image files (a folder or one file) instead of generated images; then no size
 
     def to_dict(self) -> dict[str, Json]:
+        if self.path is not None:
+            return {"count": self.count, "path": str(self.path)}
         return {"count": self.count, "width": self.width, "height": self.height, "format": self.format}
 
 
-def parse_images(c: dict[str, Json], at: str) -> ImageSpec | None:
-    """A class table's ``images`` (None without); ``at`` names the class. :class:`~llmload.errors.ProfileError`,
-    one line, on a bad value."""
+def parse_images(c: dict[str, Json], at: str, base_dir: Path | None = None) -> ImageSpec | None:
+    """A class table's ``images`` (None without); ``at`` names the class, ``base_dir`` anchors a relative
+    ``path``. :class:`~llmload.errors.ProfileError`, one line, on a bad value."""
     if "images" not in c:
         return None
     raw, where = c["images"], f"{at}.images"
@@ -81,6 +89,8 @@ def parse_images(c: dict[str, Json], at: str) -> ImageSpec | None:
         if key not in _KEYS:
             raise ProfileError(f"{where}.{key}: unknown key; allowed keys: {', '.join(_KEYS)}")
     count = _int(raw.get("count", 1), f"{where}.count", 1, 16, "images per request")
+    if "path" in raw:
+        return ImageSpec(count, 0, 0, "files", _parse_path(raw, where, base_dir))
     width = _int(raw.get("width"), f"{where}.width", 16, 4096, "pixels")
     height = _int(raw.get("height"), f"{where}.height", 16, 4096, "pixels")
     fmt = raw.get("format", "png")
@@ -89,6 +99,34 @@ def parse_images(c: dict[str, Json], at: str) -> ImageSpec | None:
     if fmt == "jpeg":
         raise ProfileError(f'{where}.format: "jpeg" needs Pillow, which llmload does not install; use "png"')
     return ImageSpec(count, width, height, fmt)
+
+
+def _parse_path(raw: dict[str, Json], where: str, base_dir: Path | None) -> Path:
+    """``path``: a folder of image files (or one file), relative to the profile's folder; checked now."""
+    if given := [k for k in ("width", "height", "format") if k in raw]:
+        raise ProfileError(f"{where}.{given[0]}: image files have their own size and format; remove it (or path)")
+    path = raw["path"]
+    if not isinstance(path, str) or not path:
+        raise ProfileError(f"{where}.path: expected a folder of .png/.jpg files (a string), got {path!r}")
+    resolved = Path(path).expanduser()
+    if not resolved.is_absolute():
+        resolved = (base_dir or Path.cwd()) / resolved
+    if not _image_files(resolved):
+        raise ProfileError(f"{where}.path: no .png, .jpg or .jpeg file at '{resolved}'; "
+                           "relative paths start at the profile file's folder")  # fmt: skip
+    return resolved
+
+
+def _image_files(path: Path) -> list[Path]:
+    files = sorted(path.iterdir()) if path.is_dir() else [path] if path.is_file() else []
+    return [f for f in files if f.suffix.lower() in _MEDIA_TYPES]
+
+
+@functools.lru_cache(maxsize=16)
+def _file_uris(path: Path) -> tuple[str, ...]:
+    """The image files at ``path`` as data URIs, read once per process."""
+    return tuple(f"data:{_MEDIA_TYPES[f.suffix.lower()]};base64," + base64.b64encode(f.read_bytes()).decode("ascii")
+                 for f in _image_files(path))  # fmt: skip
 
 
 def _int(value: Any, where: str, low: int, high: int, what: str) -> int:
@@ -132,22 +170,29 @@ def _base(seed: int, class_name: str, width: int, height: int) -> _Base:
 class ImageSource:
     """One user's images of one class: :meth:`next` gives a request's data URIs, each image unique."""
 
-    __slots__ = ("_base", "_seed", "_spec", "_user", "sent")
+    __slots__ = ("_base", "_files", "_seed", "_spec", "_user", "sent")
 
     def __init__(self, spec: ImageSpec, seed: int, class_name: str, user_index: int) -> None:
         self._spec = spec
-        self._base = _base(seed, class_name, spec.width, spec.height)
+        self._files = None if spec.path is None else _file_uris(spec.path)
+        self._base = _base(seed, class_name, spec.width, spec.height) if self._files is None else None
         self._seed = seed
         self._user = user_index
         self.sent = 0  # images made so far (the request counter mixed into each image's pixels)
 
     def next(self) -> tuple[str, ...]:
-        """``count`` ``data:image/png;base64,...`` URIs, fresh pixels in each."""
+        """``count`` ``data:image/png;base64,...`` URIs, fresh pixels in each (image files: drawn from the seed)."""
+        files = self._files
+        if files is not None:
+            rng = np.random.default_rng((self._seed, self._user, self.sent))
+            self.sent += self._spec.count
+            return tuple(files[int(i)] for i in rng.integers(0, len(files), self._spec.count))
         return tuple(self._one() for _ in range(self._spec.count))
 
     def png(self) -> bytes:
         """The next image's PNG bytes."""
         spec, base = self._spec, self._base
+        assert base is not None, "image files are sent as they are"
         rng = np.random.default_rng((self._seed, self._user, self.sent))
         self.sent += 1
         fresh = _rows(rng.integers(0, 256, size=(UNIQUE_ROWS, spec.width, 3), dtype=np.uint8))

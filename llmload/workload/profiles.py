@@ -303,7 +303,7 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     turns, think = _parse_turns(c, prompt, where)
     slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
     return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent,
-                        parse_images(c, where))  # fmt: skip
+                        parse_images(c, where, base_dir))  # fmt: skip
 
 
 def _parse_name(value: Any, where: str) -> str:

@@ -16,7 +16,7 @@ from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.errors import ProfileError
 from llmload.workload.images import ImageSource, ImageSpec, parse_images
-from llmload.workload.profiles import profile_from_dict
+from llmload.workload.profiles import load_profile, profile_from_dict
 from llmload.workload.sampler import WorkloadSampler
 
 
@@ -119,3 +119,42 @@ def test_images_on_a_conversation_class_are_refused():
                          "images": {"width": 32, "height": 32}}]}  # fmt: skip
     with pytest.raises(ProfileError, match=r"classes\[0\]\.images: images are sent by single requests only"):
         profile_from_dict(data)
+
+
+def test_image_files_are_read_once_and_drawn_from_the_seed(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    png = ImageSource(ImageSpec(1, 32, 32), seed=1, class_name="v", user_index=0).png()
+    (folder / "a.png").write_bytes(png)
+    (folder / "b.JPG").write_bytes(b"\xff\xd8not-really")
+    (folder / "notes.txt").write_text("skipped")
+    (tmp_path / "p.toml").write_text(
+        '[[classes]]\nname = "v"\nweight = 1\ninput_tokens = 5\noutput_tokens = 4\n'
+        'images = {count = 3, path = "photos"}\n'
+    )
+    profile = load_profile(tmp_path / "p.toml")
+    spec = profile.classes[0].images
+    assert spec is not None and spec.path == folder and spec.to_dict() == {"count": 3, "path": str(folder)}
+    assert profile_from_dict(profile.to_dict()).classes[0].images == spec
+    sampler = WorkloadSampler(profile, seed=7, user_index=0)
+    urls = [u for _ in range(4) for u in sampler.next().images or ()]
+    assert len(urls) == 12 and {u.split(";")[0] for u in urls} == {"data:image/png", "data:image/jpeg"}
+    assert "data:image/png;base64," + base64.b64encode(png).decode() in urls
+    sampler = WorkloadSampler(profile, seed=7, user_index=0)
+    again = [u for _ in range(4) for u in sampler.next().images or ()]
+    assert again == urls
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ({"path": "photos", "width": 64}, ".width: image files have their own size and format"),
+        ({"path": "empty"}, ".path: no .png, .jpg or .jpeg file at"),
+        ({"path": 3}, ".path: expected a folder"),
+    ],
+)
+def test_bad_image_files_give_one_line(tmp_path, raw, fragment):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ProfileError, match=fragment) as e:
+        parse_images({"images": raw}, "c", tmp_path)
+    assert "\n" not in str(e.value)
