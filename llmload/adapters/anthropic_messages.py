@@ -4,7 +4,8 @@ Request: ``{model, messages, max_tokens, stream: true, ...}`` with the headers
 ``anthropic-version: 2023-06-01`` and, when a key is set, ``x-api-key`` (from
 ``--api-key`` or ``$ANTHROPIC_API_KEY``; never logged). The prompt is one user message,
 or the sample's conversation, whose ``system`` messages become the top-level ``system``
-field. ``--temperature`` and ``--ignore-eos`` (a vLLM extension) are sent when set;
+field. An image class's prompt is a ``text`` block then one ``image`` block per image
+(``source: {type: "base64", media_type, data}``). ``--temperature`` and ``--ignore-eos`` (a vLLM extension) are sent when set;
 extended thinking is the API's own ``thinking`` field (``--extra-body
 '{"thinking": {"type": "enabled", "budget_tokens": 1024}}'``).
 
@@ -100,7 +101,7 @@ class AnthropicMessagesAdapter:
             if system:
                 body["system"] = "\n\n".join(system)
         else:
-            body["messages"] = [{"role": "user", "content": sample.prompt}]
+            body["messages"] = [{"role": "user", "content": _content(sample)}]
         body["max_tokens"] = sample.max_tokens
         if sample.tools is not None:
             body["tools"] = anthropic_tools(sample.tools)
@@ -202,3 +203,15 @@ def _record_input(state: StreamState, usage: dict[str, Any]) -> None:
     cached = usage.get("cache_read_input_tokens")
     if cached is not None:
         state.usage_cached_tokens = int(cached)
+
+
+def _content(sample: RequestSample) -> Json:
+    """The prompt, or with an image class's images a ``text`` block then one base64 ``image`` block per image."""
+    if not sample.images:
+        return sample.prompt
+    blocks: list[Json] = [{"type": "text", "text": sample.prompt}]
+    for url in sample.images:  # data:image/png;base64,<data>
+        head, _, data = url.partition(",")
+        source = {"type": "base64", "media_type": head[5:].split(";")[0], "data": data}
+        blocks.append({"type": "image", "source": source})
+    return blocks

@@ -5,6 +5,8 @@ The answer text (``content``) is kept when asked (``state.text_parts``): a conve
 re-sends it as the assistant's turn; reasoning and refusals are not kept; tool calls are
 assembled on ``state.tool_calls`` (id, name, arguments), touched only by events that carry them.
 An agent class's request (``sample.tools``) also sends ``tools`` and ``parallel_tool_calls``.
+An image class's request (``sample.images``) sends its user message's content as parts: the
+prompt's ``text`` part, then one ``image_url`` part per image (a ``data:`` URI).
 A chunk's generated output is ``choices[0].delta``: ``content`` (a string, or a list of
 typed parts whose ``text`` parts are counted), and also ``reasoning_content`` /
 ``reasoning`` (reasoning models on vLLM, SGLang, llama.cpp, OpenRouter), ``refusal``
@@ -41,6 +43,10 @@ class OpenAIChatAdapter(OpenAIStreamAdapter):
     def _input(self, sample: RequestSample) -> tuple[str, Any]:
         if sample.messages:
             return "messages", sample.messages
+        if sample.images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": sample.prompt}]
+            parts += [{"type": "image_url", "image_url": {"url": url}} for url in sample.images]
+            return "messages", ({"role": "user", "content": parts},)
         return "messages", ({"role": "user", "content": sample.prompt},)
 
     def _choice_content(self, state: StreamState, choice: dict[str, Any]) -> int:

@@ -6,7 +6,9 @@ is the sample's prompt (a string), or its conversation as a list of
 but llama-server requires it on assistant items (HTTP 400 "Cannot determine type of
 'item'" from a conversation's second turn on); every item carries it. An agent class's
 request also sends its ``tools`` and its tool turns as ``function_call`` /
-``function_call_output`` items (:mod:`llmload.adapters.tool_shapes`). ``store: false`` keeps a load test from filling the server's response store;
+``function_call_output`` items (:mod:`llmload.adapters.tool_shapes`). An image class's request
+sends one user message of an ``input_text`` part and an ``input_image`` part (a ``data:`` URI)
+per image. ``store: false`` keeps a load test from filling the server's response store;
 ``extra_body`` (merged last) can turn it back on. ``--ignore-eos`` and ``--temperature``
 are sent as ``ignore_eos`` / ``temperature`` when set; the Responses API has no
 ``stream_options``: usage always comes with the final event.
@@ -103,7 +105,7 @@ class OpenAIResponsesAdapter:
         """POST ``{model, input, max_output_tokens, stream: true, store: false}``; ``extra_body`` merged last."""
         body: dict[str, Json] = {
             "model": self.config.model,
-            "input": [{"type": "message", **m} for m in sample.messages] if sample.messages else sample.prompt,
+            "input": [{"type": "message", **m} for m in sample.messages] if sample.messages else _prompt(sample),
             "max_output_tokens": sample.max_tokens,
         }
         if sample.tools is not None:  # an agent class: its tools, its tool turns as function_call(_output) items
@@ -193,3 +195,12 @@ def _record_end(state: StreamState, response: dict[str, Any]) -> None:
 def record_responses_usage(state: StreamState, usage: dict[str, Any]) -> None:
     """Store a Responses ``usage`` object (``input_tokens``, ``output_tokens``, reasoning, ``input_tokens_details.cached_tokens``) on ``state``."""
     store_usage(state, usage, "input_tokens", "output_tokens", "output_tokens_details", "input_tokens_details")
+
+
+def _prompt(sample: RequestSample) -> Json:
+    """The prompt, or with an image class's images one user message of ``input_text`` and ``input_image`` parts."""
+    if not sample.images:
+        return sample.prompt
+    parts: list[Json] = [{"type": "input_text", "text": sample.prompt}]
+    parts += [{"type": "input_image", "image_url": url} for url in sample.images]
+    return [{"type": "message", "role": "user", "content": parts}]

@@ -75,6 +75,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["warmup"] = True
     if rec.inputs:  # an embeddings request: the texts it carried
         doc["inputs"] = rec.inputs
+    if rec.images:  # an image class's request: its images and body bytes
+        doc["images"], doc["request_bytes"] = rec.images, rec.request_bytes
     return orjson.dumps(doc) + b"\n"
 
 
@@ -109,6 +111,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.warmup = bool(d.get("warmup", False))
     rec.reconnects = d.get("reconnects", 0)
     rec.inputs = d.get("inputs", 0)
+    rec.images, rec.request_bytes = d.get("images", 0), d.get("request_bytes", 0)
     return rec
 
 

@@ -83,6 +83,9 @@ class RequestRecord:
         agent: an agent class's turn (:class:`~llmload.workload.agent.AgentTurn`: its session's
             tally, the tool wait before it, the tool calls its answer held), else ``None``.
             Not written to record dumps.
+        images: images the request carried (an image class, :mod:`llmload.workload.images`), else 0.
+        request_bytes: the request body's size in bytes (set by the user for every request;
+            dumps keep it for image requests only).
     """
 
     __slots__ = (
@@ -100,6 +103,7 @@ class RequestRecord:
         "finish_reason",
         "first_output_chunk",
         "headers_ns",
+        "images",
         "input_tokens",
         "input_tokens_from_usage",
         "inputs",
@@ -117,6 +121,7 @@ class RequestRecord:
         "server_queue_ms",
         "server_timing",
         "reply_text",
+        "request_bytes",
         "retry_after_s",
         "start_ns",
         "start_wall_ns",
@@ -167,6 +172,8 @@ class RequestRecord:
         self.reply_text: str | None = None
         self.inputs = 0  # texts embedded by the request (openai-embeddings); 0: not an embeddings request
         self.agent: Any = None  # an AgentTurn (llmload.workload.agent) for an agent class's turn
+        self.images = 0  # images the request carried (llmload.workload.images)
+        self.request_bytes = 0  # the request body's bytes
 
     def add_counted_chunk(self, stamp_ns: int, tokens: int) -> None:
         """Slow path for an event whose token count is not one (rare).

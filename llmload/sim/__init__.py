@@ -34,6 +34,8 @@ continuous-batching server (``docs/simulator.md``). One concept per module:
 * :mod:`~llmload.sim.timing` — per-request server timing (true queue, prefill, decode times) in a
   real server's format (``--per-request-timing``);
 * :mod:`~llmload.sim.api` — the OpenAI-compatible wire format: request fields in, SSE bytes out;
+* :mod:`~llmload.sim.image_parts` — image parts: decoded and checked, charged as patch tokens
+  (``ceil(W/28) * ceil(H/28)`` per image: :func:`~llmload.sim.image_parts.patch_tokens`);
 * :mod:`~llmload.sim.api_messages` — the Anthropic Messages endpoint (``POST /v1/messages``);
 * :mod:`~llmload.sim.api_responses` — the OpenAI Responses endpoint (``POST /v1/responses``);
 * :mod:`~llmload.sim.embeddings` — the embeddings endpoint (``POST /v1/embeddings``): prefill-only requests,

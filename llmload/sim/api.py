@@ -68,6 +68,7 @@ import orjson
 
 from llmload.jsonvalue import Json
 from llmload.sim.http11 import error_body
+from llmload.sim.image_parts import ImageError, image_tokens
 from llmload.sim.timing import ServerTimes, timing_fields
 
 __all__ = ["DONE_EVENT", "WORDS", "ApiError", "BaseEncoder", "Encoder", "GenRequest", "gen_request", "load_body",
@@ -240,7 +241,7 @@ def message_tokens(message: Any, out: list[Any]) -> None:
     """Append the words of a message to ``out``, the first one tagged with the role.
 
     ``content`` is a string or a list of parts whose ``text`` counts (chat parts, Responses
-    input parts, Messages blocks).
+    input parts, Messages blocks), and whose images count their patch tokens (:mod:`.image_parts`).
     """
     if not isinstance(message, dict):
         raise ApiError("each message must be an object")
@@ -252,6 +253,11 @@ def message_tokens(message: Any, out: list[Any]) -> None:
         for p in content:
             if isinstance(p, dict) and isinstance(p.get("text"), str):
                 out += p["text"].split()
+            elif isinstance(p, dict):  # an image part: its patch tokens (llmload.sim.image_parts)
+                try:
+                    image_tokens(p, out)
+                except ImageError as e:
+                    raise ApiError(f"invalid image: {e}") from None
     if len(out) > start:
         out[start] = f"{message.get('role')}\x1f{out[start]}"
 

@@ -246,6 +246,7 @@ class LLMUser(FastHttpUser):
         rec.step = ctx.steady_step
         rec.turn, rec.session, rec.agent = turn, session, agent
         rec.batched(spec.inputs)
+        rec.images, rec.request_bytes = len(sample.images or ()), len(spec.body)
         watchdog = ctx.watchdog
         flight = watchdog.register(rec)
         reader: BodyReader | None = None

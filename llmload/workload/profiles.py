@@ -45,8 +45,8 @@ paths start at the profile file's folder. A class with ``turns`` is a conversati
 weight is then a ratio of conversations started, and each turn re-sends the whole
 conversation. The former ``shared_prefix_tokens = T`` is refused with how to rewrite it:
 ``prefix = {tokens = T}``, with ``input_tokens`` now counting only the part after the
-prefix. Built-in profiles (``default``, ``quadrants``) live beside this module under
-``profiles/``.
+prefix. ``images`` (:mod:`llmload.workload.images`) sends generated images with each request.
+Built-in profiles (``default``, ``quadrants``) live beside this module under ``profiles/``.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from llmload.metrics.thresholds import Threshold, parse_thresholds
 from llmload.workload.agent import AgentSpec, parse_agent
 from llmload.workload.datasets import FORMATS
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
+from llmload.workload.images import ImageSpec, parse_images
 from llmload.workload.prefixes import PrefixSpec, parse_prefix
 
 if sys.version_info >= (3, 11):
@@ -78,7 +79,7 @@ __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "loa
 
 _TOP_KEYS = ("name", "description", "classes", "source", "thresholds")  # source: informational, written by to_dict
 _CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "prefix", "turns", "think_time_s", "slo",
-               "description", "tools", "tool_calls")  # fmt: skip
+               "description", "tools", "tool_calls", "images")  # fmt: skip
 _PROMPT_KEYS = ("source", "path", "format")
 #: Class names the whole run's row goes by: the summary's and console's "overall", the web UI's "Overall".
 RESERVED_CLASS_NAMES = ("overall",)  # compared without case and surrounding spaces
@@ -116,6 +117,7 @@ class RequestClass:
     think_time_s: Duration | None = None
     slo: SLO | None = None  # the class's own SLOs (llmload.metrics.slo)
     agent: AgentSpec | None = None  # an agent class's tools (llmload.workload.agent)
+    images: ImageSpec | None = None  # the images each request carries (llmload.workload.images)
 
     @property
     def is_conversation(self) -> bool:
@@ -137,7 +139,8 @@ class RequestClass:
             d["think_time_s"] = self.think_time_s.to_dict()
         if self.slo is not None:
             d["slo"] = self.slo.to_dict()
-        return d if self.agent is None else {**d, **self.agent.to_dict()}
+        images: dict[str, Json] = {} if self.images is None else {"images": self.images.to_dict()}
+        return {**d, **images} if self.agent is None else {**d, **images, **self.agent.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,9 +251,7 @@ def profile_from_dict(
     """
     where = f"profile '{source}'"
     if not isinstance(data, dict):
-        raise ProfileError(
-            f"{where}: expected a table with name, description and [[classes]], got {type(data).__name__}"
-        )
+        raise ProfileError(f"{where}: expected a table with name, description and [[classes]], got {type(data).__name__}")
     _check_keys(data, _TOP_KEYS, f"{where}: ")
     name = _str(data.get("name", default_name or source), f"{where}: name")
     description = _str(data.get("description", ""), f"{where}: description")
@@ -301,7 +302,8 @@ def _parse_class(c: Any, where: str, base_dir: Path | None) -> RequestClass:
     description = _str(c.get("description", ""), f"{where}.description")
     turns, think = _parse_turns(c, prompt, where)
     slo = slo_from_mapping(c["slo"], f"{where}.slo", ProfileError) if "slo" in c else None
-    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent)
+    return RequestClass(name, weight, inp, out, prompt, prefix, description, turns, think, slo, agent,
+                        parse_images(c, where, base_dir))  # fmt: skip
 
 
 def _parse_name(value: Any, where: str) -> str:

@@ -21,6 +21,8 @@ class RequestSample:
     request's turn in its conversation, 1 for the first (and for a single request).
     ``tools``: an agent class's tool definitions (OpenAI's form), sent by the chat adapter,
     with ``parallel_tool_calls`` (:mod:`llmload.workload.agent`); None otherwise.
+    ``images``: an image class's ``data:`` URIs, sent after the prompt's text
+    (:mod:`llmload.workload.images`); None otherwise.
     """
 
     class_name: str
@@ -31,3 +33,4 @@ class RequestSample:
     turn: int = 1
     tools: tuple[dict[str, Any], ...] | None = None
     parallel_tool_calls: bool = False
+    images: tuple[str, ...] | None = None

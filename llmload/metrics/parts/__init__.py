@@ -23,6 +23,7 @@ module                what
 :mod:`.turns`         per conversation turn: histograms and counters
 :mod:`.batch_inputs`  batched inputs (embedded texts, reranked documents) and their input tokens per second
 :mod:`.agents`        agent sessions: turns by kind (tool call, answer), tool waits, sessions
+:mod:`.image_inputs`  images and request bytes of requests with images, per second
 ====================  ===================================================================
 """
 

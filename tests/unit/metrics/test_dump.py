@@ -111,3 +111,13 @@ def test_an_embeddings_requests_texts_survive_and_other_lines_do_not_carry_the_k
     assert orjson.loads(line)["inputs"] == 4 and record_from_line(line).inputs == 4
     plain = record_to_line(RequestRecord("chat", input_tokens=30, max_tokens=8))
     assert "inputs" not in orjson.loads(plain) and record_from_line(plain).inputs == 0
+
+
+def test_an_image_requests_images_and_bytes_survive_and_other_lines_do_not_carry_them() -> None:
+    rec = RequestRecord("vision", input_tokens=30, max_tokens=8)
+    rec.images, rec.request_bytes = 2, 90_000
+    back = record_from_line(record_to_line(rec))
+    assert (back.images, back.request_bytes) == (2, 90_000)
+    plain = RequestRecord("chat", input_tokens=30, max_tokens=8)
+    plain.request_bytes = 300
+    assert "request_bytes" not in orjson.loads(record_to_line(plain))

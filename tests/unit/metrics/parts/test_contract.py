@@ -30,6 +30,7 @@ def _rec(i: int) -> RequestRecord:
     r.buffered_token_jumps = i % 5 == 0
     r.turn = i % 12
     r.inputs = 4 if i % 6 == 1 else 0  # an embeddings request of 4 texts
+    r.images, r.request_bytes = (2, 90_000) if i % 4 == 2 else (0, 300)  # an image class's request: 2 images
     if i % 3 == 1:  # an agent class's turn: a tool call or an answer, after a tool wait, some the session's last
         r.agent = AgentTurn(r.start_ns - 500 * MS if i % 2 else 0, 300 + i, last=i % 4 == 0, waited_s=0.5 * (i % 2))
         r.agent.calls = (ToolCall("c", "search", "{}"),) if i % 5 < 3 else None
