@@ -60,6 +60,9 @@ class _Lane:
 # Keyed by greenlet: a pool shared by several users (Locust's class-level ``client_pool``)
 # hands sockets to many greenlets, and a greenlet can switch between checkout and failure.
 _LANES: WeakKeyDictionary[Any, _Lane] = WeakKeyDictionary()
+# Per socket: its Connection. One for every pool of the process (a socket belongs to one pool): a
+# WeakKeyDictionary costs ~0.7 KB, and each user has its own pool.
+_CONNS: WeakKeyDictionary[Any, Connection] = WeakKeyDictionary()
 
 
 def _lane() -> _Lane:
@@ -90,7 +93,7 @@ class KeepAlivePool:
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
-        self._conns: WeakKeyDictionary[Any, Connection] = WeakKeyDictionary()
+        self._conns = _CONNS
         self.size = inner.size
 
     def get_socket(self) -> Any:
