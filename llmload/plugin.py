@@ -21,7 +21,8 @@ init                         validates flags and profile, runs the pre-flight (o
                              (:mod:`llmload.users.context`) and the ladder shape its driver
 test_start                   re-reads flags (web UI form, workers), starts a new run view
 spawning_complete            tracks the largest user count; freezes the objects alive (the users) out of the
-                             garbage collector's full collections (:mod:`llmload.runtime.gc_pauses`)
+                             garbage collector's full collections (:mod:`llmload.runtime.gc_pauses`);
+                             ``test_stop`` gives them back
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
@@ -29,7 +30,6 @@ llmload_stop_report (msg)    worker → master: the worker's report at its test 
                              ``client_stopped``: the master summarises at its ``test_stop`` with it
 llmload_done_report (msg)    worker → master: its share of a replayed trace is sent and answered
 test_stopping                the open-loop dispatcher stops releasing arrivals (before users stop)
-test_stop                    gives the frozen objects back to the collector
 test_stop / quitting         builds the summary, prints the table, writes ``--summary-json`` and the
                              run directory; then closes the Prometheus listener
 (not a seam)                 :mod:`llmload.runtime.locust_workarounds`: Locust internals that distort a
@@ -114,11 +114,9 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
         attach(environment, load)
         ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
-    ev.spawning_complete.add_listener(lambda user_count, **_: runtime.on_spawned(user_count))
-    ev.spawning_complete.add_listener(lambda **_: freeze_users())  # no full-collection pauses over idle sessions
-    ev.test_stop.add_listener(lambda **_: thaw())
+    ev.spawning_complete.add_listener(lambda user_count, **_: (runtime.on_spawned(user_count), freeze_users()))
     ev.test_stopping.add_listener(lambda **_: runtime.on_test_stopping())
-    ev.test_stop.add_listener(lambda **_: runtime.on_test_stop())
+    ev.test_stop.add_listener(lambda **_: (runtime.on_test_stop(), thaw()))
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))
