@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,12 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--users", type=int, default=2000)
     p.add_argument("--depth", type=int, default=12, help="Python calls under each sleeping greenlet (default 12)")
     p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--greenlets-only", choices=("on", "off"), help=argparse.SUPPRESS)
     ns = p.parse_args(argv)
+    if ns.greenlets_only is not None:  # a fresh process per setting: freed pages stay in the RSS
+        print(f"{greenlet_kb(ns.users, ns.depth, ns.greenlets_only == 'on'):.2f}")
+        return 0
     print("llmload idle floor: memory of a bare greenlet and of a plain Locust user")
     for line in conditions():
         print("  " + line)
     for track in (True, False):
-        kb = greenlet_kb(ns.users, ns.depth, track)
+        out = subprocess.run([sys.executable, __file__, "--users", str(ns.users), "--depth", str(ns.depth),
+                              "--greenlets-only", "on" if track else "off"], capture_output=True, text=True)  # fmt: skip
+        kb = float(out.stdout.strip().splitlines()[-1])
         print(f"greenlet, {ns.depth} calls deep, asleep, track_greenlet_tree={track}: {kb:.1f} KB each "
               f"(RSS growth / {ns.users})")  # fmt: skip
     sys.stdout.flush()
