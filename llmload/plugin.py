@@ -20,7 +20,9 @@ init                         validates flags and profile, runs the pre-flight (o
                              ``environment.llmload``, hands the users their load context
                              (:mod:`llmload.users.context`) and the ladder shape its driver
 test_start                   re-reads flags (web UI form, workers), starts a new run view
-spawning_complete            tracks the largest user count
+spawning_complete            tracks the largest user count; freezes the objects alive (the users) out of the
+                             garbage collector's full collections (:mod:`llmload.runtime.gc_pauses`);
+                             ``test_stop`` gives them back
 report_to_master (worker)    ships a report (statistics delta + gauges) under ``data["llmload"]``
 worker_report (master)       merges the worker's report
 llmload_step (custom msg)    master → workers: the ladder's step changed (:mod:`llmload.ladder.tracker`)
@@ -58,6 +60,7 @@ from llmload.errors import ConfigError
 from llmload.ladder import MESSAGE as STEP_MESSAGE
 from llmload.ladder.shape import LadderShape
 from llmload.runtime import Runtime
+from llmload.runtime.gc_pauses import freeze_users, thaw
 from llmload.runtime.locust_workarounds import install_locust_workarounds
 from llmload.runtime.process import DONE_REPORT, STOP_REPORT
 from llmload.users.context import attach
@@ -111,9 +114,9 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
         attach(environment, load)
         ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
-    ev.spawning_complete.add_listener(lambda user_count, **_: runtime.on_spawned(user_count))
+    ev.spawning_complete.add_listener(lambda user_count, **_: (runtime.on_spawned(user_count), freeze_users()))
     ev.test_stopping.add_listener(lambda **_: runtime.on_test_stopping())
-    ev.test_stop.add_listener(lambda **_: runtime.on_test_stop())
+    ev.test_stop.add_listener(lambda **_: (runtime.on_test_stop(), thaw()))
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))

@@ -25,7 +25,9 @@
 * :mod:`~llmload.runtime.repeat_runner` — :func:`~llmload.runtime.repeat_runner.run_repeated`:
   ``llmload run --repeat N``, the same test N times as child processes, one run directory;
 * :mod:`~llmload.runtime.locust_workarounds` — workarounds for Locust internals that distort what a
-  worker measures (:func:`~llmload.runtime.locust_workarounds.install_locust_workarounds`).
+  worker measures (:func:`~llmload.runtime.locust_workarounds.install_locust_workarounds`);
+* :mod:`~llmload.runtime.gc_pauses` — the objects alive when spawning completes frozen out of the
+  garbage collector's full collections, whose pauses grow with the sessions a process holds.
 """
 
 from __future__ import annotations

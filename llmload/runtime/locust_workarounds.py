@@ -45,6 +45,11 @@ User in an unexpected state: stopping" (a traceback in the output). A worker tha
 SIGTERM stops itself, and its master, which got the same signal (``--processes``, a terminal's
 Ctrl-C, a process group's SIGTERM), sends it ``stop`` a few milliseconds later.
 :func:`one_stop_at_a_time`: a stop while one is under way waits for that one to end.
+
+**Every user's greenlet keeps the stack that spawned it** (gevent 26.9.0, ``track_greenlet_tree``,
+on by default): six frames and a tree of locals per Locust user, ~0.9 KB of each idle session's
+memory (``benchmarks/sessions_scale.py``), read only by gevent's debugging helpers
+(``gevent.util.GreenletTree``), never by Locust or llmload. Switched off for the process.
 """
 
 from __future__ import annotations
@@ -136,6 +141,7 @@ def install_locust_workarounds() -> None:
     locust_runners.inspect = CALLER_ONLY  # type: ignore[attr-defined]
     if not getattr(locust_runners.Runner.stop, "llmload_one_stop", False):
         locust_runners.Runner.stop = one_stop_at_a_time(locust_runners.Runner.stop)  # type: ignore[method-assign]
+    gevent.config.track_greenlet_tree = False
 
 
 def ready_after_stop(environment: Any) -> None:

@@ -31,7 +31,10 @@ geventhttpclient < 3.
 
 from __future__ import annotations
 
+import _socket
 import functools
+import ipaddress
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +63,9 @@ class _Lane:
 # Keyed by greenlet: a pool shared by several users (Locust's class-level ``client_pool``)
 # hands sockets to many greenlets, and a greenlet can switch between checkout and failure.
 _LANES: WeakKeyDictionary[Any, _Lane] = WeakKeyDictionary()
+# Per socket: its Connection. One for every pool of the process (a socket belongs to one pool): a
+# WeakKeyDictionary costs ~0.7 KB, and each user has its own pool.
+_CONNS: WeakKeyDictionary[Any, Connection] = WeakKeyDictionary()
 
 
 def _lane() -> _Lane:
@@ -68,6 +74,27 @@ def _lane() -> _Lane:
     if lane is None:
         lane = _LANES[g] = _Lane()
     return lane
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _numeric_addrinfo(host: str, port: int, family: int) -> list[Any]:
+    """``getaddrinfo`` of an IP address, in this thread: geventhttpclient's ``_resolve`` for an address host.
+
+    geventhttpclient resolves the host at each new connection through gevent's resolver, a pool of
+    10 threads: 2 000 users connecting at once queued there, and their first requests' TTFT (which
+    runs from the send) held ~1 s of that queue. An address needs no lookup (``AI_NUMERICHOST``: none
+    is made), so the answer is the same, at once; host names still go to gevent's resolver.
+    """
+    flags = socket.AI_NUMERICHOST  # the C function below: Locust patches socket's, which is gevent's
+    return _socket.getaddrinfo(host.strip("[]"), port, family, socket.SOCK_STREAM, socket.SOL_TCP, flags)
 
 
 def take_reconnects() -> int:
@@ -90,8 +117,12 @@ class KeepAlivePool:
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
-        self._conns: WeakKeyDictionary[Any, Connection] = WeakKeyDictionary()
+        self._conns = _CONNS
         self.size = inner.size
+        host = getattr(inner, "_connection_host", None)
+        if isinstance(host, str) and _is_ip(host):  # no lookup to do: answered here, not by gevent's thread pool
+            family = socket.AF_INET if getattr(inner, "disable_ipv6", False) else 0
+            inner._resolve = functools.partial(_numeric_addrinfo, host, inner._connection_port, family)
 
     def get_socket(self) -> Any:
         lane = _lane()

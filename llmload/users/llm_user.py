@@ -83,6 +83,9 @@ if TYPE_CHECKING:
 __all__ = ["LLMUser"]
 
 _CONNECTION_ERRORS = (OSError, HTTPConnectionClosed, HTTPParseError, socket.timeout, ConnectionError)
+# The jitter of every user's error backoff: unseeded, as each user's own was; one for the process, since
+# a Random holds 2.5 KB of state and a user that thinks or waits for a tool should hold as little as it can.
+_BACKOFF_RNG = random.Random()
 
 
 class LLMUser(FastHttpUser):
@@ -113,11 +116,11 @@ class LLMUser(FastHttpUser):
     _session: Session | None = None
     _session_id = ""  # "<user index>.<n>": the user's n-th conversation; user indexes are unique across workers
     _sessions = 0
-    _reply: RequestRecord | None = None  # the last turn's record, whose answer the next turn re-sends
+    _reply: tuple[str, int] | None = None  # the last turn's answer text and output tokens, which the next turn re-sends
 
     def on_start(self) -> None:
         self._sampler = self._context.new_sampler()
-        self._backoff = Backoff(self._context.error_backoff, random.Random())
+        self._backoff = Backoff(self._context.error_backoff, _BACKOFF_RNG)
         self._session = self._reply = None
 
     def _drop_connections(self) -> None:
@@ -181,7 +184,7 @@ class LLMUser(FastHttpUser):
         else:
             if session.think_time_s > 0:
                 self._think(session.think_time_s)
-            sample = session.next_turn(last.reply_text or "", last.output_tokens)
+            sample = session.next_turn(*last)
         conversation = session.conversation
         agent = session.agent_turn(waited) if isinstance(session, AgentSession) else None
         rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done,
@@ -191,7 +194,7 @@ class LLMUser(FastHttpUser):
         if rec.outcome != "ok" or session.done:
             self._session = self._reply = None  # no reply to continue from, or the last turn
         else:
-            self._reply = rec
+            self._reply = (rec.reply_text or "", rec.output_tokens)  # not the record: its chunk stamps can go
         return rec
 
     def _think(self, seconds: float) -> None:

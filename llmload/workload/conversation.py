@@ -118,7 +118,6 @@ class Session:
         "_messages",
         "_plan",
         "_rng",
-        "_text",
         "class_name",
         "think_time_s",
         "turn",
@@ -143,8 +142,7 @@ class Session:
             self.turns = drawn
         self.turn = 0
         self.think_time_s = 0.0
-        self._messages: list[dict[str, str]] = []
-        self._text = ""
+        self._messages: list[dict[str, str]] = []  # the history; the one-text form is built from it per turn
         self._context = 0
 
     @property
@@ -170,7 +168,7 @@ class Session:
         if k == 1:
             text, tokens, out, _ = self._first
             self._messages.append({"role": "user", "content": text})
-            self._text, self._context = text, tokens
+            self._context = tokens
             sample = RequestSample(plan.name, text, tokens, out, None, 1)
         else:
             if previous_reply is None:
@@ -180,9 +178,8 @@ class Session:
             user, tokens, out = self._user_turn(k)
             self._messages.append({"role": "assistant", "content": previous_reply})
             self._messages.append({"role": "user", "content": user})
-            self._text = f"{self._text}{previous_reply}{TURN_SEPARATOR}{user}"
             self._context += reply_tokens + tokens
-            sample = RequestSample(plan.name, self._text, self._context, out, tuple(self._messages), k)
+            sample = RequestSample(plan.name, _one_text(self._messages), self._context, out, tuple(self._messages), k)
         self.turn = k
         last = k >= self.turns
         self.think_time_s = 0.0 if last or plan.think_time is None else plan.think_time.sample(rng)
@@ -199,3 +196,14 @@ class Session:
         n = plan.input_tokens.sample(rng)
         text = synthetic_prompt(rng, n)
         return text, n, plan.capped(plan.output_tokens.sample(rng))
+
+
+def _one_text(messages: list[dict[str, str]]) -> str:
+    """The conversation as one text: the first user message, then each reply, separator and next user message.
+
+    Built per turn rather than kept: a thinking session holds its history once (its messages), not twice.
+    """
+    parts = [messages[0]["content"]]
+    for i in range(1, len(messages) - 1, 2):
+        parts += (messages[i]["content"], TURN_SEPARATOR, messages[i + 1]["content"])
+    return "".join(parts)

@@ -113,3 +113,14 @@ def test_the_locust_code_the_stop_workarounds_mend_is_still_there():
     stop = inspect.getsource(Runner.stop)
     assert "inspect.getframeinfo(inspect.stack()[1][0])" in stop and "if self.state == STATE_STOPPED:" in stop
     assert "spawn_later(0, user_to_stop.stop, force=False)" in inspect.getsource(Runner.stop_users)
+
+
+def test_greenlets_spawned_after_install_keep_no_spawning_stack():
+    before = gevent.config.track_greenlet_tree
+    try:
+        install_locust_workarounds()
+        g = gevent.spawn(lambda: None)
+        assert g.spawning_stack is None and g.spawn_tree_locals is None
+        g.join()
+    finally:
+        gevent.config.track_greenlet_tree = before

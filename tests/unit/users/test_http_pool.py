@@ -276,3 +276,15 @@ def test_users_sharing_one_pool_count_their_own_retries(scripted):
     assert sum(results.values()) == srv.requests - 7  # every dropped request was sent again, once
     assert all(n >= 1 for n in results.values())
     shared.close()
+
+
+def test_an_address_host_connects_without_gevents_resolver(scripted, monkeypatch):
+    """127.0.0.1 needs no lookup: new connections skip gevent's thread-pool resolver (2 000 at once queued there)."""
+    import gevent.socket
+
+    def no_resolver(*a, **k):
+        raise AssertionError("gevent's resolver was asked")
+
+    monkeypatch.setattr(gevent.socket, "getaddrinfo", no_resolver)
+    srv = scripted(lambda conn, nth: "ok")
+    assert post(srv.session()) == (200, None) and post(srv.session()) == (200, None)  # two pools, two connections

@@ -98,3 +98,12 @@ def test_a_thinking_user_is_idle_and_a_graceful_stop_ends_it_at_once(monkeypatch
     with pytest.raises(StopUser):
         user.generate()
     assert states == [LOCUST_STATE_WAITING] and len(sent) == 1  # turn 2 was never sent
+
+
+def test_between_turns_the_user_keeps_the_reply_not_its_record(slept):
+    """A thinking session holds the answer text and its tokens only: the record's chunk stamps are let go."""
+    user, sent = make_user([CHAT], ["ok", "ok"])
+    user.generate()
+    assert user._reply == (" reply0", 3)
+    user.generate()
+    assert sent[1][0].messages[1]["content"] == " reply0" and sent[1][0].input_tokens == 5 + 3 + 5
