@@ -45,7 +45,7 @@ import random
 import socket
 import time
 from time import perf_counter, perf_counter_ns
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import gevent
 from gevent import GreenletExit
@@ -116,7 +116,7 @@ class LLMUser(FastHttpUser):
     _session: Session | None = None
     _session_id = ""  # "<user index>.<n>": the user's n-th conversation; user indexes are unique across workers
     _sessions = 0
-    _reply: tuple[str, int] | None = None  # the last turn's answer text and output tokens, which the next turn re-sends
+    _reply: tuple[str, int, Any] | None = None  # the last turn's answer text, output tokens and tool calls (agents)
 
     def on_start(self) -> None:
         self._sampler = self._context.new_sampler()
@@ -176,15 +176,15 @@ class LLMUser(FastHttpUser):
                 self._sessions += 1
                 self._session_id = f"{self._sampler.user_index}.{self._sessions}"
             sample = session.next_turn()
-        elif last.agent is not None and last.agent.calls:  # the answer was tool calls: run them, send the results
+        elif last[2]:  # the answer was tool calls: run them, send the results
             t0 = perf_counter()
-            self._think(session.tool_wait_s(last.agent.calls))  # type: ignore[attr-defined]
+            self._think(session.tool_wait_s(last[2]))  # type: ignore[attr-defined]
             waited = perf_counter() - t0
-            sample = session.next_turn(last.reply_text or "", last.output_tokens, last.agent.calls)  # type: ignore[call-arg]
+            sample = session.next_turn(last[0], last[1], last[2])  # type: ignore[call-arg]
         else:
             if session.think_time_s > 0:
                 self._think(session.think_time_s)
-            sample = session.next_turn(*last)
+            sample = session.next_turn(last[0], last[1])
         conversation = session.conversation
         agent = session.agent_turn(waited) if isinstance(session, AgentSession) else None
         rec = self.send(sample, turn=sample.turn if conversation else 0, keep_reply=not session.done,
@@ -194,7 +194,8 @@ class LLMUser(FastHttpUser):
         if rec.outcome != "ok" or session.done:
             self._session = self._reply = None  # no reply to continue from, or the last turn
         else:
-            self._reply = (rec.reply_text or "", rec.output_tokens)  # not the record: its chunk stamps can go
+            calls = rec.agent.calls if rec.agent is not None else None
+            self._reply = (rec.reply_text or "", rec.output_tokens, calls)  # not the record: its chunk stamps can go
         return rec
 
     def _think(self, seconds: float) -> None:

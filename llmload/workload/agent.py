@@ -46,7 +46,7 @@ from typing import Any
 
 from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
-from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session
+from llmload.workload.conversation import ClassPlan, Session, one_text
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.prompts import synthetic_prompt
 from llmload.workload.request_types import RequestSample
@@ -229,14 +229,11 @@ class AgentSession(Session):
             for i, c in enumerate(calls)]}  # fmt: skip
         self._messages.append(message)  # type: ignore[arg-type]
         added = reply_tokens if reply_tokens is not None else 0
-        texts = []
         for i, c in enumerate(calls):
             n = self._spec.result_tokens.sample(rng)
             text = synthetic_prompt(rng, n)
             self._messages.append({"role": "tool", "tool_call_id": c.id or f"call_{k}_{i}", "content": text})
-            texts.append(text)
             added += n
-        self._text = f"{self._text}{reply}{TURN_SEPARATOR}{TURN_SEPARATOR.join(texts)}"
         self._context += added
         self.turn = k
         last = k >= self.turns
@@ -244,7 +241,7 @@ class AgentSession(Session):
         self.think_time_s = 0.0 if last or think is None else think.sample(self._rng)
         plan = self._plan
         out = plan.capped(plan.output_tokens.sample(self._rng)) if plan.output_tokens is not None else self._last_out
-        return RequestSample(plan.name, self._text, self._context, out, tuple(self._messages), k)
+        return RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k)
 
     def tool_wait_s(self, calls: tuple[ToolCall, ...]) -> float:
         """How long the tools of ``calls`` run (drawn per call; parallel calls: the slowest)."""

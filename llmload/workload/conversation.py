@@ -52,8 +52,9 @@ then, unless it is the last turn, the think time. A single-request class draws e
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llmload.workload.datasets import DatasetCursor, DatasetEntry, estimate_tokens
 from llmload.workload.distributions import Distribution, Duration
@@ -179,7 +180,7 @@ class Session:
             self._messages.append({"role": "assistant", "content": previous_reply})
             self._messages.append({"role": "user", "content": user})
             self._context += reply_tokens + tokens
-            sample = RequestSample(plan.name, _one_text(self._messages), self._context, out, tuple(self._messages), k)
+            sample = RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k)
         self.turn = k
         last = k >= self.turns
         self.think_time_s = 0.0 if last or plan.think_time is None else plan.think_time.sample(rng)
@@ -198,12 +199,16 @@ class Session:
         return text, n, plan.capped(plan.output_tokens.sample(rng))
 
 
-def _one_text(messages: list[dict[str, str]]) -> str:
-    """The conversation as one text: the first user message, then each reply, separator and next user message.
+def one_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The conversation as one text: the first user message, then each reply, and a separator before each
+    next user message or tool result (an agent's calls are answered by their results, no user message between).
 
     Built per turn rather than kept: a thinking session holds its history once (its messages), not twice.
     """
     parts = [messages[0]["content"]]
-    for i in range(1, len(messages) - 1, 2):
-        parts += (messages[i]["content"], TURN_SEPARATOR, messages[i + 1]["content"])
+    for m in messages[1:]:
+        if m["role"] == "assistant":
+            parts.append(m.get("content") or "")
+        else:
+            parts += (TURN_SEPARATOR, m["content"])
     return "".join(parts)

@@ -104,6 +104,6 @@ def test_between_turns_the_user_keeps_the_reply_not_its_record(slept):
     """A thinking session holds the answer text and its tokens only: the record's chunk stamps are let go."""
     user, sent = make_user([CHAT], ["ok", "ok"])
     user.generate()
-    assert user._reply == (" reply0", 3)
+    assert user._reply == (" reply0", 3, None)  # text, tokens, tool calls (none: not an agent)
     user.generate()
     assert sent[1][0].messages[1]["content"] == " reply0" and sent[1][0].input_tokens == 5 + 3 + 5

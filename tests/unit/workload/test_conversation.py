@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from llmload.workload import WorkloadSampler, profile_from_dict
-from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session
+from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session, one_text
 from llmload.workload.datasets import estimate_tokens
 from llmload.workload.distributions import Duration, Fixed, Uniform
 from llmload.workload.prefixes import PrefixGroups, PrefixSpec
@@ -197,3 +197,11 @@ def test_session_over_a_plan_built_by_hand():
     assert session.think_time_s == 0.5 and len(first.prompt.split()) == 3
     second = session.next_turn(" y", 1)
     assert second.turn == 2 and second.input_tokens == 3 + 1 + 3 and session.done and session.think_time_s == 0.0
+
+
+def test_one_text_puts_a_separator_before_each_user_message_and_tool_result_and_none_before_a_reply():
+    chat = [{"role": "user", "content": "u0"}, {"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+    assert one_text(chat) == f"u0a1{TURN_SEPARATOR}u2"
+    agent = [*chat, {"role": "assistant", "content": None, "tool_calls": []},
+             {"role": "tool", "tool_call_id": "c0", "content": "r0"}, {"role": "tool", "tool_call_id": "c1", "content": "r1"}]
+    assert one_text(agent) == f"u0a1{TURN_SEPARATOR}u2{TURN_SEPARATOR}r0{TURN_SEPARATOR}r1"
