@@ -13,6 +13,7 @@
 * :mod:`~llmload.report.steady_lines` — steady state written out, per run or ladder step;
 * :mod:`~llmload.report.warmup_lines` — the console's warm-up lines;
 * :mod:`~llmload.report.threshold_table` — the thresholds' PASS/FAIL table;
+* :mod:`~llmload.report.model_section` — a fitted run's engine model (``engine.toml``): parameters, residuals, a chart;
 * :mod:`~llmload.report.repeat_table` — ``--repeat N`` runs: median and spread per metric, the safe level;
 * :mod:`~llmload.report.compare` — two runs side by side, per ladder step and overall;
 * :mod:`~llmload.report.commands` — the ``llmload report`` and ``llmload compare`` commands (the CLI edge).

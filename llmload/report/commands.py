@@ -20,6 +20,7 @@ import orjson
 from llmload.redact import mask, remember_environment
 from llmload.report import compare, html_page, markdown
 from llmload.report.data import build_report
+from llmload.report.model_section import model_report
 from llmload.rundir import Run, RunDirError, load_run
 
 __all__ = ["FORMATS", "analysed", "compare_main", "report_main", "write_report"]
@@ -55,7 +56,7 @@ def write_report(run: Run, out_dir: str | Path | None = None, formats: tuple[str
 
     A summary without the analysis (from before it existed) is analysed first (:func:`analysed`).
     """
-    report = build_report(analysed(run))
+    report = build_report(analysed(run)) | model_report(run.path)  # a fitted run: its engine model
     target = Path(out_dir) if out_dir else run.path
     target.mkdir(parents=True, exist_ok=True)
     paths = []

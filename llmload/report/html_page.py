@@ -20,6 +20,7 @@ from llmload.report import fmt
 from llmload.report.arrivals import arrival_html, plain_headline
 from llmload.report.charts import ladder_charts, timeline_charts
 from llmload.report.intervals import intervals_html
+from llmload.report.model_section import model_html
 from llmload.report.repeat_table import repeat_html
 from llmload.report.steady_lines import steady_html
 from llmload.report.svg import Chart, render_chart
@@ -358,6 +359,7 @@ def render_html(report: dict[str, Any]) -> str:
         _findings(report) if report.get("steps") or report.get("findings") else "",
         ladder,
         _steps(report),
+        model_html(report),
         arrival_html(report),
         _timeline(report),
         _classes(report),

@@ -16,6 +16,7 @@ from llmload.analysis.diagnose import RUN_FAILED
 from llmload.report import fmt
 from llmload.report.arrivals import arrival_markdown, plain_headline
 from llmload.report.intervals import intervals_markdown
+from llmload.report.model_section import model_markdown
 from llmload.report.repeat_table import repeat_markdown
 from llmload.report.steady_lines import steady_lines
 from llmload.report.threshold_table import thresholds_markdown
@@ -244,6 +245,6 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     breach = (report.get("verdict") or {}).get("breach") or {}
     if breach:
         lines += [f"Binding metric: **{fmt.metric_name(breach.get('metric'))}**.", ""]
-    for part in (_phenomenon, intervals_markdown, _turns, _root_cause, _change, _effect):
+    for part in (_phenomenon, intervals_markdown, _turns, _root_cause, _change, _effect, model_markdown):
         lines += part(report)
     out.write("\n".join(lines).rstrip() + "\n")
