@@ -36,6 +36,13 @@ then the new user message. ``input_tokens`` is the estimated context: every user
 turn k's input grows by the previous turns' sizes, and the earlier turns are a prefix a
 server's prefix cache can serve.
 
+**Images** (a class with ``images``, :mod:`llmload.workload.images`): the first user message
+(every one with ``every_turn``) holds chat content parts, its text then one ``image_url`` part
+per image (:func:`user_message`); the history keeps them, so every later turn re-sends them.
+``RequestSample.images`` is every image of the request (:func:`history_images`; turn 1: its
+own, beside its ``prompt``); the one-text form keeps the text only; the token estimate counts
+text only (the server's ``usage`` has the image tokens).
+
 **Turn k's user message.** Synthetic classes draw ``input_tokens`` and ``output_tokens``
 afresh for every turn (a new unique message each time; the prefix group is drawn once per
 conversation and opens the first message only). Dataset classes (loaded with their later
