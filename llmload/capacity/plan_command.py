@@ -164,8 +164,9 @@ def _plan(ns: argparse.Namespace) -> int:
     return 0 if best is not None else 1
 
 
-def _write_json(path: str, best: Any, trials: list[Any], goal: Any, line: str, extra: list[str],
-                notes: list[str]) -> None:
+def _write_json(
+    path: str, best: Any, trials: list[Any], goal: Any, line: str, extra: list[str], notes: list[str]
+) -> None:
     import orjson
 
     doc = {

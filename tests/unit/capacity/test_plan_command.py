@@ -50,7 +50,7 @@ def test_plan_answers_the_fewest_replicas_that_meet_the_slo_and_predict_agrees(f
     assert step["goodput"]["attainment"] == pytest.approx(trials[3]["attainment"])
 
 
-def test_plan_finds_the_fewest_replicas_when_attainment_is_not_monotonic_and_notes_a_worse_larger_count(tmp_path, capsys):
+def test_plan_finds_the_fewest_replicas_when_attainment_falls_with_more_and_notes_it(tmp_path, capsys):
     # 24 users of the default profile on replicas of 4 slots, round-robin: 8 -> 98.7 %, 9 -> 100 %, 10 -> 88.9 %
     # (a bisection over 1, 2, 4, 8, 16 answered 11)
     engine, out = tmp_path / "e.toml", tmp_path / "plan.json"
