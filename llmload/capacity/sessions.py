@@ -5,10 +5,11 @@ dataset's recorded ones), its shared prefix, and for a conversation class its tu
 time. :class:`Requests` is the driver's source: the classes in their exact ratio
 (:class:`Mix`), each request or conversation a :class:`Session` whose :meth:`Session.next_turn`
 gives the next :class:`Turn` (its class, prompt tokens, ``max_tokens``, the tokens the prefix
-cache hashes, its turn number). It follows :mod:`llmload.workload.conversation` draw for draw
-(the turn count, then per turn the user message and ``max_tokens``, then the think time unless
+cache hashes, its turn number). It follows :mod:`llmload.workload.conversation` (the turn
+count, then per turn the user message's length and ``max_tokens``, then the think time unless
 it is the last turn; a prefix group per conversation, or per request of a single-request
-class), with the text replaced by its length:
+class), with the text replaced by its length (so its random stream is not a live user's: the
+same distributions, other draws):
 
 * a synthetic class draws ``input_tokens`` and ``output_tokens`` for every turn; with a
   ``prefix`` the prompt is the group's tokens, then its own (``input_tokens`` counts the part

@@ -1,7 +1,9 @@
 """``llmload predict``'s workload flags, read as in ``llmload run``: ``--profile``, ``-u``/``-t``,
 ``--ladder``, ``--rate-ladder``, ``--arrival``, ``--rate``, ``--burstiness``, ``--step-time``,
-``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment`` -> a :class:`~llmload.capacity.drive.Workload`, the profile's
-summary form and the summary's config block."""
+``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment``, ``--max-tokens-cap``, ``--trace`` -> a
+:class:`~llmload.capacity.drive.Workload`, the profile's summary form and the summary's config block (its
+``arrival`` and ``ladder`` in ``llmload run``'s form). Every profile class llmload runs but agent and image
+classes: synthetic, shared prefixes, datasets, conversations (closed loop only, as ``llmload run``)."""
 
 from __future__ import annotations
 
