@@ -93,7 +93,11 @@ class PromptTokens(Sequence[int]):
 
     def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
-            return tuple(self._at(k) for k in range(*key.indices(self.n)))
+            a, b, step = key.indices(self.n)
+            if step != 1:
+                return tuple(self._at(k) for k in range(a, b, step))
+            h = min(max(self.head_len, a), max(b, a))  # a block's tokens: ranges, not one call per token
+            return (*range(self.head << 32 | a, self.head << 32 | h), *range(self.own << 32 | h, self.own << 32 | max(b, h)))
         if not -self.n <= key < self.n:
             raise IndexError(key)
         return self._at(key % self.n)
