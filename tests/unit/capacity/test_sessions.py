@@ -19,7 +19,8 @@ import pytest
 
 from llmload.capacity.capacity_command import predict_main
 from llmload.capacity.drive import StepSpec, Workload, drive, step_bounds
-from llmload.capacity.sessions import ClassSpec, PromptTokens, Requests
+from llmload.capacity.predict import extrapolation
+from llmload.capacity.sessions import ClassSpec, PromptTokens, Requests, longest
 from llmload.capacity.workload_args import class_spec
 from llmload.sim.api import BaseEncoder, parse_request
 from llmload.sim.batching import BatchingEngine
@@ -205,3 +206,20 @@ def test_what_predict_cannot_replay_is_one_error_line(tmp_path, capsys, cls, arg
     assert predict_main(["--engine", str(engine), "--profile", str(profile), *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err, err
+
+
+def test_a_user_sends_its_next_turn_its_think_time_after_the_last_ended_and_starts_a_new_session_after_the_last():
+    spec = ClassSpec("chat", 1, Fixed(100), Fixed(10), turns=Fixed(3), think=Duration("fixed", 2.0))
+    sent = drive(preset_params("healthy"), Workload((spec,), (StepSpec(1, 30.0, 0.0),)))
+    assert [s.turn for s in sent[:7]] == [1, 2, 3, 1, 2, 3, 1]
+    assert [s.session for s in sent[:4]] == ["0.1", "0.1", "0.1", "0.2"]
+    assert sent[1].t == pytest.approx(sent[0].times[-1] + 2.0) and sent[3].t == pytest.approx(sent[2].times[-1])
+    assert [s.prompt for s in sent[:4]] == [100, 210, 320, 100] and sent[1].seq.cached_tokens == 96  # 6 full blocks
+
+
+def test_the_longest_prompt_of_a_conversation_counts_its_history():
+    spec = ClassSpec("chat", 1, Uniform(50, 100), Fixed(40), PrefixSpec(1, 300), turns=Uniform(2, 4))
+    assert longest(spec, "input") == 300 + 4 * 100 + 3 * 40 and longest(spec, "output") == 40
+    w = Workload((spec,), (StepSpec(2, 60.0, 0.0),))
+    said = extrapolation(w, 1, {"max_input_tokens": 500, "max_output_tokens": 40})
+    assert said == ["input up to ~820 tokens > the 500 the fit measured"]
