@@ -103,9 +103,13 @@ def rate(r: float | None) -> str:
 
 
 def step_label(step: dict[str, Any]) -> str:
-    """A step as people name it: ``8 users``, or ``4 req/s`` for a rate ladder's step."""
+    """A step as people name it: ``8 users`` (a ladder over sessions' step, which has ``sessions``: ``8 sessions``),
+    or ``4 req/s`` for a rate ladder's step."""
     if step.get("rate_offered") is not None:
         return rate(step["rate_offered"])
+    if step.get("sessions") is not None:
+        n = step["sessions"]
+        return f"{n} session" if n == 1 else f"{n} sessions"
     return users(step.get("users"))
 
 
