@@ -8,16 +8,16 @@ requests counted per turn (:mod:`llmload.metrics.parts.turns`, an agent's turns 
 add up to all its requests. A run whose figures mix single requests in is a ladder over users,
 as before.
 
-The verdicts of such a ladder, :func:`session_verdicts`, is read as *the most concurrent sessions
-the service holds*:
+The verdicts of such a ladder, :func:`session_verdicts`, read it as *the most concurrent sessions
+the service holds*, first on the SLOs when the run has them, then on the baseline's limits:
 
-* **with SLOs** (``--slo``, a class's ``slo``): the SLO verdict's safe step
+* **on SLOs** (``--slo``, a class's ``slo``): the SLO verdict's safe step
   (:mod:`llmload.analysis.slo_verdict`: attainment >= ``--slo-attainment``) is the max
   sessions under SLO; beside it, per SLO key, the step's latency percentile at the target
   (:func:`target_quantile`: p99 for a target above 0.9, p90 above 0.5, else p50) against the
   limit, and the attainment; the failed step names the SLO most of its requests missed with
   the same figure;
-* **without SLOs**: the safe-concurrency verdict (:mod:`llmload.analysis.verdict`, each step
+* **on the baseline's limits** (every ladder): the safe-concurrency verdict (:mod:`llmload.analysis.verdict`, each step
   within ``(1 + d)`` of the baseline): its safe step, with the p50 figures against its limits,
   and its breach.
 
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from llmload.metrics.parts.agents import AgentFigures
 from llmload.results.judgement import Verdict
 from llmload.results.model import RunResult, Stats, StepResult
+from llmload.results.setup import DEFAULT_DEGRADATION
 
 __all__ = ["Figure", "SessionLevel", "SessionVerdict", "over_sessions", "per_session", "result_over_sessions",
            "session_verdicts", "target_quantile"]  # fmt: skip
@@ -109,7 +110,7 @@ class SessionVerdict:
     failed: SessionLevel | None = None
     missed: str | None = None
     target: float | None = None
-    degradation: float = 0.5
+    degradation: float = DEFAULT_DEGRADATION
     top: int | None = None
     baseline_sessions: int = 1
     note: str | None = None
@@ -177,7 +178,7 @@ def _by_slo(result: RunResult) -> SessionVerdict | None:
         "slo", o.status,
         _level(held, _slo_figures(held, slos, slo.target)) if held is not None else None,
         _level(failed, failed_figs) if failed is not None else None,
-        missed, slo.target, v.degradation if v is not None else 0.5, _top(result), 1, o.note,
+        missed, slo.target, v.degradation if v is not None else DEFAULT_DEGRADATION, _top(result), 1, o.note,
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from llmload.analysis.baseline import choose_baseline
+from llmload.analysis.sessions import over_sessions
 from llmload.analysis.steps import views_of_steps
 from llmload.analysis.verdict import judge_steps
 from llmload.ladder.tracker import StepWindow
@@ -37,11 +38,13 @@ def judge_verdict(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet
     ws = list(windows)
     if BASELINE_STEP in metrics and all(w.index != BASELINE_STEP for w in ws):
         ws.insert(0, StepWindow(BASELINE_STEP, 1, 0.0))  # the pre-run: latencies only
-    views = views_of_steps(build_steps(ws, metrics, ()))
+    steps = build_steps(ws, metrics, ())
+    views = views_of_steps(steps)
     baseline, _, _ = choose_baseline(views)
     if baseline is None:
         return None
-    return judge_steps(views, baseline, degradation)
+    over = over_sessions([st.overall for st in steps])  # each user one session: its notes name sessions
+    return judge_steps(views, baseline, degradation, "session" if over else "user")
 
 
 def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Breach | None:

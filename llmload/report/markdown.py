@@ -109,10 +109,11 @@ def _session_lines(r: dict[str, Any]) -> list[str]:
     s = r.get("sessions")
     if not s:
         return []
-    limit = (r.get("verdict") or {}).get("recommended_limit")
-    plural = "s" if limit != 1 else ""
-    head = f"- **{s['headline']}**" + (f" (recommended gateway limit {fmt.num(limit)} request{plural} in flight)." if limit is not None else ".")
-    return [head, *(f"- {line}." for line in s.get("lines") or [])]
+    v = r.get("verdict") or {}
+    lines = list(s.get("lines") or [])
+    if (n := v.get("recommended_limit")) is not None and v.get("status") in ("ok", "breach") and lines:
+        lines[-1] += f"; recommended gateway limit {n} request{'s' if n != 1 else ''} in flight"  # the baseline's line
+    return [f"- **{s['headline']}**.", *(f"- {line}." for line in lines)]
 
 
 def _band_lines(v: dict[str, Any] | None, steps: list[dict[str, Any]], unit: str = "users") -> list[str]:

@@ -3,7 +3,7 @@
 Class ``agent``: sessions of 4 turns (3 tool turns, then an answer), each turn a record with
 its turn number and :class:`~llmload.workload.agent.AgentTurn`; each step holds
 ``sessions x 5`` sessions' turns. TTFT per step is given (ms); with ``slo_ms`` the run has the
-SLO ``ttft_ms <= slo_ms``. ``single`` adds a single-request class (then the run is over users).
+SLO ``ttft_ms <= slo_ms``. ``chat``: the same turns as a plain conversation (no agent figures). ``single`` adds a single-request class (then the run is over users).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ TURNS = 4
 
 
 def _record(
-    cls: str, step: int, ttft: float, turn: int, start_ms: int, session_start_ms: int, agent: bool
+    cls: str, step: int, ttft: float, turn: int, start_ms: int, session_start_ms: int, agent: bool, chat: bool = False
 ) -> RequestRecord:
     r = RequestRecord(cls, input_tokens=100 * turn, max_tokens=4)
     r.start_ns = start_ms * MS
@@ -34,7 +34,9 @@ def _record(
     r.end_ns = r.chunk_ns[-1] + MS
     settle_token_counts(r, None, None)
     r.outcome, r.step = "ok", step
-    if agent:
+    if chat:  # a plain conversation's turn
+        r.turn = turn
+    elif agent:
         r.turn = turn
         r.agent = AgentTurn(session_start_ms * MS, 0, last=turn == TURNS, waited_s=0.5 if turn > 1 else 0.0)
         if turn < TURNS:
@@ -42,8 +44,11 @@ def _record(
     return r
 
 
-def session_result(ttfts: dict[int, float], slo_ms: float | None = None, single: bool = False) -> RunResult:
-    """A ladder of ``{users: TTFT ms}`` steps over agent sessions (module docstring), analysed."""
+def session_result(
+    ttfts: dict[int, float], slo_ms: float | None = None, single: bool = False, chat: bool = False
+) -> RunResult:
+    """A ladder of ``{users: TTFT ms}`` steps over agent sessions (module docstring; ``chat``: plain conversations,
+    no agent turns), analysed."""
     recorder = Recorder()
     if slo_ms is not None:
         recorder.set_slos({"agent": SLO(ttft_ms=slo_ms)}, SLO(ttft_ms=slo_ms))
@@ -54,7 +59,7 @@ def session_result(ttfts: dict[int, float], slo_ms: float | None = None, single:
             for turn in range(1, TURNS + 1):
                 # one session in ten is slower: the TTFT p99 sits above the p50
                 slow = 3.0 if session % 10 == 9 else 1.0
-                recorder.add(_record("agent", step, ttft * slow, turn, begin + turn * 2000, begin + 2000, True))
+                recorder.add(_record("agent", step, ttft * slow, turn, begin + turn * 2000, begin + 2000, True, chat))
                 if single:
                     recorder.add(_record("chat", step, ttft, 0, begin, 0, False))
         t = T0 + 30 * step
