@@ -6,11 +6,8 @@ import pytest
 
 from llmload.ladder import REPORT_GRACE_S, LiveJudge, StepWindow, judge_windows
 from llmload.ladder.judge import judge_verdict
-from llmload.metrics.definitions import settle_token_counts
-from llmload.metrics.record import RequestRecord
-from llmload.metrics.recorder import MetricSet
 from tests.helpers.clock import FakeClock
-from tests.helpers.ladder import MS, records
+from tests.helpers.ladder import records
 
 
 def test_judge_reads_the_runs_step_statistics():
@@ -63,23 +60,10 @@ def test_live_judge_skips_the_pre_run_window_and_uses_its_degradation():
     assert strict is not None and strict.step == 0 and strict.metric == "ttft_p50"  # 60 ms > 1.1 x 50 ms
 
 
-def _turns(ttft_ms: float) -> MetricSet:
-    """Six conversation turns (turns 1-3 of two sessions) with TTFT ``ttft_ms``."""
-    m = MetricSet()
-    for i in range(6):
-        r = RequestRecord("chat", input_tokens=10, max_tokens=4)
-        r.start_ns, r.turn = 0, 1 + i % 3
-        r.chunk_ns = [int((ttft_ms + 10 * k) * MS) for k in range(4)]
-        r.end_ns = r.chunk_ns[-1] + MS
-        settle_token_counts(r, None, None)
-        r.outcome = "ok"
-        m.add(r)
-    return m
-
 
 def test_the_live_verdict_of_a_ladder_over_sessions_names_sessions():
     windows = [StepWindow(0, 1, 0.0, 1.0, 10.0), StepWindow(1, 4, 10.0, 11.0, 20.0)]
-    v = judge_verdict(windows, {0: _turns(50.0), 1: _turns(55.0)}, 0.5)
+    v = judge_verdict(windows, {0: records(50.0, turn=1), 1: records(55.0, turn=2)}, 0.5)
     assert v is not None and v.status == "ok" and "holds at least 4 sessions" in v.note
     users = judge_verdict(windows, {0: records(50.0), 1: records(55.0)}, 0.5)
     assert users is not None and "holds at least 4 users" in users.note
