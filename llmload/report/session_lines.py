@@ -36,14 +36,15 @@ def _name(metric: str) -> str:
     return f"{scope} {name}" if scope else name
 
 
-def figure_text(f: Figure, within: bool = True) -> str:
-    """``TTFT p99 820 ms <= 1,000 ms`` (``within`` False: ``>``; a floor such as attainment: ``>=``/``<``)."""
+def figure_text(f: Figure) -> str:
+    """``TTFT p99 820 ms <= 1,000 ms``, ``> 1,000 ms`` over it; a floor (attainment): ``>=``, ``<`` below it."""
     ratio = f.metric in ("attainment", "error_rate")
     show = (lambda x: fmt.pct(x)) if ratio else fmt.ms
     text = f"{_name(f.metric)} {show(f.value)}"
     if f.limit is None:
         return text
     floor = f.metric == "attainment"
+    within = f.value is None or (f.value >= f.limit if floor else f.value <= f.limit)
     cmp = (">=" if floor else "<=") if within else ("<" if floor else ">")
     return f"{text} {cmp} {show(f.limit)}"
 
@@ -71,9 +72,9 @@ def _held(level: SessionLevel) -> str:
 
 def _failed(level: SessionLevel, v: SessionVerdict) -> str:
     figs = [f for f in level.figures if f.metric == "attainment"] if v.basis == "slo" else list(level.figures)
-    text = ", ".join(figure_text(f, within=False) for f in figs)
+    text = ", ".join(figure_text(f) for f in figs)
     if v.basis == "slo" and v.missed:
-        rest = [figure_text(f, within=f.metric == "error_rate") for f in level.figures if f.metric != "attainment"]
+        rest = [figure_text(f) for f in level.figures if f.metric != "attainment"]
         text += f", most missed {v.missed}" + (f" ({', '.join(rest)})" if rest else "")
     verb = "breaches" if level.sessions == 1 else "breach"
     return f"{sessions(level.sessions)} {verb}: {text}"

@@ -45,13 +45,19 @@ def _record(
 
 
 def session_result(
-    ttfts: dict[int, float], slo_ms: float | None = None, single: bool = False, chat: bool = False
+    ttfts: dict[int, float],
+    slo_ms: float | None = None,
+    single: bool = False,
+    chat: bool = False,
+    coder_slo_ms: float | None = None,
 ) -> RunResult:
     """A ladder of ``{users: TTFT ms}`` steps over agent sessions (module docstring; ``chat``: plain conversations,
-    no agent turns), analysed."""
+    no agent turns; ``coder_slo_ms``: a second agent class, ``coder``, with its own SLO ``ttft_ms``), analysed."""
     recorder = Recorder()
+    coder = [] if coder_slo_ms is None else [{"name": "coder", "weight": 1, "slo": {"ttft_ms": coder_slo_ms}}]
     if slo_ms is not None:
-        recorder.set_slos({"agent": SLO(ttft_ms=slo_ms)}, SLO(ttft_ms=slo_ms))
+        own = {"coder": SLO(ttft_ms=coder_slo_ms)} if coder else {}
+        recorder.set_slos({"agent": SLO(ttft_ms=slo_ms), **own}, SLO(ttft_ms=slo_ms))
     windows = []
     for step, (users, ttft) in enumerate(ttfts.items()):
         for session in range(users * 5):
@@ -60,12 +66,14 @@ def session_result(
                 # one session in ten is slower: the TTFT p99 sits above the p50
                 slow = 3.0 if session % 10 == 9 else 1.0
                 recorder.add(_record("agent", step, ttft * slow, turn, begin + turn * 2000, begin + 2000, True, chat))
+                if coder:
+                    recorder.add(_record("coder", step, ttft, turn, begin + turn * 2000, begin + 2000, True))
                 if single:
                     recorder.add(_record("chat", step, ttft, 0, begin, 0, False))
         t = T0 + 30 * step
         windows.append(StepWindow(step, users, t, t + 5, t + 25))
     steps = {int(k): MetricSet.from_wire(w) for k, w in recorder.drain_steps().items()}
-    classes = [{"name": "agent", "weight": 1}] + ([{"name": "chat", "weight": 1}] if single else [])
+    classes = [{"name": "agent", "weight": 1}, *coder] + ([{"name": "chat", "weight": 1}] if single else [])
     setup = {"api": "openai-chat", "model": "m"} | ({"slo": {"ttft_ms": slo_ms}} if slo_ms is not None else {})
     result = build_result(
         recorder.snapshot(), duration_s=30.0 * len(ttfts), users_max=max(ttfts), weights={c["name"]: 1 for c in classes},

@@ -63,3 +63,11 @@ def test_the_verdicts_notes_name_steps_in_sessions():
     assert "sessions" in v.confidence.note and "users" not in v.confidence.note + v.note
     users = session_result({1: 50.0, 4: 55.0, 8: 60.0}, single=True).judgement.verdict
     assert "holds at least 8 users" in users.note
+
+
+def test_classes_with_their_own_slos_are_shown_each_on_its_own_figures():
+    slo, _ = session_verdicts(session_result(LADDER, slo_ms=150.0, coder_slo_ms=100.0))
+    assert slo.held is not None and slo.failed is not None and slo.failed.sessions == 4
+    agent, coder, attainment = slo.failed.figures
+    assert (agent.metric, agent.limit, coder.metric, coder.limit) == ("agent:ttft_p99", 150.0, "coder:ttft_p99", 100.0)
+    assert agent.value > 150.0 and coder.value == pytest.approx(60.0) and attainment.value == pytest.approx(0.95)

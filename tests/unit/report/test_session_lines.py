@@ -49,3 +49,11 @@ def test_figures_name_a_class_and_a_duration_over_a_minute():
     assert figure_text(Figure("tpot_p50", 30.0)) == "TPOT p50 30.0 ms"
     long = SessionVerdict("degradation", "ok", SessionLevel(0, 1, (), 125_000.0, 10.0))
     assert "session p50 2 min 05 s, 10.0 turns" in session_sentence(long)
+
+
+def test_each_class_figure_is_compared_with_its_own_limit():
+    failed = SessionLevel(1, 4, (Figure("agent:ttft_p99", 180.0, 150.0), Figure("coder:ttft_p99", 60.0, 100.0),
+                                 Figure("attainment", 0.95, 0.99)))  # fmt: skip
+    text = session_sentence(SessionVerdict("slo", "breach", None, failed, "ttft_ms", 0.99))
+    assert text == ("max sessions under SLO: none; 4 sessions breach: attainment 95.0 % < 99.0 %, most missed ttft_ms "
+                    "(agent TTFT p99 180 ms > 150 ms, coder TTFT p99 60.0 ms <= 100 ms)")  # fmt: skip
