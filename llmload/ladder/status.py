@@ -88,7 +88,7 @@ def ladder_status(
 ) -> dict[str, Json] | None:
     """The status (module docstring); None without a ladder. ``current`` is the tracker's ``(index, users, steady)``,
     ``step_ends_at`` the driver's (wall clock, as ``now``), ``judged`` the closed windows the judge has seen;
-    ``sessions``: the ladder is over sessions (the judge's :attr:`~llmload.ladder.judge.LiveJudge.sessions`), its
+    ``sessions``: the ladder is over sessions (the :class:`~llmload.ladder.judge.LiveJudge`'s ``sessions``), its
     steps named ``4 sessions``."""
     if plan is None:
         return None
