@@ -7,7 +7,7 @@ returns one :class:`Sent` per request: when it was sent (and intended, open loop
 lengths, its token times, the error that ended it. Closed loop: each step's users each send the
 next request when the last one ended (users above a lower step's count stop after their
 request); a user of a conversation class sends its session's next turn when the last one ended
-plus its think time, its prompt holding the history (:mod:`llmload.capacity.sessions`), and starts
+plus its think time, its prompt holding the history (:mod:`llmload.capacity.session_replay`), and starts
 a new session after the last turn or a failed one. Open loop: each step's rate, ``constant``,
 ``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``); arrivals beyond the
 ``-u`` cap wait in the client, and those still waiting at the end are never sent
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmload.capacity.sessions import ClassSpec, Requests, Session, Turn
+from llmload.capacity.session_replay import ClassSpec, Requests, Session, Turn
 from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine

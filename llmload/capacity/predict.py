@@ -18,7 +18,7 @@ from typing import Any
 
 from llmload.analysis.analyze import analyze
 from llmload.capacity.drive import Drive, Sent, Workload, drive_run, step_bounds
-from llmload.capacity.sessions import longest
+from llmload.capacity.session_replay import longest
 from llmload.ladder.tracker import StepWindow
 from llmload.metrics.arrival_stats import QUEUE_JITTER_S, ArrivalStats
 from llmload.metrics.definitions import slo_missed

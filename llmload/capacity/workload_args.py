@@ -134,7 +134,7 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
 
 
 def class_spec(c: RequestClass, where: str, cap: int | None = None) -> ClassSpec:
-    """A profile class in token counts (:mod:`llmload.capacity.sessions`); its dataset read (a bad one: one error
+    """A profile class in token counts (:mod:`llmload.capacity.session_replay`); its dataset read (a bad one: one error
     line naming it); an agent or image class is refused (predict does not model tool calls or image tokens)."""
     if c.agent is not None or c.images is not None:
         what = "an agent class (tool calls)" if c.agent is not None else "an image class"

@@ -1,7 +1,7 @@
 """predict's conversations and datasets: sessions in token counts, checked against the live code path.
 
 The main check builds the same closed-loop ladder two ways and runs both on the simulator's engine model
-(a preset's parameters) on a virtual clock: predict's drive (:mod:`llmload.capacity.sessions`), and what a
+(a preset's parameters) on a virtual clock: predict's drive (:mod:`llmload.capacity.session_replay`), and what a
 live ``llmload run`` against ``llmload sim`` does, piece by piece: each user's own
 :class:`~llmload.workload.sampler.WorkloadSampler` and :class:`~llmload.workload.conversation.Session`
 (text prompts, the history re-sent as chat messages, the think time slept), each request parsed by the
@@ -20,7 +20,7 @@ import pytest
 from llmload.capacity.capacity_command import predict_main
 from llmload.capacity.drive import StepSpec, Workload, drive, step_bounds
 from llmload.capacity.predict import extrapolation
-from llmload.capacity.sessions import ClassSpec, PromptTokens, Requests, longest
+from llmload.capacity.session_replay import ClassSpec, PromptTokens, Requests, longest
 from llmload.capacity.workload_args import class_spec
 from llmload.sim.api import BaseEncoder, parse_request
 from llmload.sim.batching import BatchingEngine
