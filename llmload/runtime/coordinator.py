@@ -90,6 +90,7 @@ class Coordinator:
         self._summary_pending = False
         self._summary_greenlet: gevent.Greenlet | None = None
         self._stopped: dict[str, int] = {}  # master: perf_counter_ns of each worker's stop report in this test
+        self._stopping_ns = 0  # when this test began stopping (test_stopping; 0: not yet, or Locust skipped it)
         self.last_result: RunResult | None = None
         self.last_summary: dict | None = None
 
@@ -141,9 +142,19 @@ class Coordinator:
         self._stopped[worker_id] = self._clock_ns()
 
     def _workers_stopped_ns(self) -> int | None:
-        """When the last live worker stopped, once every live worker's stop report is in (else None)."""
+        """When the last live worker stopped, once every live worker's stop report is in (else None).
+
+        Only stop reports sent after this test began stopping count: a worker whose own test stopped earlier
+        (a Ctrl-C on that worker, or one Locust restarted) did not end the test, which ran on until its stop.
+        """
         live = [wid for wid, w in self.aggregator.workers.items() if not w.lost]
         if not live or any(wid not in self._stopped for wid in live):
+            return None
+        early = {wid: self._stopped[wid] for wid in live if self._stopped[wid] < self._stopping_ns}
+        if early:
+            log.warning("llmload: %d worker(s) sent their stop report %.2f s before the test stopped (%s): the test's "
+                        "time runs to its stop, not to theirs", len(early), (self._stopping_ns - min(early.values())) / 1e9,
+                        ", ".join(sorted(early)))  # fmt: skip
             return None
         return max(self._stopped[wid] for wid in live)
 
@@ -179,12 +190,15 @@ class Coordinator:
         """A new test. ``schedule_lead_s``: a master's open-loop schedule starts that much later (the
         spawn message that carries it must reach the workers first); the test's time runs from there,
         so rates per second of test time (achieved, tokens/s) do not count the wait."""
+        if self._summary_pending and not self._t1_ns:  # Locust fires test_start only from a stopped runner
+            log.warning("llmload: a new test started while the last one had not stopped (runner state %s): its time "
+                        "and figures restart here", getattr(self._env.runner, "state", None))  # fmt: skip
         self.aggregator.start_run()
         if self.steps.current() is None:  # else the shape's first tick, just before, entered this test's first step
             self.steps.reset()
         self.users_max = 0
         self._started_wall = time.time()
-        self._stopped = {}
+        self._stopped, self._stopping_ns = {}, 0
         if self.collection is not None:
             self.collection.stop(final=False)
         # The engine's baseline is read here, before any user starts (start_collection waits for it);
@@ -200,6 +214,7 @@ class Coordinator:
         """The load stops now: the last step's window ends here (no request starts after it; Locust's ``test_stop``
         comes after the users' graceful stop, and on a master after up to a second of polling its workers)."""
         if self._summary_pending and not self._t1_ns:
+            self._stopping_ns = self._clock_ns()
             self.steps.close()
 
     def on_test_stop(self, merge_final: Callable[[], None]) -> None:

@@ -183,9 +183,11 @@ def test_twenty_per_second_with_two_worker_processes(long_runs):
     folder = long_runs["two"][3]
     assert s["workers"] == 2
     a = s["arrival"]
-    # Once (fc14, a quiet box) this read 933.5 req/s: 600 requests over a 0.64 s duration, the test's start
-    # seemingly taken ~0.6 s before its end on the master; the message says what the next failure saw.
-    assert a["achieved_rate"] == pytest.approx(20, rel=0.05), (a, s["duration_s"], s["started_at"], s["overall"])
+    # Once (fc14, a quiet box) this read 933.5 req/s: ~600 requests over a ~0.64 s duration. The master now
+    # ends the test's time at its stop, not at stop reports sent before it (and says so in a warning); the
+    # message carries what the next failure saw, the run's log included.
+    assert a["achieved_rate"] == pytest.approx(20, rel=0.05), (a, s["duration_s"], s["started_at"], s["overall"],
+                                                              long_runs["two"][1][-4000:])  # fmt: skip
     # Both workers sent their stride: each wrote records, and together about half each.
     counts = [len(p.read_text().splitlines()) for p in sorted(folder.glob("rec.worker*.jsonl"))]
     assert len(counts) == 2 and min(counts) > 0.4 * sum(counts), counts

@@ -258,3 +258,36 @@ def test_the_test_start_keeps_the_step_the_shapes_first_tick_entered_just_before
     c.steps.close()  # the test ends; a test started without a step running forgets it
     c.on_test_start()
     assert c.steps.windows == [] and c.steps.current() is None
+
+
+def test_a_workers_stop_report_before_the_test_stopped_does_not_end_the_tests_time():
+    """A worker whose own test stopped early (Ctrl-C on it, or one Locust restarted) sent its stop report
+    long before the test's stop: the test's time runs to its stop (once: 600 requests over 0.64 s read
+    933 req/s achieved, when the test's end was taken from such reports)."""
+    c, clock_ns, out = make_master(arrival="poisson", rate=20.0)
+    c.on_test_start()
+    clock_ns.ns += int(0.64 * 10**9)
+    c.on_worker_stopped("w1", report(n=6))
+    c.on_worker_stopped("w2", report(n=6))
+    clock_ns.ns += int(29.36 * 10**9)
+    c.merge("w1", report(n=294))
+    c.merge("w2", report(n=294))
+    c.on_test_stopping()
+    c.on_test_stop(lambda: None)
+    assert c.last_summary is None  # the stop reports came before the stop: the test's end is its stop, summary after the wait
+    c.on_quitting()
+    s = c.last_summary
+    assert s["duration_s"] == 30.0 and s["arrival"]["achieved_rate"] == 20.0
+
+
+def test_stop_reports_after_the_stopping_end_the_test_at_the_last():
+    c, clock_ns, _ = make_master()
+    c.on_test_start()
+    clock_ns.ns += 10 * 10**9
+    c.on_test_stopping()
+    clock_ns.ns += 3 * 10**8
+    c.on_worker_stopped("w1", report(n=2))
+    c.on_worker_stopped("w2", report(n=2))
+    clock_ns.ns += 10**9
+    c.on_test_stop(lambda: None)
+    assert c.last_summary is not None and c.last_summary["duration_s"] == 10.3
