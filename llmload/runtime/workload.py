@@ -14,10 +14,14 @@ import os
 from typing import NamedTuple
 
 from llmload.config import RunConfig
+from llmload.errors import ProfileError
 from llmload.workload import Profile, load_profile
 from llmload.workload.traces import Trace, load_trace, trace_profile
 
 __all__ = ["RunWorkload", "run_workload"]
+
+#: The APIs whose requests carry image parts and tool definitions (the others send text only).
+MESSAGE_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
 
 
 class RunWorkload(NamedTuple):
@@ -29,7 +33,9 @@ def run_workload(config: RunConfig) -> RunWorkload:
     """The workload ``config`` names (:class:`~llmload.errors.ProfileError` on a bad profile or trace)."""
     source = config.arrival.trace
     if source is None:
-        return RunWorkload(load_profile(config.profile))
+        profile = load_profile(config.profile)
+        check_api(profile, config.api, config.profile)
+        return RunWorkload(profile)
     try:
         st = os.stat(source.path)
     except OSError:  # load_trace says what is wrong, in one line
@@ -42,3 +48,15 @@ def _replay(path: str, limit: int | None, identity: tuple[int, int] | None) -> R
     """``identity`` (size, mtime) keys the cache: a changed file is read again."""
     trace = load_trace(path, limit)
     return RunWorkload(trace_profile(trace), trace)
+
+
+def check_api(profile: Profile, api: str, where: str) -> None:
+    """A class with images or tools on an API that cannot send them is a :class:`ProfileError` (before any load),
+    not a run that silently sends its text only."""
+    if api in MESSAGE_APIS:
+        return
+    for c in profile.classes:
+        what = "images" if c.images is not None else "tools (an agent class)" if c.agent is not None else None
+        if what is not None:
+            raise ProfileError(f"profile {where}: class {c.name!r} sends {what}, which --api {api} cannot carry: "
+                               f"use --api {', '.join(MESSAGE_APIS[:-1])} or {MESSAGE_APIS[-1]}, or drop them from the class")

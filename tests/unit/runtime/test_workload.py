@@ -32,3 +32,20 @@ def test_a_trace_is_read_once_per_version_of_the_file(tmp_path):
 def test_a_missing_trace_is_one_line(tmp_path):
     with pytest.raises(ProfileError, match=r"^trace '.*nope.jsonl': no such file; check the path$"):
         run_workload(RunConfig.from_values({"trace": str(tmp_path / "nope.jsonl")}))
+
+
+@pytest.mark.parametrize(
+    ("extra", "what"),
+    [
+        ('images = {count = 1, width = 28, height = 28}\n', "images"),
+        ('turns = 2\ntools = [{type = "function", function = {name = "f", parameters = {type = "object"}}}]\n'
+         'tool_calls = {per_turn = 1, result_tokens = 5}\n', "tools"),
+    ],
+)
+def test_images_or_tools_on_a_text_only_api_are_refused_before_any_load(tmp_path, extra, what):
+    path = tmp_path / "p.toml"
+    path.write_text('[[classes]]\nname = "v"\nweight = 1\ninput_tokens = 5\noutput_tokens = 4\n' + extra)
+    assert run_workload(RunConfig.from_values({"profile": str(path), "api": "openai-chat"})).profile.classes[0].name == "v"
+    for api in ("openai-completions", "openai-embeddings"):
+        with pytest.raises(ProfileError, match=rf"class 'v' sends {what}.*--api {api} cannot carry"):
+            run_workload(RunConfig.from_values({"profile": str(path), "api": api}))
