@@ -163,9 +163,10 @@ class LoadProcess:
 
     def _session_ended(self) -> None:
         """A replayed session's last turn ended (or the session was cut): its ticket is done."""
-        self._tickets_open -= 1
-        if not self._tickets_open and self._schedule_done():
-            self._schedule_done_hook()
+        if self._tickets_open:  # 0: a session of an earlier test (web UI), cut after the next one started
+            self._tickets_open -= 1
+            if not self._tickets_open and self._schedule_done():
+                self._schedule_done_hook()
 
     def new_sampler(self) -> WorkloadSampler:
         """A sampler for the next user of this process.
