@@ -90,3 +90,12 @@ def test_a_limit_cuts_a_session_after_its_kept_turns(tmp_path):
     path.write_bytes(trace_lines(agent_session()))
     trace = load_trace(path, limit=3)
     assert trace.sessions == {0: (0, 2)} and trace.arrivals == (0, 1)
+
+
+def test_rebase_keeps_the_sessions(tmp_path):
+    from llmload.cli import main as cli_main
+
+    shifted = [e.to_dict() | {"timestamp": e.timestamp_ms + 1.7e12} for e in agent_session()]
+    out = tmp_path / "r.jsonl"
+    assert cli_main(["trace", "rebase", str(write(tmp_path, shifted)), "-o", str(out)]) == 0
+    assert load_trace(out).entries == tuple(agent_session())
