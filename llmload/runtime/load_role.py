@@ -21,7 +21,7 @@ travel in every report under ``"a"``.
 speedup``) instead of a drawn process, and :meth:`ticket_sample` turns ticket ``i`` into
 entry ``i``'s request (:class:`~llmload.workload.traces.TracePrompts`). A trace with sessions schedules
 its single entries and its sessions' first turns; a session's ticket is the whole session
-(:class:`~llmload.workload.session_replay.ReplaySession`, replayed by the user that takes it), and stays
+(:class:`~llmload.workload.replay_session.ReplaySession`, replayed by the user that takes it), and stays
 open until its last turn ends. When this process's share is all released and every request it started
 has finished, its gauges say ``schedule_done``: the coordinator ends the run when every process says so.
 """
@@ -52,8 +52,8 @@ from llmload.results.setup import RunSetup
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler
+from llmload.workload.replay_session import ReplaySession
 from llmload.workload.request_types import RequestSample
-from llmload.workload.session_replay import ReplaySession
 from llmload.workload.traces import TRACE_CLASS, Trace, TracePrompts
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from llmload.config.backoff import BackoffSpec
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
+    from llmload.workload.replay_session import ReplaySession
     from llmload.workload.request_types import RequestSample
     from llmload.workload.sampler import WorkloadSampler
-    from llmload.workload.session_replay import ReplaySession
 
 __all__ = ["LoadContext", "attach", "context_of"]
 

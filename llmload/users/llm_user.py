@@ -74,7 +74,7 @@ from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnec
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
 from llmload.workload.agent import AgentSession, AgentTurn, ToolCall
-from llmload.workload.session_replay import ReplaySession
+from llmload.workload.replay_session import ReplaySession
 
 if TYPE_CHECKING:
     from llmload.workload.conversation import Session
@@ -143,7 +143,7 @@ class LLMUser(FastHttpUser):
         if ctx.open_loop:
             ticket = self._wait_for_ticket(ctx)
             sample = ctx.ticket_sample(ticket, self._sampler)
-            if isinstance(sample, ReplaySession):  # a trace's session: its turns in order (llmload.workload.session_replay)
+            if isinstance(sample, ReplaySession):  # a trace's session: its turns in order (llmload.workload.replay_session)
                 sample.run(self.send, self._think, ticket.intended_ns)
                 return
             self.send(sample, intended_ns=ticket.intended_ns, arrival_index=ticket.index)

@@ -26,7 +26,7 @@ key                         meaning
 ``parallel_tool_calls``     turn 1 only: sent with the tools (default false)
 ==========================  ========================================================================================
 
-A replay (:mod:`llmload.workload.session_replay`) sends turn 1 at its ``timestamp`` and every
+A replay (:mod:`llmload.workload.replay_session`) sends turn 1 at its ``timestamp`` and every
 later turn ``wait_ms`` after the previous turn's answer ended: the later turns' timestamps are
 what the recording saw, not a schedule. Bad input is one :class:`~llmload.errors.ProfileError`
 line naming the file, the line and the key.

@@ -41,7 +41,7 @@ the small example shipped in ``examples/traces/``.
 whose lengths are the trace's means: the requests' own lengths come from their entries),
 and the open-loop dispatcher (:mod:`llmload.arrivals`) sends arrival ``i`` at its
 ``timestamp / speedup``; :meth:`TracePrompts.sample` builds a single entry's request, a
-:class:`~llmload.workload.session_replay.ReplaySession` a session's turns.
+:class:`~llmload.workload.replay_session.ReplaySession` a session's turns.
 """
 
 from __future__ import annotations

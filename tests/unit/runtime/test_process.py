@@ -144,7 +144,7 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
 def test_a_session_trace_schedules_first_turns_and_ends_only_when_every_session_has(tmp_path):
     """A trace of one single entry and one session of two turns: two arrivals; the session's ticket is the whole
     session, replayed by its user, and the replay ends after its last turn, not its first."""
-    from llmload.workload.session_replay import ReplaySession
+    from llmload.workload.replay_session import ReplaySession
     from llmload.workload.trace_sessions import SessionTurn
     from llmload.workload.traces import TraceEntry, trace_lines
     from tests.unit.runtime.test_load_role import finished

@@ -412,7 +412,7 @@ def test_open_loop_a_traces_session_is_replayed_by_the_user_that_took_its_ticket
     import random
 
     from llmload.arrivals.dispatcher import Ticket
-    from llmload.workload.session_replay import ReplaySession
+    from llmload.workload.replay_session import ReplaySession
     from llmload.workload.trace_sessions import SessionTurn
     from llmload.workload.traces import TraceEntry
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from llmload.workload.agent import ToolCall
-from llmload.workload.session_replay import ReplaySession
+from llmload.workload.replay_session import ReplaySession
 from llmload.workload.trace_sessions import SessionTurn
 from llmload.workload.traces import TraceEntry
 
@@ -72,7 +72,7 @@ class Clock:
         self.service_s = service_s
         self.sent: list[tuple[float, dict]] = []
         self.fail_turn = 0
-        monkeypatch.setattr("llmload.workload.session_replay.perf_counter", lambda: self.now)
+        monkeypatch.setattr("llmload.workload.replay_session.perf_counter", lambda: self.now)
 
     def think(self, seconds: float) -> None:
         self.now += seconds
