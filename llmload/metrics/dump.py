@@ -10,7 +10,16 @@ Each line holds the raw facts (stamps relative to the request start, in ns) so t
 metric can be recomputed exactly -- TTFO from ``chunks_ns[first_output_chunk]``, the
 reasoning fields, ``buffered_token_jumps`` and the server's own timing (``server_timing``,
 ``server_queue_ms``, ``server_prefill_ms``, ``server_decode_ms``) as the record has them; :func:`record_from_line` reads one back into a
-:class:`~llmload.metrics.record.RequestRecord`.
+:class:`~llmload.metrics.record.RequestRecord` (not its agent keys: ``record.agent`` stays None).
+
+A conversation's turn adds ``session`` (its id) to ``turn``. An agent class's turn (``record.agent``,
+:mod:`llmload.workload.agent`) adds, set once at the end of the request: ``turn_kind`` (``tool_turn``: the answer
+held tool calls, ``answer_turn``: text; null when the turn failed or was cut), ``tool_wait_ms`` (the tool run the
+user waited before sending it; 0: none), ``tool_calls`` (calls in the answer) and ``tool_names`` (their names, when
+any), ``tool_results`` (the tokens of each tool result it sent, after a tool turn), and on the session's first turn
+``tools`` (the definitions every turn sends) and ``parallel_tool_calls``. Its context is ``input_tokens``
+(``input_tokens_from_usage``: the server's count) and its cached part ``cached_prompt_tokens`` (null: not stated).
+``llmload trace from-records`` (:mod:`llmload.workload.trace_records`) makes a replayable trace of these.
 """
 
 from __future__ import annotations
@@ -77,7 +86,26 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["inputs"] = rec.inputs
     if rec.images:  # an image class's request: its images and body bytes
         doc["images"], doc["request_bytes"] = rec.images, rec.request_bytes
+    if rec.agent is not None:  # an agent class's turn
+        _agent_fields(rec, doc)
     return orjson.dumps(doc) + b"\n"
+
+
+def _agent_fields(rec: RequestRecord, doc: dict[str, Json]) -> None:
+    """An agent turn's keys (module docstring); ``rec.agent`` is an :class:`~llmload.workload.agent.AgentTurn`."""
+    agent = rec.agent
+    calls = agent.calls or ()
+    doc["turn_kind"] = ("tool_turn" if calls else "answer_turn") if rec.outcome == "ok" else None
+    doc["tool_wait_ms"] = round(agent.waited_s * 1000.0, 3)
+    doc["tool_calls"] = len(calls)
+    if calls:
+        doc["tool_names"] = [c.name for c in calls]
+    if agent.results:
+        doc["tool_results"] = list(agent.results)
+    spec = agent.spec
+    if spec is not None:  # the session's first turn: the tools every turn of it sends
+        doc["tools"] = [dict(t) for t in spec.tools]
+        doc["parallel_tool_calls"] = spec.per_turn > 1
 
 
 def record_from_line(line: bytes | str) -> RequestRecord:

@@ -35,7 +35,7 @@ def arrival_result(
 
 def trace_replay(trace: Trace, speedup: float) -> TraceReplay:
     """What the summary says of a replayed trace (``--trace``)."""
-    return TraceReplay(str(trace.path), len(trace), speedup, trace.duration_ms / 1000.0 / speedup, trace.block_reuse())
+    return TraceReplay(str(trace.path), len(trace.arrivals), speedup, trace.duration_ms / 1000.0 / speedup, trace.block_reuse())
 
 
 def held_back(a: ArrivalResult) -> int:

@@ -19,9 +19,11 @@ travel in every report under ``"a"``.
 
 **Trace replay** (``--trace``): the dispatcher releases the trace's times (``timestamp /
 speedup``) instead of a drawn process, and :meth:`ticket_sample` turns ticket ``i`` into
-entry ``i``'s request (:class:`~llmload.workload.traces.TracePrompts`). When this process's
-share is all released and every request it started has finished, its gauges say
-``schedule_done``: the coordinator ends the run when every process says so.
+entry ``i``'s request (:class:`~llmload.workload.traces.TracePrompts`). A trace with sessions schedules
+its single entries and its sessions' first turns; a session's ticket is the whole session
+(:class:`~llmload.workload.replay_session.ReplaySession`, replayed by the user that takes it), and stays
+open until its last turn ends. When this process's share is all released and every request it started
+has finished, its gauges say ``schedule_done``: the coordinator ends the run when every process says so.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ from llmload.results.setup import RunSetup
 from llmload.runtime.workload import run_workload
 from llmload.users.deadlines import Deadlines, Watchdog
 from llmload.workload import Profile, WorkloadSampler
+from llmload.workload.replay_session import ReplaySession
 from llmload.workload.request_types import RequestSample
-from llmload.workload.traces import Trace, TracePrompts
+from llmload.workload.traces import TRACE_CLASS, Trace, TracePrompts
 
 if TYPE_CHECKING:
     from locust.env import Environment
@@ -140,13 +143,30 @@ class LoadProcess:
         assert self.dispatcher is not None, "take_ticket() in a closed loop"
         ticket = self.dispatcher.take()
         self._tickets_open += 1
+        if self._trace is not None:  # a trace's arrival: from here on the ticket names its entry (records' arrival_index)
+            ticket.index = self._trace.arrivals[ticket.index]
         return ticket
 
-    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample:
-        """The request of ``ticket``: a trace entry's, else one of its class from the user's ``sampler``."""
-        if self._trace_prompts is None or self._trace is None:
+    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample | ReplaySession:
+        """The request of ``ticket``: a trace entry's, else one of its class from the user's ``sampler``; a session's
+        first turn: the session, which the user replays (its ticket stays open until the session ends)."""
+        trace = self._trace
+        if self._trace_prompts is None or trace is None:
             return sampler.sample(ticket.class_index)
-        return self._trace_prompts.sample(self._trace.entries[ticket.index], sampler.rng, self.config.max_tokens_cap)
+        turns = trace.sessions.get(ticket.index)
+        if turns is None:
+            return self._trace_prompts.sample(trace.entries[ticket.index], sampler.rng, self.config.max_tokens_cap)
+        self._tickets_open += 1  # the session's own, beside its first turn's: closed by _session_ended
+        source = self.config.arrival.trace
+        return ReplaySession([trace.entries[i] for i in turns], turns, sampler.rng, TRACE_CLASS, on_end=self._session_ended,
+                             speedup=source.speedup if source is not None else 1.0, cap=self.config.max_tokens_cap)  # fmt: skip
+
+    def _session_ended(self) -> None:
+        """A replayed session's last turn ended (or the session was cut): its ticket is done."""
+        if self._tickets_open:  # 0: a session of an earlier test (web UI), cut after the next one started
+            self._tickets_open -= 1
+            if not self._tickets_open and self._schedule_done():
+                self._schedule_done_hook()
 
     def new_sampler(self) -> WorkloadSampler:
         """A sampler for the next user of this process.
@@ -307,7 +327,7 @@ class LoadProcess:
         self._tickets_open = 0
         trace, source, times = self._trace, arrival.trace, None
         if trace is not None and source is not None:  # wall seconds at rate 1; no share: an empty schedule, at its end
-            times = [e.timestamp_ms / 1000.0 / source.speedup for e in trace.entries] if share is not None else []
+            times = [trace.entries[i].timestamp_ms / 1000.0 / source.speedup for i in trace.arrivals] if share is not None else []
             plan = RatePlan(1.0)
         else:
             plan = RatePlan(arrival.first_rate if share is not None else 0.0)  # no share: a dispatcher that never releases

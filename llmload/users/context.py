@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from llmload.config.backoff import BackoffSpec
     from llmload.metrics.record import RequestRecord
     from llmload.users.deadlines import Watchdog
+    from llmload.workload.replay_session import ReplaySession
     from llmload.workload.request_types import RequestSample
     from llmload.workload.sampler import WorkloadSampler
 
@@ -53,8 +54,9 @@ class LoadContext(Protocol):
     def take_ticket(self) -> Ticket:
         """Open loop: the next arrival for a free user (blocks until one is due)."""
 
-    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample:
-        """Open loop: the request a ticket names (a trace entry's, or one of its class drawn from ``sampler``)."""
+    def ticket_sample(self, ticket: Ticket, sampler: WorkloadSampler) -> RequestSample | ReplaySession:
+        """Open loop: the request a ticket names (a trace entry's, or one of its class drawn from ``sampler``), or a
+        trace's session (the user replays its turns)."""
 
     def new_sampler(self) -> WorkloadSampler:
         """The request stream of the next user of this process (unique across workers)."""

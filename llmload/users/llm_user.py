@@ -74,6 +74,7 @@ from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnec
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
 from llmload.workload.agent import AgentSession, AgentTurn, ToolCall
+from llmload.workload.replay_session import ReplaySession
 
 if TYPE_CHECKING:
     from llmload.workload.conversation import Session
@@ -141,7 +142,11 @@ class LLMUser(FastHttpUser):
         ctx = self._context
         if ctx.open_loop:
             ticket = self._wait_for_ticket(ctx)
-            self.send(ctx.ticket_sample(ticket, self._sampler), intended_ns=ticket.intended_ns, arrival_index=ticket.index)
+            sample = ctx.ticket_sample(ticket, self._sampler)
+            if isinstance(sample, ReplaySession):  # a trace's session: its turns in order (llmload.workload.replay_session)
+                sample.run(self.send, self._think, ticket.intended_ns)
+                return
+            self.send(sample, intended_ns=ticket.intended_ns, arrival_index=ticket.index)
             return
         sampler = self._sampler
         rec = self.send(sampler.next()) if not sampler.has_conversations else self._turn()

@@ -28,8 +28,13 @@ or of conversations (``start_session()`` → :class:`Session`, turn by turn).
   per process: :func:`load_dataset`;
 * :mod:`~llmload.workload.traces` — request traces in the Mooncake format (``--trace``): read, validate,
   turn into prompts, generate examples (:func:`load_trace`);
+* :mod:`~llmload.workload.trace_sessions` — sessions in a trace: the keys that make entries the turns of a
+  recorded conversation or agent session (:class:`~llmload.workload.trace_sessions.SessionTurn`);
+* :mod:`~llmload.workload.replay_session` — a trace's session replayed turn by turn, each after the previous
+  answer and its recorded wait (:class:`~llmload.workload.replay_session.ReplaySession`);
 * :mod:`~llmload.workload.trace_formats` — other published LLM traces converted to the Mooncake format;
-* :mod:`~llmload.workload.trace_tool` — ``llmload trace``: look at, generate and convert request traces.
+* :mod:`~llmload.workload.trace_records` — a run's ``--records-jsonl`` as a trace, its sessions kept;
+* :mod:`~llmload.workload.trace_tool` — ``llmload trace``: look at, generate, convert and record request traces.
 """
 
 from __future__ import annotations

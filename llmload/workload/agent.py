@@ -181,23 +181,28 @@ class AgentTurn:
     ``session_start_ns``: the session's first request's start stamp (0: this request starts it);
     ``session_tokens``: input + output tokens of the session's earlier turns; ``last``: the
     session's last turn; ``waited_s``: the tool wait before this request (0: none); ``calls``:
-    the tool calls the answer held (set when the stream ends; None: a text answer).
+    the tool calls the answer held (set when the stream ends; None: a text answer); ``results``: the tokens of each
+    tool result this request sends (after tool calls; () otherwise); ``spec``: the class's :class:`AgentSpec` on a
+    session's first turn (None on the others), for ``--records-jsonl`` (:mod:`llmload.metrics.dump`).
     """
 
-    __slots__ = ("calls", "last", "session_start_ns", "session_tokens", "waited_s")
+    __slots__ = ("calls", "last", "results", "session_start_ns", "session_tokens", "spec", "waited_s")
 
-    def __init__(self, session_start_ns: int = 0, session_tokens: int = 0, last: bool = False, waited_s: float = 0.0) -> None:
+    def __init__(self, session_start_ns: int = 0, session_tokens: int = 0, last: bool = False, waited_s: float = 0.0,
+                 results: tuple[int, ...] = (), spec: AgentSpec | None = None) -> None:  # fmt: skip
         self.session_start_ns = session_start_ns
         self.session_tokens = session_tokens
         self.last = last
         self.waited_s = waited_s
         self.calls: tuple[ToolCall, ...] | None = None
+        self.results = results
+        self.spec = spec
 
 
 class AgentSession(Session):
     """A conversation of an agent class (see the module docstring)."""
 
-    __slots__ = ("_last_out", "_spec", "_tool_rng", "started_ns", "tokens")
+    __slots__ = ("_last_out", "_results", "_spec", "_tool_rng", "started_ns", "tokens")
 
     def __init__(self, plan: ClassPlan, rng: random.Random, spec: AgentSpec) -> None:
         super().__init__(plan, rng)
@@ -206,12 +211,14 @@ class AgentSession(Session):
         self._last_out = 1  # the last turn's max_tokens (a dataset class's length after a tool turn)
         self.started_ns = 0  # the first request's start stamp, once sent
         self.tokens = 0  # input + output tokens of the turns sent so far
+        self._results: tuple[int, ...] = ()  # the last turn's tool results' tokens (() when it sent none)
 
     def next_turn(self, previous_reply: str | None = None, reply_tokens: int | None = None,
                   tool_calls: tuple[ToolCall, ...] | None = None) -> RequestSample:  # fmt: skip
         """The next turn: after ``tool_calls`` (the last answer's), their results; else as any conversation."""
         if not tool_calls or self.turn == 0:
             sample = super().next_turn(previous_reply, reply_tokens)
+            self._results = ()
         else:
             sample = self._after_tools(previous_reply or "", reply_tokens, tool_calls)
         spec = self._spec
@@ -229,11 +236,14 @@ class AgentSession(Session):
             for i, c in enumerate(calls)]}  # fmt: skip
         self._messages.append(message)  # type: ignore[arg-type]
         added = reply_tokens if reply_tokens is not None else 0
+        sizes = []
         for i, c in enumerate(calls):
             n = self._spec.result_tokens.sample(rng)
             text = synthetic_prompt(rng, n)
             self._messages.append({"role": "tool", "tool_call_id": c.id or f"call_{k}_{i}", "content": text})
             added += n
+            sizes.append(n)
+        self._results = tuple(sizes)
         self._context += added
         self.turn = k
         last = k >= self.turns
@@ -252,7 +262,7 @@ class AgentSession(Session):
 
     def agent_turn(self, waited_s: float) -> AgentTurn:
         """The :class:`AgentTurn` of the turn just produced (after :meth:`next_turn`)."""
-        return AgentTurn(self.started_ns, self.tokens, self.done, waited_s)
+        return AgentTurn(self.started_ns, self.tokens, self.done, waited_s, self._results, self._spec if self.turn == 1 else None)
 
     def took(self, start_ns: int, input_tokens: int, output_tokens: int) -> None:
         """A turn was sent (its start stamp) and answered (its tokens)."""

@@ -5,10 +5,12 @@
     llmload trace convert --from burstgpt BurstGPT_1.csv -o burstgpt.jsonl [--model GPT-4] [--limit N]
     llmload trace convert --from azure AzureLLMInferenceTrace_conv.csv -o azure-conv.jsonl
     llmload trace rebase clock.jsonl -o t.jsonl         # timestamps from the first entry's (a clock's: epoch ms)
+    llmload trace from-records records.jsonl [records.worker1.jsonl ...] -o t.jsonl [--class agent]
 
-Formats: :mod:`llmload.workload.traces` (Mooncake, what ``--trace`` reads) and
-:mod:`llmload.workload.trace_formats` (what ``convert`` reads). Every problem is one line
-on stderr and exit code 2.
+Formats: :mod:`llmload.workload.traces` (Mooncake, what ``--trace`` reads; its sessions:
+:mod:`llmload.workload.trace_sessions`), :mod:`llmload.workload.trace_formats` (what ``convert``
+reads) and :mod:`llmload.workload.trace_records` (``from-records``: a run's ``--records-jsonl``,
+its conversation and agent sessions kept). Every problem is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from llmload.errors import ProfileError
 from llmload.workload.trace_formats import FORMATS, convert_file
+from llmload.workload.trace_records import read_records, records_to_trace
 from llmload.workload.traces import generate_trace, load_trace, trace_lines
 
 __all__ = ["main"]
@@ -47,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     reb = sub.add_parser("rebase", help="make timestamps milliseconds from the first entry (a trace of clock times)")
     reb.add_argument("path", type=Path)
     reb.add_argument("-o", "--output", type=Path, required=True, help="file to write (JSON Lines)")
+    rec = sub.add_parser("from-records", help="a run's --records-jsonl as a trace (its sessions and their turns kept)")
+    rec.add_argument("paths", type=Path, nargs="+", help="the run's records (a worker's too: records.worker<N>.jsonl)")
+    rec.add_argument("-o", "--output", type=Path, required=True, help="file to write (JSON Lines)")
+    rec.add_argument("--class", dest="classes", action="append", default=[], help="keep this class's requests (repeat)")
     return p
 
 
@@ -63,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             except ValueError as e:
                 raise ProfileError(str(e)) from None
             _write(args.output, trace_lines(entries))
+            return _info(args.output)
+        if args.command == "from-records":
+            got = records_to_trace(read_records(args.paths), args.classes)
+            _write(args.output, trace_lines(got.entries))
+            sys.stdout.write(f"{len(got.entries)} requests: {got.sessions} sessions ({len(got.entries) - got.singles} turns), "
+                             f"{got.singles} single requests; {got.skipped} records left out (another class, or "
+                             "a session's turns after a missing one)\n")  # fmt: skip
             return _info(args.output)
         if args.command == "rebase":
             _write(args.output, trace_lines(list(load_trace(args.path, rebase=True).entries)))
@@ -112,4 +126,9 @@ def _info(path: Path) -> int:
         f"  output tokens: mean {statistics.fmean(outs):.0f}, median {statistics.median(outs):.0f}, max {max(outs)}\n"
         f"  hash_ids: on {listed} of {n} entries, {trace.block_reuse():.0%} of listed blocks repeat an earlier one\n"
     )
+    if trace.sessions:
+        tools = sum(1 for e in trace.entries if e.turn is not None and e.turn.tool_results)
+        sys.stdout.write(f"  sessions: {len(trace.sessions)} ({n - len(trace.arrivals) + len(trace.sessions)} turns, "
+                         f"{tools} of them sending tool results); a replay sends each session's turns in order, each "
+                         "after the previous answer and its wait_ms\n")  # fmt: skip
     return 0

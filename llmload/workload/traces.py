@@ -17,6 +17,10 @@
   those blocks' content: that is how a trace records prefix reuse (a shared system prompt,
   the earlier turns of a conversation).
 
+**Sessions** (optional): an entry with ``turn`` and ``session`` keys is one turn of a recorded conversation or
+agent session (its keys, and how a replay sends them: :mod:`llmload.workload.trace_sessions`);
+:attr:`Trace.arrivals` are the single entries and the sessions' first turns.
+
 Other keys are ignored (converters may keep metadata). Bad input is refused before any
 load with one line naming the file, the line and the field (:func:`load_trace`).
 
@@ -35,8 +39,9 @@ the small example shipped in ``examples/traces/``.
 
 **Replay** (``--trace``): :func:`trace_profile` is the run's profile (one class, ``trace``,
 whose lengths are the trace's means: the requests' own lengths come from their entries),
-and the open-loop dispatcher (:mod:`llmload.arrivals`) sends entry ``i`` at its
-``timestamp / speedup``; :meth:`TracePrompts.sample` builds its request.
+and the open-loop dispatcher (:mod:`llmload.arrivals`) sends arrival ``i`` at its
+``timestamp / speedup``; :meth:`TracePrompts.sample` builds a single entry's request, a
+:class:`~llmload.workload.replay_session.ReplaySession` a session's turns.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from __future__ import annotations
 import functools
 import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +61,7 @@ from llmload.workload.distributions import MAX_TOKENS, Fixed
 from llmload.workload.profiles import Profile, RequestClass
 from llmload.workload.prompts import seeded_words, synthetic_prompt
 from llmload.workload.request_types import RequestSample
+from llmload.workload.trace_sessions import SessionTurn, check_turn, parse_turn, session_groups
 
 __all__ = [
     "BLOCK_TOKENS",
@@ -83,12 +89,13 @@ MAX_TIMESTAMP_MS = 366 * 86_400_000.0
 
 @dataclass(frozen=True, slots=True)
 class TraceEntry:
-    """One request of a trace."""
+    """One request of a trace (``turn``: its place in a session, None for a single request)."""
 
     timestamp_ms: float
     input_length: int
     output_length: int
     hash_ids: tuple[int, ...] = ()
+    turn: SessionTurn | None = None
 
     def to_dict(self) -> dict[str, Json]:
         t = self.timestamp_ms
@@ -99,15 +106,26 @@ class TraceEntry:
         }
         if self.hash_ids:
             d["hash_ids"] = list(self.hash_ids)
+        if self.turn is not None:
+            d.update(self.turn.to_dict())
         return d
 
 
 @dataclass(frozen=True, slots=True)
 class Trace:
-    """The entries of one trace file, in time order."""
+    """The entries of one trace file, in time order; ``arrivals``: the indexes of the single entries and of the
+    sessions' first turns (what the dispatcher schedules); ``sessions``: each session's entry indexes in turn order,
+    by the index of its first turn."""
 
     path: Path
     entries: tuple[TraceEntry, ...]
+    arrivals: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    sessions: dict[int, tuple[int, ...]] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        arrivals, sessions = session_groups([e.turn for e in self.entries])
+        object.__setattr__(self, "arrivals", arrivals)
+        object.__setattr__(self, "sessions", sessions)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -148,6 +166,7 @@ def load_trace(path: str | Path, limit: int | None = None, rebase: bool = False)
     entries: list[TraceEntry] = []
     previous = 0.0
     base: float | None = None  # rebase: the first entry's timestamp
+    turns: dict[str, tuple[SessionTurn, SessionTurn]] = {}  # a session's first turn and its last so far
     for n, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
@@ -164,6 +183,10 @@ def load_trace(path: str | Path, limit: int | None = None, rebase: bool = False)
         if base:
             entry = replace(entry, timestamp_ms=entry.timestamp_ms - base)
         _check_time(entry.timestamp_ms, not entries, path, f"{where}: line {n}")
+        if (t := entry.turn) is not None:
+            first, last = turns.get(t.session, (None, None))
+            check_turn(t, last, first, f"{where}: line {n}")
+            turns[t.session] = (first or t, t)
         entries.append(entry)
         if limit is not None and len(entries) == limit:
             break
@@ -199,6 +222,8 @@ def trace_profile(trace: Trace) -> Profile:
     mean_out = sum(e.output_length for e in trace.entries) / n
     about = (f"replay of {trace.path.name}: {n} entries over {trace.duration_ms / 1000:.1f} s, "
              f"{trace.block_reuse():.0%} of hash_ids blocks reused")  # fmt: skip
+    if trace.sessions:
+        about += f", {len(trace.sessions)} sessions"
     cls = RequestClass(TRACE_CLASS, 1.0, Fixed(max(1, round(mean_in))), Fixed(max(1, round(mean_out))), description=about)
     return Profile(f"trace:{trace.path.stem}", about, (cls,), source=str(trace.path))
 
@@ -221,7 +246,7 @@ def _entry(line: bytes, where: str) -> TraceEntry:
     if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
         raise ProfileError(f"{where}: timestamp must be a number of milliseconds ≥ 0, got {t!r}")
     input_length, output_length = _length(obj, "input_length", where), _length(obj, "output_length", where)
-    return TraceEntry(float(t), input_length, output_length, _hash_ids(obj, input_length, where))
+    return TraceEntry(float(t), input_length, output_length, _hash_ids(obj, input_length, where), parse_turn(obj, where))
 
 
 def _length(obj: dict[str, Json], key: str, where: str) -> int:

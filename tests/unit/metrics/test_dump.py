@@ -121,3 +121,30 @@ def test_an_image_requests_images_and_bytes_survive_and_other_lines_do_not_carry
     plain = RequestRecord("chat", input_tokens=30, max_tokens=8)
     plain.request_bytes = 300
     assert "request_bytes" not in orjson.loads(record_to_line(plain))
+
+
+def test_an_agent_turn_adds_its_kind_wait_calls_results_and_on_the_first_turn_the_tools() -> None:
+    from llmload.workload.agent import AgentSpec, AgentTurn, ToolCall
+
+    tools = ({"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}},)
+    rec = reasoning_record()
+    rec.turn, rec.session, rec.cached_prompt_tokens = 1, "7.2", 8
+    rec.agent = AgentTurn(spec=AgentSpec(tools, per_turn=2))
+    rec.agent.calls = (ToolCall("c1", "search", "{}"), ToolCall("c2", "search", '{"q": 1}'))
+    first = orjson.loads(record_to_line(rec))
+    assert (first["turn_kind"], first["tool_calls"], first["tool_names"], first["tool_wait_ms"]) == (
+        "tool_turn", 2, ["search", "search"], 0.0)
+    assert first["tools"] == [dict(tools[0])] and first["parallel_tool_calls"] is True and "tool_results" not in first
+    assert (first["session"], first["turn"], first["input_tokens"], first["cached_prompt_tokens"]) == ("7.2", 1, 12, 8)
+
+    rec.turn, rec.agent = 2, AgentTurn(waited_s=0.3004567, results=(50, 60))  # the results of the two calls
+    second = orjson.loads(record_to_line(rec))
+    assert (second["turn_kind"], second["tool_calls"], second["tool_wait_ms"], second["tool_results"]) == (
+        "answer_turn", 0, 300.457, [50, 60])
+    assert "tools" not in second and "tool_names" not in second
+    rec.outcome = "error"
+    assert orjson.loads(record_to_line(rec))["turn_kind"] is None  # a failed turn has no answer to tell its kind
+    before = set(orjson.loads(record_to_line(reasoning_record())))
+    assert before <= set(second) and set(second) - before == {"session", "turn_kind", "tool_wait_ms", "tool_calls",
+                                                              "tool_results"}  # fmt: skip
+    assert record_from_line(record_to_line(rec)).agent is None  # the agent keys are for readers, not the record

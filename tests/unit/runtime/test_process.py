@@ -141,6 +141,52 @@ def test_a_trace_replay_sends_each_entry_and_ends_the_test_once_all_are_answered
     r.on_quitting()
 
 
+def test_a_session_trace_schedules_first_turns_and_ends_only_when_every_session_has(tmp_path):
+    """A trace of one single entry and one session of two turns: two arrivals; the session's ticket is the whole
+    session, replayed by its user, and the replay ends after its last turn, not its first."""
+    from llmload.workload.replay_session import ReplaySession
+    from llmload.workload.trace_sessions import SessionTurn
+    from llmload.workload.traces import TraceEntry, trace_lines
+    from tests.unit.runtime.test_load_role import finished
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(trace_lines([TraceEntry(0.0, 50, 3), TraceEntry(4.0, 20, 3, (), SessionTurn("s", 1, user_tokens=20)),
+                                  TraceEntry(60_000.0, 40, 3, (), SessionTurn("s", 2, wait_ms=1.0, user_tokens=9))]))  # fmt: skip
+    runner = FakeLocal(users=2)
+    r = Runtime(environment(runner, "--headless", "--runs-dir", "", "--trace", str(path)))
+    r.on_test_start()
+    sampler = r.load.new_sampler()
+    single, first = r.load.take_ticket(), r.load.take_ticket()  # the second turn, a minute later, is no arrival
+    assert (single.index, first.index) == (0, 1)
+    gevent.sleep(0.01)
+    assert r.load.dispatcher.exhausted
+    rec = finished()
+    rec.intended_ns = single.intended_ns
+    r.load.finish(rec)  # the single entry's answer
+    replay = r.load.ticket_sample(first, sampler)
+    assert isinstance(replay, ReplaySession) and replay.id == "s"
+    sent = []
+
+    def send(sample, **fields):
+        rec = finished()
+        rec.intended_ns, rec.arrival_index, rec.turn = fields["intended_ns"], fields["arrival_index"], sample.turn
+        r.load.finish(rec)
+        r.plays.merge_local()
+        r.plays.end_replay()
+        sent.append((sample.turn, fields["arrival_index"], runner.quit_called))
+        return rec
+
+    replay.run(send, lambda s: None, first.intended_ns)
+    assert sent == [(1, 1, 0), (2, 2, 0)]  # neither answer ended the replay: the session had not ended yet
+    r.plays.merge_local()
+    r.plays.end_replay()
+    assert runner.quit_called == 1
+    r.on_test_stop()
+    trace = r.coordinator.last_summary["arrival"]["trace"]
+    assert trace["entries"] == 2 and trace["sent"] == 2 and trace["complete"]  # arrivals: a single entry, a session
+    r.on_quitting()
+
+
 def test_a_trace_replay_cut_short_says_how_much_was_sent(tmp_path):
     path = _trace_file(tmp_path, (0, 60_000))  # the second entry a minute later
     env = environment(FakeLocal(users=1), "--runs-dir", "", "--trace", str(path))

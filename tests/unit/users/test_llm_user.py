@@ -406,3 +406,26 @@ def test_open_loop_sends_the_tickets_class_timed_from_its_intended_send_time(rig
     from llmload.metrics.definitions import ttft_s
 
     assert ttft_s(rec) >= 0.25 and ctx.tickets == []
+
+
+def test_open_loop_a_traces_session_is_replayed_by_the_user_that_took_its_ticket(rig):
+    import random
+
+    from llmload.arrivals.dispatcher import Ticket
+    from llmload.workload.replay_session import ReplaySession
+    from llmload.workload.trace_sessions import SessionTurn
+    from llmload.workload.traces import TraceEntry
+
+    server, ctx, user = rig([HEAD, *THREE, DONE, END])
+    tools = ({"type": "function", "function": {"name": "search", "parameters": {}}},)
+    ended = []
+    entry = TraceEntry(0.0, 9, 3, (), SessionTurn("s-1", 1, user_tokens=9, tools=tools))
+    session = ReplaySession([entry], (5,), random.Random(1), "trace", on_end=lambda: ended.append(1))
+    ctx.ticket_sample = lambda ticket, sampler: session
+    intended = time.perf_counter_ns()
+    ctx.tickets = [Ticket(index=5, class_index=0, intended_ns=intended, lag_ns=0, waited=False)]
+    settle(run(user))
+    rec = only(ctx)
+    assert (rec.outcome, rec.class_name, rec.session, rec.turn, rec.arrival_index) == ("ok", "trace", "s-1", 1, 5)
+    assert rec.intended_ns == intended and rec.agent is not None and rec.agent.last and ended == [1]
+    assert b'"tools":[{"type":"function","function":{"name":"search"' in server.requests[0]

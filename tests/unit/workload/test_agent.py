@@ -115,6 +115,18 @@ def test_the_session_tally_for_the_statistics():
     assert s.agent_turn(1.5).session_start_ns == 1000 and s.tokens == 130
 
 
+def test_a_turns_record_data_the_first_turns_spec_and_each_tool_results_tokens():
+    s = session(tool_calls={"per_turn": 2, "result_tokens": {"dist": "uniform", "min": 5, "max": 9}})
+    s.next_turn()
+    first = s.agent_turn(0.0)
+    assert first.spec is not None and first.spec.tools == tuple(TOOLS) and first.results == ()
+    nxt = s.next_turn("", 4, (ToolCall("a", "search", "{}"), ToolCall("b", "search", "{}")))
+    second = s.agent_turn(0.5)
+    assert second.spec is None and second.results == tuple(len(m["content"].split()) for m in nxt.messages[-2:])
+    s.next_turn("text", 3)
+    assert s.agent_turn(0.0).results == ()  # a text answer's next turn sends a user message, no results
+
+
 def test_a_dataset_agent_keeps_its_last_length_after_a_tool_turn(tmp_path):
     import json
 

@@ -1,4 +1,4 @@
-"""``llmload trace info | generate | convert | rebase``."""
+"""``llmload trace info | generate | convert | rebase | from-records``."""
 
 from __future__ import annotations
 
@@ -61,3 +61,19 @@ def test_rebase_makes_clock_times_relative_to_the_first_entry(tmp_path, capsys):
     assert "2 requests over 1.5 s" in capsys.readouterr().out
     entries = load_trace(out).entries
     assert [e.timestamp_ms for e in entries] == [0.0, 1500.5] and entries[0].hash_ids == (7,)
+
+
+def test_from_records_writes_a_replayable_trace_and_says_what_it_holds(tmp_path, capsys):
+    from tests.unit.workload.test_trace_records import agent_run
+
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(b"".join(agent_run()))
+    out = tmp_path / "t.jsonl"
+    assert cli_main(["trace", "from-records", str(records), "-o", str(out), "--class", "agent"]) == 0
+    said = capsys.readouterr().out
+    assert "3 requests: 1 sessions (3 turns), 0 single requests; 1 records left out" in said
+    assert "sessions: 1 (3 turns, 1 of them sending tool results); a replay sends each session's turns in order" in said
+    assert load_trace(out).sessions == {0: (0, 1, 2)}
+    assert cli_main(["trace", "from-records", str(tmp_path / "none.jsonl"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("llmload trace: error: records '") and "cannot read it" in err[0]
