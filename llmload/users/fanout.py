@@ -10,8 +10,9 @@ What a fan-out is and how the parent's next turn carries the children's answers 
   10 connections, the watchdog's deadlines, Locust's statistics and llmload's records), each
   record marked as a child turn (``AgentTurn.child``) with the child's session id
   ``<parent session>.f<n>.<i>`` (the parent's n-th fan-out, its i-th child);
-* a child runs its tool calls (waiting their latency, as the parent does) and has no think time;
-  its final answer is the text of its last reply. A failed turn ends the child (its record is the
+* a child is an agent loop: it runs its tool calls (waiting their latency, as the parent does; no
+  think time) until the model answers in text, its final answer, or its ``turns`` requests are
+  sent (then its answer is its last reply's text, often empty after tool calls). A failed turn ends the child (its record is the
   class's error, as any), and the parent gets an error result for it; a bug raised in a child is
   logged and treated the same: neither ends the parent;
 * the parent, meanwhile, runs its own tool calls of the same turn (if any), then waits for every
@@ -106,6 +107,8 @@ def run_child(user: Parent, child: AgentSession, session_id: str) -> ChildAnswer
             if rec.outcome != "ok":
                 return ChildAnswer.failed(rec.error_kind or rec.outcome)
             reply = (rec.reply_text or "", rec.output_tokens, agent.calls)
+            if not agent.calls:  # answered in text: the sub-agent's final answer
+                break
     except Exception:  # a bug in an adapter or in llmload: send counted it; the parent goes on without this child
         log.exception("sub-agent session %s failed", session_id)
         return ChildAnswer.failed("client_error")

@@ -123,7 +123,8 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
     fanout = None
     if "fanout" in c:
         synthetic = not isinstance(c.get("prompt"), dict)  # a table: a dataset (checked by the profile)
-        fanout = parse_fanout(c["fanout"], f"{where}.fanout", synthetic=synthetic, turns=c["turns"])
+        at = f"{where} (class {c.get('name')!r}).fanout"  # a sub-agent setting names its class outright
+        fanout = parse_fanout(c["fanout"], at, synthetic=synthetic, turns=c["turns"])
         if all(t["function"]["name"] != DELEGATE for t in tools):  # type: ignore[index]
             tools += (DELEGATE_TOOL,)
     per_turn, result, latency = _parse_tool_calls(c.get("tool_calls", {}), f"{where}.tool_calls")

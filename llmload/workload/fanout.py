@@ -8,13 +8,15 @@ An agent class (:mod:`llmload.workload.agent`) may add::
 ``every`` and ``agents`` are required positive integers (``agents`` at most
 :data:`MAX_AGENTS`: the requests of one Locust user share its connection pool of that many
 connections, so more would queue in the client). The optional keys shape each child session:
-``turns`` (requests per child session, an int or a distribution; default the class's),
+``turns`` (the most requests of a child session, an int or a distribution; default the class's),
 ``input_tokens`` (the child's opening message: the task it is given; default the class's;
 synthetic classes only) and ``output_tokens`` (an int, a distribution or a per-turn list;
 default the class's). A child is an agent session of the same class otherwise: the class's
 tools (less the ``delegate`` tool), ``tool_calls`` (tool turns, result sizes and latencies),
-prefix and prompt source, with no think time (no person reads a sub-agent's answers) and no
-fan-out of its own (sub-agents do not spawn sub-agents, as in Claude Code's Task tool).
+prefix and prompt source, with no think time and no fan-out of its own (sub-agents do not spawn
+sub-agents, as in Claude Code's Task tool). It runs as an agent loop does: tool turn after tool
+turn until the model answers in text (the final answer; no person sends it a next message), or
+until its ``turns`` requests are sent (then its answer is the last reply's text, often empty).
 
 **When.** After the parent's turn k, for k a multiple of ``every`` and k < the session's turns
 (a next turn must take the answers), and only when turn k succeeded: the user starts

@@ -19,8 +19,8 @@ Sub-agent fan-out (:mod:`llmload.workload.fanout`): the turns of child sessions
 (``AgentTurn.child``) are their own kind, ``child_turn`` (so the parent's ``tool_turn`` and
 ``answer_turn`` keep the parent's context sizes and TTFTs), their tool waits join the tool
 waits, and their sessions are counted apart (:class:`Fanouts`): ``children_started`` (child
-turn 1 sent, whatever its outcome), ``children_finished`` / ``children_failed`` (as
-``sessions`` / ``failed_sessions`` above), ``child_requests`` (every child request sent, any
+turn 1 sent, whatever its outcome), ``children_finished`` (a child ends ``ok`` at its first
+text answer or its last allowed turn) / ``children_failed`` (as ``failed_sessions`` above), ``child_requests`` (every child request sent, any
 outcome), ``fanouts`` (parent turns that carried children's answers) and ``wait_ms``: per
 fan-out, the time the parent waited = the last child's end − the children's start (counted on
 the parent's next turn, as a tool wait is). Summary key ``agent.fanout``, absent without fan-out.
@@ -315,7 +315,7 @@ class Agents:
         if t is None:
             t = self.kinds[kind] = TurnStats()
         t.add(True, seen.ttft, seen.tpot, seen.e2e, rec.input_tokens, rec.cached_prompt_tokens)
-        if agent.last:
+        if agent.last or agent.child and not agent.calls:  # a child ends at its first text answer
             start = agent.session_start_ns or rec.start_ns
             sessions.add((rec.end_ns - start) / 1e9, rec.turn, agent.session_tokens + rec.input_tokens + rec.output_tokens)
 
