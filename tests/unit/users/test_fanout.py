@@ -124,7 +124,10 @@ def test_a_failed_child_and_a_child_that_hits_a_bug_give_error_results_and_the_p
     with caplog.at_level(logging.ERROR, logger="llmload.users.fanout"):
         sample, _ = fan_out(user, parent(), ("", 3, None))
     assert [m["content"] for m in sample.messages[-3:]] == [
-        "error: sub-agent failed (http_5xx)", "error: sub-agent failed (client_error)", "answer of 4.1.f1.3"]
+        "error: sub-agent failed (http_5xx)",
+        "error: sub-agent failed (client_error)",
+        "answer of 4.1.f1.3",
+    ]
     assert "sub-agent session 4.1.f1.2 failed" in caplog.text and "KeyError" in caplog.text
 
 
@@ -138,7 +141,9 @@ def test_the_parents_own_tool_calls_run_beside_its_children(clock, monkeypatch):
 
     monkeypatch.setattr(fanout.gevent, "sleep", sleep)
     session = parent(agents=1)
-    sample, tool_s = fan_out(FakeUser(lambda sid, turn: "text", clock), session, ("", 3, (ToolCall("p1", "search", "{}"),)))
+    sample, tool_s = fan_out(
+        FakeUser(lambda sid, turn: "text", clock), session, ("", 3, (ToolCall("p1", "search", "{}"),))
+    )
     assert naps[0] == 0.0  # the tool latency (0 in this class), slept while the child had started
     assert [m["tool_call_id"] for m in sample.messages[-2:]] == ["p1", "call_2_d1"]
 
@@ -170,6 +175,7 @@ def test_killing_the_parent_kills_its_children_at_once(clock):
             except gevent.GreenletExit:
                 killed.append(sid)
                 raise
+
         return hang
 
     user.answer = answer

@@ -63,7 +63,10 @@ def test_it_reads_back_from_the_profiles_own_dict():
         ({"fanout": {"every": 6, "agents": 2}}, "fanout.every: 6 leaves no turn after a fan-out"),
         ({"fanout": {"every": 2, "agents": 2, "depth": 2}}, "fanout.depth: unknown key"),
         ({"fanout": {"every": 2, "agents": 2, "turns": 0}}, "fanout.turns"),
-        ({"fanout": {"every": 2, "agents": 2, "output_tokens": []}}, "fanout.output_tokens: the per-turn list is empty"),
+        (
+            {"fanout": {"every": 2, "agents": 2, "output_tokens": []}},
+            "fanout.output_tokens: the per-turn list is empty",
+        ),
         ({"fanout": {"every": 2, "agents": 2, "output_tokens": [5, 0]}}, "fanout.output_tokens[1]"),
         ({"fanout": {"every": 2, "agents": 2, "input_tokens": -3}}, "fanout.input_tokens"),
         ({"tools": None}, "fanout: sub-agents need an agent class"),
