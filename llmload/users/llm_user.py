@@ -70,10 +70,10 @@ from llmload.redact import mask
 from llmload.users.backoff_wait import Backoff
 from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline, Flight, Watchdog
-from llmload.users.fanout import fan_out
 from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
+from llmload.users.sub_agents import fan_out
 from llmload.workload.agent import AgentSession, AgentTurn, ToolCall
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ class LLMUser(FastHttpUser):
                 self._sessions += 1
                 self._session_id = f"{self._sampler.user_index}.{self._sessions}"
             sample = session.next_turn()
-        elif isinstance(session, AgentSession) and session.fanout_due:  # sub-agents run first (llmload.users.fanout)
+        elif isinstance(session, AgentSession) and session.fanout_due:  # sub-agents run first (llmload.users.sub_agents)
             sample, waited = fan_out(self, session, last)
         elif last[2]:  # the answer was tool calls: run them, send the results
             t0 = perf_counter()

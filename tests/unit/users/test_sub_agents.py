@@ -14,10 +14,10 @@ from locust.exception import StopUser
 from locust.user.task import LOCUST_STATE_RUNNING, LOCUST_STATE_STOPPING
 
 from llmload.metrics.record import RequestRecord
-from llmload.users import fanout
+from llmload.users import sub_agents
 from llmload.users.backoff_wait import Backoff, BackoffSpec
-from llmload.users.fanout import fan_out
 from llmload.users.llm_user import LLMUser
+from llmload.users.sub_agents import fan_out
 from llmload.workload import WorkloadSampler, profile_from_dict
 from llmload.workload.agent import AgentSession, ToolCall
 
@@ -86,7 +86,7 @@ class FakeUser:
 @pytest.fixture
 def clock(monkeypatch) -> Clock:
     c = Clock()
-    monkeypatch.setattr(fanout, "perf_counter", c)
+    monkeypatch.setattr(sub_agents, "perf_counter", c)
     return c
 
 
@@ -121,7 +121,7 @@ def test_a_child_ends_at_its_first_text_answer(clock):
 def test_a_failed_child_and_a_child_that_hits_a_bug_give_error_results_and_the_parent_goes_on(clock, caplog):
     script = {"4.1.f1.1": "error", "4.1.f1.2": "boom"}
     user = FakeUser(lambda sid, turn: script.get(sid, "text"), clock)
-    with caplog.at_level(logging.ERROR, logger="llmload.users.fanout"):
+    with caplog.at_level(logging.ERROR, logger="llmload.users.sub_agents"):
         sample, _ = fan_out(user, parent(), ("", 3, None))
     assert [m["content"] for m in sample.messages[-3:]] == [
         "error: sub-agent failed (http_5xx)",
@@ -139,7 +139,7 @@ def test_the_parents_own_tool_calls_run_beside_its_children(clock, monkeypatch):
         naps.append(s)
         real_sleep(0)
 
-    monkeypatch.setattr(fanout.gevent, "sleep", sleep)
+    monkeypatch.setattr(sub_agents.gevent, "sleep", sleep)
     session = parent(agents=1)
     sample, tool_s = fan_out(
         FakeUser(lambda sid, turn: "text", clock), session, ("", 3, (ToolCall("p1", "search", "{}"),))
