@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 class Parent(Protocol):
     """What a fan-out needs of its user (:class:`~llmload.users.llm_user.LLMUser`)."""
 
-    _state: str
+    _state: str | None  # Locust's User._state
     _session_id: str
 
     def send(self, sample: RequestSample, *, turn: int = 0, keep_reply: bool = False, session: str = "",

@@ -96,7 +96,7 @@ class AgentSpec:
         """A child session's settings: no ``delegate`` tool, no fan-out, the ``fanout`` table's per-turn lengths."""
         fan = self.fanout
         assert fan is not None
-        tools = tuple(t for t in self.tools if t["function"]["name"] != DELEGATE)  # type: ignore[index]
+        tools = tuple(t for t in self.tools if _name(t) != DELEGATE)
         out = fan.output_tokens if fan.output_tokens is not None else self.output_tokens
         return replace(self, tools=tools, output_tokens=out, fanout=None)
 
@@ -125,7 +125,7 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
         synthetic = not isinstance(c.get("prompt"), dict)  # a table: a dataset (checked by the profile)
         at = f"{where} (class {c.get('name')!r}).fanout"  # a sub-agent setting names its class outright
         fanout = parse_fanout(c["fanout"], at, synthetic=synthetic, turns=c["turns"])
-        if all(t["function"]["name"] != DELEGATE for t in tools):  # type: ignore[index]
+        if all(_name(t) != DELEGATE for t in tools):
             tools += (DELEGATE_TOOL,)
     per_turn, result, latency = _parse_tool_calls(c.get("tool_calls", {}), f"{where}.tool_calls")
     per: tuple[Distribution, ...] | None = None
@@ -135,6 +135,12 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
         per = tuple(parse_distribution(o, f"{where}.output_tokens[{i}]") for i, o in enumerate(out))
         out = out[0]
     return AgentSpec(tools, per_turn, result, latency, per, fanout), out
+
+
+def _name(tool: dict[str, Json]) -> str:
+    """A tool definition's name (OpenAI's long form, as parsed)."""
+    fn = tool["function"]
+    return str(fn["name"]) if isinstance(fn, dict) else ""
 
 
 def _parse_tools(raw: Any, where: str) -> tuple[dict[str, Json], ...]:

@@ -247,10 +247,10 @@ class AgentFigures:
         f = self.fanout
         if f is not None:
             t = self.kinds.get(CHILD_KIND)
-            ttft = f", TTFT p50 {_ms(t.lat('ttft').p50)}" if t is not None and t.ok else ""
+            child_ttft = f", TTFT p50 {_ms(t.lat('ttft').p50)}" if t is not None and t.ok else ""
             lines.append(f"agent fan-out: {f.fanouts} fan-outs, waited p50 {_ms(f.wait.p50)} / p90 {_ms(f.wait.p90)}; "
                          f"{f.started} child sessions started, {f.children.sessions} finished, {f.children.failed} failed; "
-                         f"{f.requests} child requests{ttft}")  # fmt: skip
+                         f"{f.requests} child requests{child_ttft}")  # fmt: skip
         return lines
 
 
