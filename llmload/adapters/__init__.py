@@ -20,6 +20,8 @@
   ``POST /v1/stream``);
 * :mod:`~llmload.adapters.tool_shapes` — an agent class's tools and tool turns in the Responses and
   Messages shapes, and tool calls noted from a stream;
+* :mod:`~llmload.adapters.image_shapes` — a conversation's image parts (kept in chat's shape) in the
+  Responses and Messages shapes;
 * :mod:`~llmload.adapters.typed_events` — one SSE event of an API whose events carry their type
   (:func:`~llmload.adapters.typed_events.decode_typed_event`);
 * :mod:`~llmload.adapters.framing` — the stream framings that cut a body into events (SSE, NDJSON):

@@ -45,6 +45,7 @@ import orjson
 
 from llmload.adapters.base import DONE, AdapterConfig, Framing, RequestSpec, StreamState, body_tail, json_headers
 from llmload.adapters.chunks import malformed
+from llmload.adapters.image_shapes import anthropic_image_turns
 from llmload.adapters.tool_shapes import anthropic_messages, anthropic_tools, note_arguments, note_call
 from llmload.adapters.typed_events import decode_typed_event
 from llmload.jsonvalue import Json
@@ -98,6 +99,8 @@ class AnthropicMessagesAdapter:
             body["messages"] = [m for m in sample.messages if m.get("role") != "system"]
             if sample.tools is not None:  # an agent class: its tool turns as tool_use / tool_result blocks
                 body["messages"] = anthropic_messages(body["messages"])
+            if sample.images:  # a conversation's image parts, as base64 image blocks
+                body["messages"] = anthropic_image_turns(body["messages"])  # type: ignore[arg-type]
             if system:
                 body["system"] = "\n\n".join(system)
         else:

@@ -59,6 +59,7 @@ from llmload.adapters.base import (
     store_usage,
 )
 from llmload.adapters.chunks import malformed, server_error
+from llmload.adapters.image_shapes import responses_image_items
 from llmload.adapters.server_timing import record_server_timing
 from llmload.adapters.tool_shapes import note_arguments, note_call, responses_items, responses_tools
 from llmload.adapters.typed_events import decode_typed_event
@@ -113,6 +114,8 @@ class OpenAIResponsesAdapter:
             body["parallel_tool_calls"] = sample.parallel_tool_calls
             if sample.messages:
                 body["input"] = responses_items(sample.messages)
+        if sample.images and sample.messages:  # a conversation's image parts, as input_text / input_image
+            body["input"] = responses_image_items(body["input"])  # type: ignore[arg-type]
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
 

@@ -22,8 +22,10 @@ or of conversations (``start_session()`` → :class:`Session`, turn by turn).
   results, per-turn output lengths (:class:`AgentSession`, :func:`parse_agent`);
 * :mod:`~llmload.workload.fanout` — an agent class's sub-agent fan-out: ``fanout = {every, agents}``, the
   children's answers as ``delegate`` tool results (:class:`~llmload.workload.fanout.FanoutSpec`);
-* :mod:`~llmload.workload.images` — image classes: ``images``, generated PNGs unique per request
-  (:class:`ImageSource`, :func:`parse_images`);
+* :mod:`~llmload.workload.images` — image classes: ``images``, generated PNGs and JPEGs unique per
+  image, in single requests and conversations (:class:`ImageSource`, :func:`parse_images`);
+* :mod:`~llmload.workload.image_encoding` — generated images' bytes: a cached base, fresh top rows
+  compressed per image (PNG, JPEG);
 * :mod:`~llmload.workload.datasets` — prompt datasets (JSONL or JSON files of real prompts), loaded once
   per process: :func:`load_dataset`;
 * :mod:`~llmload.workload.traces` — request traces in the Mooncake format (``--trace``): read, validate,

@@ -51,7 +51,7 @@ from typing import Any
 
 from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
-from llmload.workload.conversation import ClassPlan, Session, one_text
+from llmload.workload.conversation import ClassPlan, Session, history_images, one_text
 from llmload.workload.datasets import estimate_tokens
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.fanout import DELEGATE, DELEGATE_TOOL, Delegation, FanoutSpec, parse_fanout
@@ -294,7 +294,8 @@ class AgentSession(Session):
         self.think_time_s = 0.0 if last or think is None else think.sample(self._rng)
         plan = self._plan
         out = plan.capped(plan.output_tokens.sample(self._rng)) if plan.output_tokens is not None else self._last_out
-        return RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k)
+        return RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k,
+                             images=history_images(self._messages) if plan.images is not None else None)  # fmt: skip
 
     def tool_wait_s(self, calls: tuple[ToolCall, ...]) -> float:
         """How long the tools of ``calls`` run (drawn per call; parallel calls: the slowest)."""

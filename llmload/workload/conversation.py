@@ -36,6 +36,13 @@ then the new user message. ``input_tokens`` is the estimated context: every user
 turn k's input grows by the previous turns' sizes, and the earlier turns are a prefix a
 server's prefix cache can serve.
 
+**Images** (a class with ``images``, :mod:`llmload.workload.images`): the first user message
+(every one with ``every_turn``) holds chat content parts, its text then one ``image_url`` part
+per image (:func:`user_message`); the history keeps them, so every later turn re-sends them.
+``RequestSample.images`` is every image of the request (:func:`history_images`; turn 1: its
+own, beside its ``prompt``); the one-text form keeps the text only; the token estimate counts
+text only (the server's ``usage`` has the image tokens).
+
 **Turn k's user message.** Synthetic classes draw ``input_tokens`` and ``output_tokens``
 afresh for every turn (a new unique message each time; the prefix group is drawn once per
 conversation and opens the first message only). Dataset classes (loaded with their later
@@ -64,8 +71,9 @@ from llmload.workload.request_types import RequestSample
 
 if TYPE_CHECKING:
     from llmload.workload.agent import AgentSpec
+    from llmload.workload.images import ImageSource
 
-__all__ = ["TURN_SEPARATOR", "ClassPlan", "Session"]
+__all__ = ["TURN_SEPARATOR", "ClassPlan", "Session", "history_images", "one_text", "user_message"]
 
 #: Between a reply and the next user message in the one-text (completions) form.
 TURN_SEPARATOR = "\n\n"
@@ -84,6 +92,7 @@ class ClassPlan:
     think_time: Duration | None = None
     cap: int | None = None  # max_tokens cap
     agent: AgentSpec | None = None  # an agent class's tools (llmload.workload.agent)
+    images: ImageSource | None = None  # this user's images of the class (llmload.workload.images)
 
     def capped(self, n: int) -> int:
         return n if self.cap is None or n <= self.cap else self.cap
@@ -166,21 +175,25 @@ class Session:
             raise RuntimeError(f"session of class {self.class_name!r} is over after {self.turns} turns")
         plan, rng = self._plan, self._rng
         k = self.turn + 1
+        images = plan.images
         if k == 1:
             text, tokens, out, _ = self._first
-            self._messages.append({"role": "user", "content": text})
+            urls = images.next() if images is not None else None
+            self._messages.append(user_message(text, urls))
             self._context = tokens
-            sample = RequestSample(plan.name, text, tokens, out, None, 1)
+            sample = RequestSample(plan.name, text, tokens, out, None, 1, images=urls)
         else:
             if previous_reply is None:
                 raise ValueError(f"turn {k} of class {self.class_name!r} needs the reply text of turn {k - 1}")
             if reply_tokens is None:
                 reply_tokens = estimate_tokens(previous_reply) if previous_reply else 0
             user, tokens, out = self._user_turn(k)
+            urls = images.next() if images is not None and images.spec.every_turn else None
             self._messages.append({"role": "assistant", "content": previous_reply})
-            self._messages.append({"role": "user", "content": user})
+            self._messages.append(user_message(user, urls))
             self._context += reply_tokens + tokens
-            sample = RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k)
+            sample = RequestSample(plan.name, one_text(self._messages), self._context, out, tuple(self._messages), k,
+                                   images=history_images(self._messages) if images is not None else None)  # fmt: skip
         self.turn = k
         last = k >= self.turns
         self.think_time_s = 0.0 if last or plan.think_time is None else plan.think_time.sample(rng)
@@ -199,16 +212,43 @@ class Session:
         return text, n, plan.capped(plan.output_tokens.sample(rng))
 
 
+def user_message(text: str, images: Sequence[str] | None) -> dict[str, Any]:
+    """A user message: its text, or with images chat content parts (the text, then one ``image_url`` per image).
+
+    The history keeps this chat shape; the Responses and Messages adapters send it in theirs
+    (:mod:`llmload.adapters.image_shapes`).
+    """
+    if not images:
+        return {"role": "user", "content": text}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    parts += [{"type": "image_url", "image_url": {"url": url}} for url in images]
+    return {"role": "user", "content": parts}
+
+
+def history_images(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...] | None:
+    """Every image a conversation's messages carry (``data:`` URIs, in order); None when none does."""
+    urls = tuple(p["image_url"]["url"] for m in messages if type(m.get("content")) is list
+                 for p in m["content"] if p.get("type") == "image_url")  # fmt: skip
+    return urls or None
+
+
+def _text(content: Any) -> str:
+    """A message's text: its content, or the ``text`` parts of a content list (images have none)."""
+    if type(content) is list:
+        return "".join(p["text"] for p in content if p.get("type") == "text")
+    return content
+
+
 def one_text(messages: Sequence[Mapping[str, Any]]) -> str:
     """The conversation as one text: the first user message, then each reply, and a separator before each
     next user message or tool result (an agent's calls are answered by their results, no user message between).
 
     Built per turn rather than kept: a thinking session holds its history once (its messages), not twice.
     """
-    parts = [messages[0]["content"]]
+    parts = [_text(messages[0]["content"])]
     for m in messages[1:]:
         if m["role"] == "assistant":
             parts.append(m.get("content") or "")
         else:
-            parts += (TURN_SEPARATOR, m["content"])
+            parts += (TURN_SEPARATOR, _text(m["content"]))
     return "".join(parts)

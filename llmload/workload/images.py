@@ -1,43 +1,48 @@
 """Image inputs: a class's ``images`` option and the images its requests carry.
 
-A single-request class sends images with its prompt::
+A class sends images with its prompt::
 
     [[classes]]
     name = "vision"
     weight = 1
     input_tokens = 50
     output_tokens = 100
-    images = {count = 2, width = 512, height = 512, format = "png"}
+    images = {count = 2, width = 512, height = 512, format = "jpeg", quality = 85}
 
 ``count`` images per request (1 to 16), ``width`` x ``height`` pixels (16 to 4096 each),
-``format`` ``"png"`` (the default). Or ``images = {count = N, path = "photos/"}``: real
+``format`` ``"png"`` (the default) or ``"jpeg"`` (``quality`` 1 to 100, default
+:data:`DEFAULT_QUALITY`; only for JPEG). Or ``images = {count = N, path = "photos/"}``: real
 image files (``.png``, ``.jpg``, ``.jpeg`` in a folder, or one file; relative to the profile's
 folder), read once per process and drawn per request from the seed, sent as they are (their
-own size and format; repeated files are the same bytes, so a server cache may match them). A conversation class (``turns``) cannot have images yet;
-in a profile with conversation classes, an image class's request is a one-turn
-:class:`ImageSession`. ``"jpeg"`` needs Pillow, which llmload does not depend
-on, so it is refused with that reason. The chat adapter sends each image as an
-``image_url`` content part holding a ``data:image/png;base64,...`` URI after the prompt's
-text part (Responses: ``input_image`` parts; Anthropic Messages: base64 ``image`` blocks).
+own size and format; repeated files are the same bytes, so a server cache may match them).
+The chat adapter sends each image as an ``image_url`` content part holding a
+``data:image/png;base64,...`` URI after the prompt's text part (Responses: ``input_image``
+parts; Anthropic Messages: base64 ``image`` blocks).
+
+**Conversations and agents** (``turns``): the images go with the *first* user message, as a
+chat app sends a picture with the message it was attached to; ``every_turn = true`` attaches
+``count`` new images to every user message instead (a screenshot per step). Each request
+re-sends the whole history, as chat clients do, so the earlier user messages keep their image
+parts (:mod:`llmload.workload.conversation`) and a request carries every image of its history.
+An agent's tool turns add no user message, so no new images. The images a request *carries*
+("images sent": the history's, what the server receives and decodes) are what is recorded
+(``record.images``) and counted (:mod:`llmload.metrics.parts.image_inputs`); the *new* images,
+first sent by that request, are ``count`` on the first turn (and on every user turn with
+``every_turn``), none otherwise.
 
 The images are generated, never downloaded: a base image per (seed, class, size) - a
-gradient with seeded noise, compressed once per process - and, per request, its top
-:data:`UNIQUE_ROWS` rows replaced by pixels drawn from ``(seed, user, request counter)``,
-so no two requests carry the same image and no server-side image cache flatters them. Only
-those rows are compressed per request: the PNG's zlib stream is the fresh rows' block
-(ended with a full flush) followed by the base's cached block, then the checksums; a
-512x512 PNG costs well under a millisecond (tests/unit/workload/test_images.py).
+gradient with seeded noise, compressed once per process - and, per image, its top rows
+replaced by pixels drawn from ``(seed, user, image counter)``, so no two images carry the same
+pixels and no server-side image cache flatters them. Only those rows are compressed per image
+(:mod:`llmload.workload.image_encoding`): a 512x512 PNG costs well under a millisecond, a
+1024x1024 JPEG ~0.3 ms.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-import hashlib
-import random
-import struct
-import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,33 +50,39 @@ import numpy as np
 
 from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
-from llmload.workload.conversation import ClassPlan, Session
-from llmload.workload.request_types import RequestSample
+from llmload.workload.image_encoding import JPEG_ROWS, PNG_ROWS, jpeg_base, png_base
 
-__all__ = ["UNIQUE_ROWS", "ImageSession", "ImageSource", "ImageSpec", "parse_images"]
+__all__ = ["DEFAULT_QUALITY", "ImageSource", "ImageSpec", "parse_images"]
 
-_KEYS = ("count", "width", "height", "format", "path")
+_KEYS = ("count", "width", "height", "format", "quality", "every_turn", "path")
 _MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 _FORMATS = ("png", "jpeg")
-#: Rows at the top of each image drawn afresh per request (the rest is the cached base image).
-UNIQUE_ROWS = 8
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: A generated JPEG's quality unless ``quality`` says (a photo as phones and chat apps send it: 80-90).
+DEFAULT_QUALITY = 85
 
 
 @dataclass(frozen=True, slots=True)
 class ImageSpec:
-    """A class's images: ``count`` per request, ``width`` x ``height`` pixels, ``format``."""
+    """A class's images: ``count`` per user message, ``width`` x ``height`` pixels, ``format`` (JPEG: ``quality``);
+    ``every_turn``: a conversation attaches them to every user message, not the first only."""
 
     count: int
     width: int
     height: int
     format: str = "png"
     path: Path | None = None  # image files (a folder or one file) instead of generated images; then no size
+    quality: int = DEFAULT_QUALITY
+    every_turn: bool = False
 
     def to_dict(self) -> dict[str, Json]:
+        d: dict[str, Json] = {"count": self.count}
         if self.path is not None:
-            return {"count": self.count, "path": str(self.path)}
-        return {"count": self.count, "width": self.width, "height": self.height, "format": self.format}
+            d["path"] = str(self.path)
+        else:
+            d |= {"width": self.width, "height": self.height, "format": self.format}
+            if self.format == "jpeg":
+                d["quality"] = self.quality
+        return (d | {"every_turn": True}) if self.every_turn else d
 
 
 def parse_images(c: dict[str, Json], at: str, base_dir: Path | None = None) -> ImageSpec | None:
@@ -80,30 +91,33 @@ def parse_images(c: dict[str, Json], at: str, base_dir: Path | None = None) -> I
     if "images" not in c:
         return None
     raw, where = c["images"], f"{at}.images"
-    if "turns" in c:
-        raise ProfileError(f"{where}: images are sent by single requests only, not by a conversation (turns) yet; "
-                           "put them in a class of their own")  # fmt: skip
     if not isinstance(raw, dict):
         raise ProfileError(f"{where}: expected a table {{count, width, height, format}}, got {raw!r}")
     for key in raw:
         if key not in _KEYS:
             raise ProfileError(f"{where}.{key}: unknown key; allowed keys: {', '.join(_KEYS)}")
     count = _int(raw.get("count", 1), f"{where}.count", 1, 16, "images per request")
+    every_turn = raw.get("every_turn", False)
+    if not isinstance(every_turn, bool):
+        raise ProfileError(f"{where}.every_turn: expected true or false, got {every_turn!r}")
+    if every_turn and "turns" not in c:
+        raise ProfileError(f"{where}.every_turn: a single-request class has one turn; remove it or add turns = N")
     if "path" in raw:
-        return ImageSpec(count, 0, 0, "files", _parse_path(raw, where, base_dir))
+        return ImageSpec(count, 0, 0, "files", _parse_path(raw, where, base_dir), every_turn=every_turn)
     width = _int(raw.get("width"), f"{where}.width", 16, 4096, "pixels")
     height = _int(raw.get("height"), f"{where}.height", 16, 4096, "pixels")
     fmt = raw.get("format", "png")
     if fmt not in _FORMATS:
         raise ProfileError(f"{where}.format: expected one of {', '.join(_FORMATS)}, got {fmt!r}")
-    if fmt == "jpeg":
-        raise ProfileError(f'{where}.format: "jpeg" needs Pillow, which llmload does not install; use "png"')
-    return ImageSpec(count, width, height, fmt)
+    if "quality" in raw and fmt != "jpeg":
+        raise ProfileError(f'{where}.quality: only a JPEG has a quality; remove it or set format = "jpeg"')
+    quality = _int(raw.get("quality", DEFAULT_QUALITY), f"{where}.quality", 1, 100, "JPEG quality")
+    return ImageSpec(count, width, height, fmt, None, quality, every_turn)
 
 
 def _parse_path(raw: dict[str, Json], where: str, base_dir: Path | None) -> Path:
     """``path``: a folder of image files (or one file), relative to the profile's folder; checked now."""
-    if given := [k for k in ("width", "height", "format") if k in raw]:
+    if given := [k for k in ("width", "height", "format", "quality") if k in raw]:
         raise ProfileError(f"{where}.{given[0]}: image files have their own size and format; remove it (or path)")
     path = raw["path"]
     if not isinstance(path, str) or not path:
@@ -135,86 +149,42 @@ def _int(value: Any, where: str, low: int, high: int, what: str) -> int:
     return value
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
-
-
-def _rows(pixels: np.ndarray) -> bytes:
-    """Raw PNG scanlines: filter byte 0 then the RGB bytes of each row."""
-    h = pixels.shape[0]
-    return np.concatenate([np.zeros((h, 1), np.uint8), pixels.reshape(h, -1)], axis=1).tobytes()
-
-
-@dataclass(frozen=True, slots=True)
-class _Base:
-    """A base image's parts reused by every request: IHDR chunk, rows below the fresh ones raw and deflated."""
-
-    ihdr: bytes
-    rest_raw: bytes
-    rest_deflated: bytes
-
-
-@functools.lru_cache(maxsize=64)
-def _base(seed: int, class_name: str, width: int, height: int) -> _Base:
-    digest = hashlib.sha256(f"llmload-image:{seed}:{class_name}:{width}x{height}".encode()).digest()
-    rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
-    y, x = np.mgrid[0:height, 0:width]
-    base = np.stack([x * 255 // width, y * 255 // height, (x + y) * 127 // (width + height)], axis=-1)
-    pixels = (base + rng.integers(0, 4, size=base.shape)).astype(np.uint8)
-    rest = _rows(pixels[UNIQUE_ROWS:])
-    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate: appended after the fresh rows' block
-    ihdr = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-    return _Base(ihdr, rest, deflate.compress(rest) + deflate.flush())
-
-
 class ImageSource:
     """One user's images of one class: :meth:`next` gives a request's data URIs, each image unique."""
 
-    __slots__ = ("_base", "_files", "_seed", "_spec", "_user", "sent")
+    __slots__ = ("_base", "_files", "_prefix", "_rows", "_seed", "_user", "sent", "spec")
 
     def __init__(self, spec: ImageSpec, seed: int, class_name: str, user_index: int) -> None:
-        self._spec = spec
+        self.spec = spec
         self._files = None if spec.path is None else _file_uris(spec.path)
-        self._base = _base(seed, class_name, spec.width, spec.height) if self._files is None else None
+        self._base: Any = None
+        if self._files is None and spec.format == "jpeg":
+            self._base = jpeg_base(seed, class_name, spec.width, spec.height, spec.quality)
+            self._prefix, self._rows = "data:image/jpeg;base64,", JPEG_ROWS
+        elif self._files is None:
+            self._base = png_base(seed, class_name, spec.width, spec.height)
+            self._prefix, self._rows = "data:image/png;base64,", PNG_ROWS
         self._seed = seed
         self._user = user_index
-        self.sent = 0  # images made so far (the request counter mixed into each image's pixels)
+        self.sent = 0  # images made so far (the counter mixed into each image's pixels)
 
     def next(self) -> tuple[str, ...]:
-        """``count`` ``data:image/png;base64,...`` URIs, fresh pixels in each (image files: drawn from the seed)."""
+        """``count`` ``data:image/...;base64,...`` URIs, fresh pixels in each (image files: drawn from the seed)."""
         files = self._files
         if files is not None:
             rng = np.random.default_rng((self._seed, self._user, self.sent))
-            self.sent += self._spec.count
-            return tuple(files[int(i)] for i in rng.integers(0, len(files), self._spec.count))
-        return tuple(self._one() for _ in range(self._spec.count))
+            self.sent += self.spec.count
+            return tuple(files[int(i)] for i in rng.integers(0, len(files), self.spec.count))
+        return tuple(self._prefix + base64.b64encode(self.image()).decode("ascii") for _ in range(self.spec.count))
 
-    def png(self) -> bytes:
-        """The next image's PNG bytes."""
-        spec, base = self._spec, self._base
-        assert base is not None, "image files are sent as they are"
+    def image(self) -> bytes:
+        """The next generated image's bytes (PNG or JPEG, as the spec says)."""
+        assert self._base is not None, "image files are sent as they are"
         rng = np.random.default_rng((self._seed, self._user, self.sent))
         self.sent += 1
-        fresh = _rows(rng.integers(0, 256, size=(UNIQUE_ROWS, spec.width, 3), dtype=np.uint8))
-        head = zlib.compressobj(1)
-        stream = head.compress(fresh) + head.flush(zlib.Z_FULL_FLUSH)  # zlib header, byte-aligned, no back-refs
-        check = zlib.adler32(base.rest_raw, zlib.adler32(fresh))
-        idat = stream + base.rest_deflated + struct.pack(">I", check)
-        return _PNG_SIGNATURE + base.ihdr + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
+        return self._base.image(rng.integers(0, 256, size=(self._rows, self.spec.width, 3), dtype=np.uint8))
 
-    def _one(self) -> str:
-        return "data:image/png;base64," + base64.b64encode(self.png()).decode("ascii")
-
-
-class ImageSession(Session):
-    """A single-request image class's one-turn :class:`~llmload.workload.conversation.Session` (a profile with
-    conversation classes draws every class as a session): its turn carries the class's images."""
-
-    __slots__ = ("_source",)
-
-    def __init__(self, plan: ClassPlan, rng: random.Random, source: ImageSource) -> None:
-        super().__init__(plan, rng)
-        self._source = source
-
-    def next_turn(self, previous_reply: str | None = None, reply_tokens: int | None = None) -> RequestSample:
-        return replace(super().next_turn(previous_reply, reply_tokens), images=self._source.next())
+    def png(self) -> bytes:
+        """The next image's PNG bytes (a PNG class)."""
+        assert self.spec.format == "png"
+        return self.image()

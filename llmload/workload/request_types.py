@@ -22,7 +22,8 @@ class RequestSample:
     ``tools``: an agent class's tool definitions (OpenAI's form), sent by the chat adapter,
     with ``parallel_tool_calls`` (:mod:`llmload.workload.agent`); None otherwise.
     ``images``: an image class's ``data:`` URIs, sent after the prompt's text
-    (:mod:`llmload.workload.images`); None otherwise.
+    (:mod:`llmload.workload.images`); in a later turn of a conversation, every image its
+    ``messages`` carry (as chat ``image_url`` parts); None otherwise.
     """
 
     class_name: str

@@ -14,20 +14,19 @@ path); :meth:`WorkloadSampler.start_session` gives the next class's
 :class:`~llmload.workload.conversation.Session`, a conversation turn by turn (one turn for
 a single-request class). :attr:`WorkloadSampler.has_conversations` says which a user must
 use: a profile with a conversation class is driven through sessions. An image class's
-samples carry its images (:mod:`llmload.workload.images`), also drawn as one-turn sessions.
+samples carry its images (:mod:`llmload.workload.images`), in a conversation as in a single request.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import replace
 
 from llmload.errors import ProfileError
 from llmload.workload.agent import AgentSession
 from llmload.workload.conversation import ClassPlan, Session
 from llmload.workload.datasets import DatasetCursor, load_dataset
-from llmload.workload.images import ImageSession, ImageSource
+from llmload.workload.images import ImageSource
 from llmload.workload.mix import Mix
 from llmload.workload.prefixes import PrefixGroups
 from llmload.workload.profiles import Profile, RequestClass
@@ -51,7 +50,7 @@ class WorkloadSampler:
     Raises :class:`~llmload.errors.ProfileError` if a dataset cannot be used.
     """
 
-    __slots__ = ("_cap", "_images", "_mix", "_plans", "_rng", "has_conversations", "profile", "seed", "user_index")
+    __slots__ = ("_cap", "_mix", "_plans", "_rng", "has_conversations", "profile", "seed", "user_index")
 
     def __init__(
         self,
@@ -70,8 +69,6 @@ class WorkloadSampler:
         self._mix = Mix(profile.weights, offset=user_index)
         self._plans = tuple(self._plan(c) for c in profile.classes)
         self.has_conversations = any(c.is_conversation for c in profile.classes)
-        self._images = tuple(None if c.images is None else ImageSource(c.images, seed, c.name, user_index)
-                             for c in profile.classes)  # fmt: skip
         if any(p.cursor is None for p in self._plans):
             warm()  # once per process, at the first user's start rather than inside its first request
 
@@ -87,8 +84,9 @@ class WorkloadSampler:
                     'output_tokens = "dataset"; add "output_tokens" to every record, or set output_tokens in the profile'
                 )
             cursor = DatasetCursor(dataset, self._rng)
+        images = None if c.images is None else ImageSource(c.images, self.seed, c.name, self.user_index)
         return ClassPlan(c.name, c.input_tokens, c.output_tokens, prefixes, cursor, c.turns, c.think_time_s, self._cap,
-                         c.agent)  # fmt: skip
+                         c.agent, images)  # fmt: skip
 
     @property
     def rng(self) -> random.Random:
@@ -109,14 +107,10 @@ class WorkloadSampler:
         if plan.turns is not None:
             raise RuntimeError(f"class {plan.name!r} is a conversation: use start_session()")
         prompt, n, out, _ = plan.opening(self._rng)
-        sample = RequestSample(plan.name, prompt, n, out)
-        images = self._images[class_index]
-        return sample if images is None else replace(sample, images=images.next())
+        return RequestSample(plan.name, prompt, n, out, images=None if plan.images is None else plan.images.next())
 
     def start_session(self) -> Session:
         """The next conversation of this user's stream: the mix's next class, as a :class:`Session`."""
         i = self._mix.next()
-        plan, images = self._plans[i], self._images[i]
-        if images is not None:  # a single-request image class (llmload.workload.images)
-            return ImageSession(plan, self._rng, images)
+        plan = self._plans[i]
         return Session(plan, self._rng) if plan.agent is None else AgentSession(plan, self._rng, plan.agent)

@@ -2,7 +2,11 @@
 
 Over successful requests that carried images (``RequestRecord.images`` > 0: an image class,
 :mod:`llmload.workload.images`): how many, their images and their request bodies' bytes (the images'
-base64 data URIs and the JSON around them). Summary key ``images`` (only in a class that sent images: other
+base64 data URIs and the JSON around them). ``images`` are the images *sent*: every image a request
+carried, a conversation's history included (each turn re-sends the earlier turns' images), which is
+what the server received, decoded and charged and what the bytes weigh; the *new* images (first sent
+by a request: a conversation's first turn, or every user turn with ``every_turn``) follow from the
+profile (docs/workloads.md, "Images sent and new images"). For a single-request class both are the same. Summary key ``images`` (only in a class that sent images: other
 classes' keys do not change)::
 
     "images": {"requests": 20, "images": 40, "images_per_request": 2.0, "images_per_s": 4.0,
@@ -69,7 +73,8 @@ class ImageInputs:
     order: ClassVar[int] = 87
     figures: ClassVar[type[ImageFigures]] = ImageFigures
     exported: ClassVar[tuple[Exported, ...]] = (
-        Exported("image_inputs", "Images carried by successful requests", lambda p: p.images),
+        Exported("image_inputs", "Images carried by successful requests (a conversation's history included)",
+                 lambda p: p.images),
         Exported("image_request_bytes", "Request body bytes of successful requests with images",
                  lambda p: p.request_bytes),
     )  # fmt: skip

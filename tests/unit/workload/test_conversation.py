@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from llmload.workload import WorkloadSampler, profile_from_dict
-from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session, one_text
+from llmload.workload.conversation import TURN_SEPARATOR, ClassPlan, Session, history_images, one_text, user_message
 from llmload.workload.datasets import estimate_tokens
 from llmload.workload.distributions import Duration, Fixed, Uniform
 from llmload.workload.prefixes import PrefixGroups, PrefixSpec
@@ -205,3 +205,15 @@ def test_one_text_puts_a_separator_before_each_user_message_and_tool_result_and_
     agent = [*chat, {"role": "assistant", "content": None, "tool_calls": []},
              {"role": "tool", "tool_call_id": "c0", "content": "r0"}, {"role": "tool", "tool_call_id": "c1", "content": "r1"}]
     assert one_text(agent) == f"u0a1{TURN_SEPARATOR}u2{TURN_SEPARATOR}r0{TURN_SEPARATOR}r1"
+
+
+def test_a_user_message_with_images_is_chat_parts_and_the_one_text_form_keeps_its_text_only():
+    assert user_message("hi", None) == {"role": "user", "content": "hi"}
+    m = user_message("look", ("data:image/png;base64,AA", "data:image/jpeg;base64,BB"))
+    assert m == {"role": "user", "content": [{"type": "text", "text": "look"},
+                                             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+                                             {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BB"}}]}  # fmt: skip
+    history = [m, {"role": "assistant", "content": "a1"}, user_message("more", ("data:image/png;base64,CC",))]
+    assert one_text(history) == f"looka1{TURN_SEPARATOR}more"
+    assert history_images(history) == ("data:image/png;base64,AA", "data:image/jpeg;base64,BB", "data:image/png;base64,CC")
+    assert history_images(history[1:2]) is None

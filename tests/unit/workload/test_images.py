@@ -1,20 +1,23 @@
-"""Image classes: the ``images`` option, the generated PNGs (valid, unique, cheap) and the samples that carry them."""
+"""Image classes: the ``images`` option, the generated PNGs and JPEGs (valid, unique, cheap) and the samples that carry them."""
 
 from __future__ import annotations
 
 import base64
+import io
 import struct
 import time
 import zlib
 
 import orjson
 import pytest
+from PIL import Image
 
 from llmload.adapters.anthropic_messages import AnthropicMessagesAdapter
 from llmload.adapters.base import AdapterConfig
 from llmload.adapters.openai_chat import OpenAIChatAdapter
 from llmload.adapters.openai_responses import OpenAIResponsesAdapter
 from llmload.errors import ProfileError
+from llmload.workload.agent import ToolCall
 from llmload.workload.images import ImageSource, ImageSpec, parse_images
 from llmload.workload.profiles import load_profile, profile_from_dict
 from llmload.workload.sampler import WorkloadSampler
@@ -46,7 +49,11 @@ def _pixels(png: bytes) -> tuple[int, int, bytes]:
         ({"width": 64}, ".height: must be an integer"),
         ({"width": 64, "height": True}, ".height: must be an integer"),
         ({"width": 64, "height": 64, "format": "gif"}, ".format: expected one of png, jpeg"),
-        ({"width": 64, "height": 64, "format": "jpeg"}, "needs Pillow"),
+        ({"width": 64, "height": 64, "quality": 80}, ".quality: only a JPEG has a quality"),
+        ({"width": 64, "height": 64, "format": "jpeg", "quality": 0}, ".quality: must be an integer in 1..100"),
+        ({"width": 64, "height": 64, "format": "jpeg", "quality": 101}, ".quality: must be an integer in 1..100"),
+        ({"width": 64, "height": 64, "every_turn": 1}, ".every_turn: expected true or false"),
+        ({"width": 64, "height": 64, "every_turn": True}, ".every_turn: a single-request class has one turn"),
     ],
 )
 def test_bad_images_give_one_line(raw, fragment):
@@ -114,11 +121,32 @@ def test_an_image_class_beside_a_conversation_class_is_a_one_turn_session_with_i
     assert chat.next_turn().images is None
 
 
-def test_images_on_a_conversation_class_are_refused():
-    data = {"classes": [{"name": "chat", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 2,
-                         "images": {"width": 32, "height": 32}}]}  # fmt: skip
-    with pytest.raises(ProfileError, match=r"classes\[0\]\.images: images are sent by single requests only"):
-        profile_from_dict(data)
+def test_jpeg_images_are_valid_deterministic_and_unique_per_request_and_user():
+    spec = ImageSpec(2, 100, 37, "jpeg", quality=70)
+    src = ImageSource(spec, seed=1, class_name="v", user_index=0)
+    first, second = src.next(), src.next()
+    urls = first + second
+    assert all(u.startswith("data:image/jpeg;base64,") for u in urls) and len(set(urls)) == 4
+    data = [base64.b64decode(u.split(",", 1)[1]) for u in urls]
+    for jpeg in data:
+        assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
+        with Image.open(io.BytesIO(jpeg)) as im:
+            assert (im.format, im.size) == ("JPEG", (100, 37))
+            im.load()  # the whole scan decodes
+    again = ImageSource(spec, seed=1, class_name="v", user_index=0)
+    assert again.next() + again.next() == urls  # from seed, user and image counter
+    assert ImageSource(spec, seed=1, class_name="v", user_index=1).next()[0] not in urls
+    assert ImageSource(spec, seed=2, class_name="v", user_index=0).next()[0] not in urls
+
+
+def test_jpeg_and_every_turn_round_trip_through_the_profile():
+    data = {"classes": [{"name": "chat", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 3,
+                         "images": {"width": 32, "height": 32, "format": "jpeg", "quality": 60, "every_turn": True}}]}  # fmt: skip
+    spec = profile_from_dict(data).classes[0].images
+    assert spec == ImageSpec(1, 32, 32, "jpeg", None, 60, True)
+    assert spec.to_dict() == {"count": 1, "width": 32, "height": 32, "format": "jpeg", "quality": 60, "every_turn": True}
+    assert profile_from_dict(profile_from_dict(data).to_dict()).classes[0].images == spec
+    assert ImageSpec(1, 32, 32).to_dict() == {"count": 1, "width": 32, "height": 32, "format": "png"}  # as before
 
 
 def test_image_files_are_read_once_and_drawn_from_the_seed(tmp_path):
@@ -158,3 +186,46 @@ def test_bad_image_files_give_one_line(tmp_path, raw, fragment):
     with pytest.raises(ProfileError, match=fragment) as e:
         parse_images({"images": raw}, "c", tmp_path)
     assert "\n" not in str(e.value)
+
+
+def _chat_with_images(**images):
+    c = {"name": "chat", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 3,
+         "images": {"count": 2, "width": 32, "height": 32, **images}}  # fmt: skip
+    return WorkloadSampler(profile_from_dict({"classes": [c]}), seed=7, user_index=0).start_session()
+
+
+def test_a_conversation_sends_its_images_with_the_first_message_and_resends_them_with_the_history():
+    session = _chat_with_images()
+    first = session.next_turn()
+    assert first.messages is None and first.images is not None and len(first.images) == 2
+    second = session.next_turn("reply one", 2)
+    third = session.next_turn("reply two", 2)
+    for sample in (second, third):  # every request carries the first message's images, and no new ones
+        assert sample.images == first.images
+        assert sample.messages[0]["content"][0] == {"type": "text", "text": first.prompt}
+        assert [p["image_url"]["url"] for p in sample.messages[0]["content"][1:]] == list(first.images)
+        assert all(type(m["content"]) is str for m in sample.messages[1:])
+    assert first.prompt in third.prompt and "data:" not in third.prompt  # the one-text form: the text alone
+
+
+def test_every_turn_attaches_new_images_to_every_user_message():
+    session = _chat_with_images(every_turn=True, format="jpeg")
+    first = session.next_turn()
+    second = session.next_turn("reply one", 2)
+    third = session.next_turn("reply two", 2)
+    assert [len(s.images or ()) for s in (first, second, third)] == [2, 4, 6]  # images sent: the history's
+    assert third.images[:4] == second.images and second.images[:2] == first.images and len(set(third.images)) == 6
+    assert [p["image_url"]["url"] for p in third.messages[-1]["content"][1:]] == list(third.images[4:])
+    assert third.images[4].startswith("data:image/jpeg;base64,")
+
+
+def test_an_agent_keeps_its_images_through_tool_turns_and_a_tool_turn_adds_none():
+    tools = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
+    c = {"name": "agent", "weight": 1, "input_tokens": 5, "output_tokens": 4, "turns": 3, "tools": tools,
+         "images": {"width": 32, "height": 32, "every_turn": True}}  # fmt: skip
+    session = WorkloadSampler(profile_from_dict({"classes": [c]}), seed=7, user_index=0).start_session()
+    first = session.next_turn()
+    second = session.next_turn("", 3, (ToolCall("call_1", "look", "{}"),))  # a tool turn: its result, no user message
+    third = session.next_turn("done", 2)  # a text answer: a new user message, with a new image
+    assert len(first.images) == 1 and second.images == first.images and second.messages[-1]["role"] == "tool"
+    assert len(third.images) == 2 and third.images[0] == first.images[0] and third.tools == tuple(tools)
