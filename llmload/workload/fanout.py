@@ -13,7 +13,7 @@ connections, so more would queue in the client). The optional keys shape each ch
 synthetic classes only) and ``output_tokens`` (an int, a distribution or a per-turn list;
 default the class's). A child is an agent session of the same class otherwise: the class's
 tools (less the ``delegate`` tool), ``tool_calls`` (tool turns, result sizes and latencies),
-prefix and prompt source, with no think time and no fan-out of its own (sub-agents do not spawn
+prefix, prompt source and images, with no think time and no fan-out of its own (sub-agents do not spawn
 sub-agents, as in Claude Code's Task tool). It runs as an agent loop does: tool turn after tool
 turn until the model answers in text (the final answer; no person sends it a next message), or
 until its ``turns`` requests are sent (then its answer is the last reply's text, often empty).
