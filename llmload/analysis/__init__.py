@@ -7,6 +7,7 @@ concept per module:
 * :mod:`~llmload.analysis.baseline` — which step is the baseline;
 * :mod:`~llmload.analysis.verdict` — safe concurrency, p99 and per-class verdicts, band, recommended limit;
 * :mod:`~llmload.analysis.slo_verdict` — the verdict's ``slo``: the largest step meeting the SLO attainment target;
+* :mod:`~llmload.analysis.sessions` — a ladder over sessions (conversation or agent users): the max-sessions verdict;
 * :mod:`~llmload.analysis.guards` — :func:`~llmload.analysis.guards.guard`: a verdict on too little
   evidence becomes ``inconclusive``;
 * :mod:`~llmload.analysis.grade` — the TTFT grade of each class (excellent ... bad);

@@ -19,6 +19,7 @@ from llmload.analysis.baseline import choose_baseline
 from llmload.analysis.diagnose import diagnose
 from llmload.analysis.findings import build_context
 from llmload.analysis.guards import guard
+from llmload.analysis.sessions import result_over_sessions
 from llmload.analysis.slo_verdict import judge_slo
 from llmload.analysis.steps import step_views
 from llmload.analysis.verdict import judge_steps, no_verdict
@@ -28,7 +29,7 @@ from llmload.results.model import RunResult
 __all__ = ["analyze"]
 
 
-def unsteady_note(verdict: Verdict, result: RunResult) -> Verdict:
+def unsteady_note(verdict: Verdict, result: RunResult, unit: str = "user") -> Verdict:
     """A verdict built on ladder steps that were not steady (``steady.steps``, llmload.metrics.steady) says so in its
     note: the steps up to and including the breach (every step when none breached)."""
     steps = ((result.extra.get("steady") or {}).get("steps")) or []
@@ -36,7 +37,7 @@ def unsteady_note(verdict: Verdict, result: RunResult) -> Verdict:
     moving = [s for s in steps if s.get("steady") is False and (last is None or s.get("index", 0) <= last)]
     if not moving:
         return verdict
-    said = "; ".join(f"{s.get('users')} users: {s.get('reason')}" for s in moving)
+    said = "; ".join(f"{s.get('users')} {unit}s: {s.get('reason')}" for s in moving)
     note = f"built on steps that were not steady ({said}): lengthen --step-time (or --step-warmup) and rerun"
     return replace(verdict, note=f"{verdict.note}; {note}" if verdict.note else note)
 
@@ -52,14 +53,15 @@ def analyze(result: RunResult, degradation: float | None = None) -> Judgement:
         )
     else:
         baseline, problem, note = choose_baseline(views)
+        unit = "session" if result_over_sessions(result) else "user"  # each user one session (analysis.sessions)
         top = max((v.users for v in views if v.index is not None and v.index >= 0), default=None)
         if baseline is None:
             verdict = no_verdict(problem or "no_baseline", note, degradation, top)
         else:
-            verdict = guard(judge_steps(views, baseline, degradation), views, baseline)
+            verdict = guard(judge_steps(views, baseline, degradation, unit), views, baseline, unit)
             if note:
                 verdict = replace(verdict, baseline_note=note)
-            verdict = unsteady_note(verdict, result)
+            verdict = unsteady_note(verdict, result, unit)
     slo = judge_slo(result)
     if slo is not None:
         verdict = replace(verdict, slo=slo)

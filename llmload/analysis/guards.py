@@ -29,15 +29,16 @@ __all__ = ["MIN_CLASS_REQUESTS", "guard"]
 MIN_CLASS_REQUESTS = 5
 
 
-def _label(s: StepView) -> str:
-    """``baseline``, ``4 users``, or a rate step's ``2 req/s`` (every rate step has the same users: the -u cap)."""
+def _label(s: StepView, unit: str = "user") -> str:
+    """``baseline``, ``4 users`` (``4 sessions``: a ladder over sessions), or a rate step's ``2 req/s`` (every rate
+    step has the same users: the -u cap)."""
     if s.index is not None and s.index < 0:
         return "baseline"
-    return s.label if s.rate_offered is not None else f"{s.users} users"
+    return s.label if s.rate_offered is not None else f"{s.users} {unit}s"
 
 
-def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdict:
-    """``verdict``, or the same marked ``inconclusive`` (module docstring)."""
+def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline, unit: str = "user") -> Verdict:
+    """``verdict``, or the same marked ``inconclusive`` (module docstring); ``unit`` names the steps."""
     if verdict.status not in ("ok", "breach"):
         return verdict
     base = baseline.step
@@ -52,8 +53,8 @@ def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdic
             thin.append(f"{name}: {n} successful requests in the baseline")
     for s in judged:
         counts = {n: p.finished for n, p in s.classes.items()}
-        samples[_label(s)] = counts
-        thin += [f"{name}: {n} requests at {_label(s)}" for name, n in counts.items() if n < MIN_CLASS_REQUESTS]
+        samples[_label(s, unit)] = counts
+        thin += [f"{name}: {n} requests at {_label(s, unit)}" for name, n in counts.items() if n < MIN_CLASS_REQUESTS]
     reasons, change = [], []
     if thin:
         shown = "; ".join(thin[:4]) + (f"; and {len(thin) - 4} more" if len(thin) > 4 else "")
@@ -65,7 +66,7 @@ def guard(verdict: Verdict, steps: list[StepView], baseline: Baseline) -> Verdic
     if len(above_base) >= 2 and high is not None and high == ladder[-1].index and (low is None or low == base.index):
         reasons.append(
             f"the confidence band spans the whole ladder (safe for certain only at the baseline, possibly up to "
-            f"{_label(ladder[-1])})"
+            f"{_label(ladder[-1], unit)})"
         )
         change.append("lengthen --step-time (more samples narrow each step's p50 interval)")
     if not reasons:

@@ -13,12 +13,13 @@ than :data:`~llmload.analysis.baseline.MIN_REQUESTS` finished requests ends the 
 (``ttft_ms``, ``tpot_ms`` or ``e2e_ms``), or ``errors`` when failed requests were more
 than the misses of any SLO (a failed request is never good). Without a ladder the whole run
 is judged once: ``met`` or ``missed``. A rate ladder's steps are named by their offered rate
-in notes (the report maps ``safe_step``/``failed_step`` to rates the same way).
+in notes (a ladder over sessions, :mod:`llmload.analysis.sessions`: ``40 sessions``; the report maps ``safe_step``/``failed_step`` to rates the same way).
 """
 
 from __future__ import annotations
 
 from llmload.analysis.baseline import MIN_REQUESTS
+from llmload.analysis.sessions import result_over_sessions
 from llmload.results.judgement import SloPass, SloVerdict
 from llmload.results.model import RunResult, Stats, StepResult
 
@@ -37,17 +38,18 @@ def failed_slo(s: Stats) -> str | None:
     return top[0] if top[1] else None
 
 
-def _where(st: StepResult) -> str:
-    """A step in a note: ``4 users``, or a rate step's ``2 req/s`` (a rate ladder's steps share one -u)."""
-    return st.label if st.rate_offered is not None else f"{st.users} users"
+def _where(st: StepResult, unit: str = "user") -> str:
+    """A step in a note: ``4 users`` (``4 sessions``: a ladder over sessions), or a rate step's ``2 req/s`` (a rate
+    ladder's steps share one -u)."""
+    return st.label if st.rate_offered is not None else f"{st.users} {unit}s"
 
 
-def _judge(steps: list[tuple[StepResult, Stats]], target: float) -> SloPass:
+def _judge(steps: list[tuple[StepResult, Stats]], target: float, unit: str = "user") -> SloPass:
     safe: tuple[int, int, Stats] | None = None
     for st, s in steps:
         g = s.goodput
         if g is None or s.finished < MIN_REQUESTS:
-            note = f"the step of {_where(st)} finished only {s.finished} requests (at least {MIN_REQUESTS} needed)"
+            note = f"the step of {_where(st, unit)} finished only {s.finished} requests (at least {MIN_REQUESTS} needed)"
             return _pass("insufficient_data", safe, note=note)
         if g.attainment is None or g.attainment < target:
             return _pass("breach", safe, failed=(st.index, st.users, s))
@@ -91,8 +93,9 @@ def judge_slo(result: RunResult, target: float | None = None) -> SloVerdict | No
         overall = _whole_run(result.overall, target)
         per_class = {n: _whole_run(s, target) for n, s in result.classes.items() if s.requests}
     else:
-        overall = _judge([(st, st.overall) for st in ladder], target)
+        unit = "session" if result_over_sessions(result) else "user"
+        overall = _judge([(st, st.overall) for st in ladder], target, unit)
         per_class = {
-            n: _judge([(st, st.classes[n]) for st in ladder if n in st.classes], target) for n in result.classes
+            n: _judge([(st, st.classes[n]) for st in ladder if n in st.classes], target, unit) for n in result.classes
         }
     return SloVerdict(target, {n: s.to_dict() for n, s in slos.items()}, overall, per_class)

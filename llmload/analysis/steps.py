@@ -21,7 +21,7 @@ from typing import Any
 from llmload.metrics.parts.batch_inputs import BatchInputFigures
 from llmload.results.model import BASELINE_STEP, RunResult, SignalStats, Stats, StepResult
 
-__all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "step_views", "views_of_steps"]
+__all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "batched", "step_views", "views_of_steps"]
 
 #: Share of successful requests with server timing above which the rules trust the phases.
 PHASE_COVERAGE_MIN = 0.5
@@ -94,8 +94,13 @@ class Perf:
             errors_by_kind=dict(s.errors_by_kind),
             phase_coverage=s.phases.coverage,
             tail=_tail(s),
-            batched=s.part(BatchInputFigures).requests > 0,
+            batched=batched(s),
         )
+
+
+def batched(s: Stats) -> bool:
+    """Requests of batched inputs (embeddings, rerank): one JSON answer each, whose latency is E2E (no TTFT/TPOT)."""
+    return s.part(BatchInputFigures).requests > 0
 
 
 def _tail(s: Stats) -> dict[str, float] | None:

@@ -10,6 +10,10 @@ request is one JSON answer, with no TTFT or TPOT of its own, so the limits are o
 instead: ``E2E p50 <= (1 + d) · B.E2E p50`` (metric ``e2e_p50``; ``e2e_p99`` on p99), and the
 verdict's ``limits`` are ``e2e_p50_ms`` and ``error_rate`` (docs/embeddings.md).
 
+**A ladder over sessions** (every request a conversation or agent turn, :mod:`.sessions`) is judged
+the same way; its notes name steps in sessions (``40 sessions``), and the writers read its safe
+step as the max sessions (:mod:`.sessions`).
+
 The first step that breaks one of them is the **breach**; the **safe** level is the step
 before it (steps above a breach are not judged: a later recovery is noise, not capacity).
 When a step breaks several limits at once, the breach names the one exceeded by the
@@ -87,15 +91,16 @@ class Pass:
     stopped: str | None = None
 
 
-def _users(n: int) -> str:
-    return "1 user" if n == 1 else f"{n} users"
+def _users(n: int, unit: str = "user") -> str:
+    """``1 user``, ``4 users`` (``unit`` ``session``: ``4 sessions``, a ladder over sessions)."""
+    return f"1 {unit}" if n == 1 else f"{n} {unit}s"
 
 
-def _level(s: StepView, bare: bool = False) -> str:
+def _level(s: StepView, bare: bool = False, unit: str = "user") -> str:
     """A step as the verdict's sentences name it: ``4 users`` (``4`` when ``bare``), or a rate step's ``2 req/s``."""
     if s.rate_offered is not None:
         return s.label
-    return str(s.users) if bare else _users(s.users)
+    return str(s.users) if bare else _users(s.users, unit)
 
 
 def _size(s: StepView) -> float:
@@ -109,8 +114,10 @@ def judge_pass(
     limits: dict[str, float | None],
     value: ValueOf,
     perf_of: PerfOf = lambda s: s.perf,
+    unit: str = "user",
 ) -> Pass:
-    """Judge the ladder steps (index >= 0) in order: ``value(step, metric) > limits[metric]`` or errors >= 1 %."""
+    """Judge the ladder steps (index >= 0) in order: ``value(step, metric) > limits[metric]`` or errors >= 1 %;
+    ``unit`` names the steps in a note (``session``: a ladder over sessions)."""
     safe: StepView | None = None
     base_perf = perf_of(baseline)
     for s in (s for s in steps if s.index is not None and s.index >= 0):
@@ -118,7 +125,7 @@ def judge_pass(
         if p is None or p.finished < MIN_REQUESTS:
             n = p.finished if p is not None else 0
             return Pass(
-                safe, None, f"the step of {s.label} finished only {n} requests (at least {MIN_REQUESTS} needed)"
+                safe, None, f"the step of {_level(s, unit=unit)} finished only {n} requests (at least {MIN_REQUESTS} needed)"
             )
         over: list[tuple[str, float, float]] = []
         if p.error_rate is not None and p.error_rate >= ERROR_RATE_LIMIT:
@@ -174,7 +181,7 @@ def _log_half_width(s: StepView, metric: str) -> float:
     return (math.log(ci[1]) - math.log(ci[0])) / 2.0
 
 
-def _band(steps: list[StepView], base: StepView, limits: dict[str, float | None]) -> tuple[Pass, Pass]:
+def _band(steps: list[StepView], base: StepView, limits: dict[str, float | None], unit: str = "user") -> tuple[Pass, Pass]:
     """(pessimistic, optimistic) passes: each step's p50 moved to the edge of the 95 % interval of its ratio to the baseline.
 
     ``h = sqrt(h_step² + h_base²)`` (log half-widths add in quadrature: independent
@@ -189,7 +196,7 @@ def _band(steps: list[StepView], base: StepView, limits: dict[str, float | None]
             h = math.hypot(_log_half_width(s, name), _log_half_width(base, name))
             return v * math.exp(sign * h) if v is not None else None
 
-        out.append(judge_pass(steps, base, limits, value))
+        out.append(judge_pass(steps, base, limits, value, unit=unit))
     return out[0], out[1]
 
 
@@ -213,7 +220,7 @@ def _class_perf(name: str, s: StepView) -> Perf | None:
     return s.classes.get(name)
 
 
-def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict[str, PassVerdict]:
+def _per_class(steps: list[StepView], baseline: Baseline, factor: float, unit: str = "user") -> dict[str, PassVerdict]:
     out: dict[str, PassVerdict] = {}
     for name in baseline.step.classes:
         base = baseline.class_perf(name)
@@ -223,19 +230,20 @@ def _per_class(steps: list[StepView], baseline: Baseline, factor: float) -> dict
             out[name] = PassVerdict("no_baseline", None, None, None, None, note)
             continue
         limits = _limits(base, _metrics(base)[0], factor)
-        p = judge_pass(steps, baseline.step, limits, partial(_class_value, name), partial(_class_perf, name))
+        p = judge_pass(steps, baseline.step, limits, partial(_class_value, name), partial(_class_perf, name), unit)
         out[name] = _summary_of(p, limits)
     return out
 
 
-def _recommend(safe: StepView | None, low: Pass, baseline: StepView, by_rate: bool) -> tuple[StepView | None, str]:
+def _recommend(safe: StepView | None, low: Pass, baseline: StepView, by_rate: bool,
+               unit: str = "user") -> tuple[StepView | None, str]:  # fmt: skip
     """The step the recommended limit is read from (its concurrency; a rate ladder's: also its offered rate), and why."""
     if safe is None:
         what = "rate" if by_rate else "concurrency"
         return None, f"no step is safe: no {what} limit can be recommended"
     if low.safe is not None and _size(low.safe) < _size(safe):
         return low.safe, (
-            f"the confidence band is wide (safe for certain only up to {_level(low.safe)}): "
+            f"the confidence band is wide (safe for certain only up to {_level(low.safe, unit=unit)}): "
             f"the limit is set at its low end"
         )
     if low.safe is None:
@@ -243,15 +251,16 @@ def _recommend(safe: StepView | None, low: Pass, baseline: StepView, by_rate: bo
     return safe, "the safe step's offered rate" if by_rate else "the safe step's concurrency"
 
 
-def _band_note(low: Pass, high: Pass) -> str:
+def _band_note(low: Pass, high: Pass, unit: str = "user") -> str:
     spread = "given the sampling spread of each step's p50"
     if high.safe is None:
         return f"no step is safe even at the favourable end, {spread}"
     if low.safe is None:
-        return f"no step is safe for certain; possibly up to {_level(high.safe)}, {spread}"
+        return f"no step is safe for certain; possibly up to {_level(high.safe, unit=unit)}, {spread}"
     if low.safe.index == high.safe.index:
-        return f"{_level(low.safe)} either way, {spread}"
-    return f"safe for certain up to {_level(low.safe)}, possibly up to {_level(high.safe, bare=True)}, {spread}"
+        return f"{_level(low.safe, unit=unit)} either way, {spread}"
+    return (f"safe for certain up to {_level(low.safe, unit=unit)}, possibly up to {_level(high.safe, bare=True)}, "
+            f"{spread}")  # fmt: skip
 
 
 def no_verdict(status: str, note: str, degradation: float, top_users: int | None = None) -> Verdict:
@@ -259,19 +268,20 @@ def no_verdict(status: str, note: str, degradation: float, top_users: int | None
     return Verdict(status, note, degradation, top_users=top_users, confidence=Confidence(note=note), recommended_note=note)
 
 
-def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -> Verdict:
-    """The verdict (module docstring; schema in docs/summary-schema.md)."""
+def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float, unit: str = "user") -> Verdict:
+    """The verdict (module docstring; schema in docs/summary-schema.md); ``unit`` what a step's users are in its
+    notes: ``user``, or ``session`` for a ladder over sessions (:mod:`llmload.analysis.sessions`)."""
     factor = 1.0 + degradation
     ladder = [s for s in steps if s.index is not None and s.index >= 0]
     base = baseline.step
     p50, p99_metrics = _metrics(base.perf)
     limits = _limits(base.perf, p50, factor)
-    main = judge_pass(steps, base, limits, lambda s, m: s.perf.value(m))
+    main = judge_pass(steps, base, limits, lambda s, m: s.perf.value(m), unit=unit)
     limits99 = _limits(base.perf, p99_metrics, factor)
-    p99 = judge_pass(steps, base, limits99, lambda s, m: s.perf.value(m))
-    low, high = _band(steps, base, limits)
+    p99 = judge_pass(steps, base, limits99, lambda s, m: s.perf.value(m), unit=unit)
+    low, high = _band(steps, base, limits, unit)
     by_rate = any(s.rate_offered is not None for s in ladder)
-    chosen, why = _recommend(main.safe, low, base, by_rate)
+    chosen, why = _recommend(main.safe, low, base, by_rate, unit)
     top = ladder[-1].users if ladder else base.users
     if main.breach:
         status, note = "breach", ""
@@ -279,7 +289,7 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
         status, note = "insufficient_data", main.stopped + ": lengthen --step-time"
     else:
         status = "ok"
-        note = f"no step broke the limits: the service holds at least {_users(top)}; extend --ladder to find its limit"
+        note = f"no step broke the limits: the service holds at least {_users(top, unit)}; extend --ladder to find its limit"
         if ladder and ladder[-1].rate_offered is not None:
             note = (f"no step broke the limits: the service holds at least {ladder[-1].label} at -u {top}; "
                     "extend --rate-ladder to find its limit")  # fmt: skip
@@ -306,11 +316,11 @@ def judge_steps(steps: list[StepView], baseline: Baseline, degradation: float) -
             band_users=(low.safe.users if low.safe else None, high.safe.users if high.safe else None),
             band_steps=(low.safe.index if low.safe else None, high.safe.index if high.safe else None),
             method=method,
-            note=_band_note(low, high),
+            note=_band_note(low, high, unit),
         ),
         recommended_limit=concurrency_of(chosen) if chosen is not None else None,
         recommended_note=why,
-        per_class=_per_class(steps, baseline, factor),
+        per_class=_per_class(steps, baseline, factor, unit),
         safe_rate=main.safe.rate_offered if main.safe else None,
         rate_ladder=by_rate,
         recommended_rate=chosen.rate_offered if chosen is not None and by_rate else None,

@@ -8,6 +8,7 @@
   closed loop user by user);
 * :mod:`llmload.capacity.engine_file` — ``engine.toml``: write, read, hash;
 * :mod:`llmload.capacity.drive` — closed- and open-loop workloads (or a trace) on the virtual clock, K replicas;
+* :mod:`llmload.capacity.sessions` — what it sends: each class's requests and conversations in token counts;
 * :mod:`llmload.capacity.trace_arrivals` — a trace's entries as arrivals, its repeated blocks as equal tokens;
 * :mod:`llmload.capacity.predict` — a predicted run as a normal summary
   (:mod:`~llmload.capacity.workload_args`, :mod:`~llmload.capacity.overrides`: its flags and what-ifs);

@@ -6,8 +6,12 @@
 returns one :class:`Sent` per request: when it was sent (and intended, open loop), its class and
 lengths, its token times, the error that ended it. Closed loop: each step's users each send the
 next request when the last one ended (users above a lower step's count stop after their
-request). Open loop: each step's rate, ``constant``, ``poisson`` or ``gamma`` gaps, or a trace's
-own times and lengths (``trace``). Deterministic for a seed; no waiting.
+request); a user of a conversation class sends its session's next turn when the last one ended
+plus its think time, its prompt holding the history (:mod:`llmload.capacity.sessions`), and starts
+a new session after the last turn or a failed one. Open loop: each step's rate, ``constant``,
+``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``); arrivals beyond the
+``-u`` cap wait in the client, and those still waiting at the end are never sent
+(:attr:`Drive.unsent`). Deterministic for a seed; no waiting.
 """
 
 from __future__ import annotations
@@ -18,21 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.capacity.sessions import ClassSpec, Requests, Session, Turn
 from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
 from llmload.sim.virtual import VirtualLoop
 
-__all__ = ["Arrival", "ClassSpec", "Sent", "StepSpec", "Workload", "drive"]
-
-
-@dataclass(frozen=True, slots=True)
-class ClassSpec:
-    name: str
-    weight: float
-    input: Any  # a Distribution (sample(rng) -> int)
-    output: Any
+__all__ = ["Arrival", "ClassSpec", "Drive", "Sent", "StepSpec", "Workload", "drive", "drive_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,21 +75,17 @@ class Sent:
     status: int = 200
     done: bool = False
     intended: float | None = None  # open loop: when it was due (it waited in the client for the -u cap)
+    turn: int = 0  # its turn in its conversation (0: a single-request class)
+    session: str = ""  # its conversation: "<user>.<n>", the user's n-th
+    seq: Any = None  # the engine's handle (its prefix-cache hit: seq.cached_tokens)
 
 
-class _Mix:
-    """Smooth weighted round robin: the classes in their exact ratio, interleaved."""
+@dataclass(frozen=True, slots=True)
+class Drive:
+    """What a drive sent, and (open loop) when each arrival still held by the -u cap at the end was due."""
 
-    def __init__(self, classes: Sequence[ClassSpec]) -> None:
-        self.classes, self.current = list(classes), [0.0] * len(classes)
-        self.total = sum(c.weight for c in classes)
-
-    def next(self) -> ClassSpec:
-        for i, c in enumerate(self.classes):
-            self.current[i] += c.weight
-        best = max(range(len(self.classes)), key=self.current.__getitem__)
-        self.current[best] -= self.total
-        return self.classes[best]
+    sent: list[Sent]
+    unsent: list[float]
 
 
 class _Sink:
@@ -132,24 +125,20 @@ class _Driver:
         self.w, self.loop = w, VirtualLoop()
         self.engines = [BatchingEngine(params, self.loop) for _ in range(replicas)]  # type: ignore[arg-type]
         self.route = _Router(self.engines, router)
-        self.rng, self.mix = random.Random(w.seed), _Mix(w.classes)
+        self.rng = random.Random(w.seed)
+        self.requests = Requests(w.classes, self.rng, w.seed)
         self.out: list[Sent] = []
+        self.held: deque[tuple[float, int, Arrival | None]] = deque()  # open loop: arrivals the -u cap holds
         self.bounds, t = [], 0.0
         for s in w.steps:
             self.bounds.append((t, t + s.duration_s))
             t += s.duration_s
         self.end = t
 
-    def send(self, step: int, on_done: Any, intended: float | None = None, entry: Arrival | None = None) -> None:
+    def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "") -> None:
         loop, route = self.loop, self.route
-        if entry is None:
-            c = self.mix.next()
-            sent = Sent(loop.time(), c.name, max(1, c.input.sample(self.rng)), max(1, c.output.sample(self.rng)), step)
-            tokens: Sequence[Any] = ()
-        else:
-            sent = Sent(loop.time(), self.w.classes[0].name, max(1, entry.prompt), max(1, entry.max_tokens), step)
-            tokens = entry.tokens
-        sent.intended = intended
+        sent = Sent(loop.time(), turn.cls, max(1, turn.prompt), max(1, turn.max_tokens), step, intended=intended,
+                    turn=turn.turn, session=session)  # fmt: skip
         self.out.append(sent)
         k = route.pick()
         route.load[k] += 1
@@ -159,19 +148,35 @@ class _Driver:
             on_done(s)
 
         try:
-            self.engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt, tokens)
+            sent.seq = self.engines[k].submit(_Sink(loop, sent, finished), sent.max_tokens, sent.prompt, turn.tokens)
         except ApiError as e:
             sent.error, sent.status, sent.done = e.message, e.status, True
             loop.call_soon(finished, sent)
 
     def closed(self) -> None:
-        """Each step's users send their next request when the last one ended (users above it stop)."""
+        """Each step's users send their next request (or turn, after its think time) when the last one ended
+        (users above it stop)."""
         loop, w, state = self.loop, self.w, {"step": 0, "users": 0}
+        sessions: dict[int, Session] = {}
+        started = [0] * max(s.users for s in w.steps)  # sessions each user started (their ids)
 
         def user(uid: int) -> None:
             if loop.time() >= self.end or uid >= state["users"]:
                 return
-            self.send(state["step"], lambda s: loop.call_soon(user, uid))
+            session = sessions.get(uid)
+            if session is None:
+                session = sessions[uid] = self.requests.session()
+                started[uid] += 1
+            sid = f"{uid}.{started[uid]}" if session.spec.conversation else ""
+            self.send(state["step"], lambda s: ended(uid, session, s), session.next_turn(), session=sid)
+
+        def ended(uid: int, session: Session, s: Sent) -> None:
+            if s.error or not s.done or session.done:  # no reply to continue from, or the last turn
+                sessions.pop(uid, None)
+                loop.call_soon(user, uid)
+                return
+            session.reply = len(s.times)
+            loop.call_later(session.think_s, user, uid)
 
         def begin(i: int) -> None:
             before = state["users"]
@@ -195,7 +200,7 @@ class _Driver:
         """Arrivals at each step's rate (or a trace's times); beyond -u in flight they wait in the client, sent
         as slots free."""
         loop, w = self.loop, self.w
-        waiting: deque[tuple[float, int, Arrival | None]] = deque()  # arrivals held in the client by the -u cap
+        waiting = self.held  # arrivals held in the client by the -u cap (at the end: never sent)
         flight = [0]
 
         def done(_: Sent) -> None:
@@ -206,7 +211,11 @@ class _Driver:
 
         def go(due: float, i: int, entry: Arrival | None = None) -> None:
             flight[0] += 1
-            self.send(i, done, due, entry)
+            if entry is None:
+                turn = self.requests.session().next_turn()
+            else:
+                turn = Turn(w.classes[0].name, entry.prompt, entry.max_tokens, entry.tokens)
+            self.send(i, done, turn, due)
 
         def admit(i: int, entry: Arrival | None = None) -> None:
             if w.max_in_flight and flight[0] >= w.max_in_flight:
@@ -215,7 +224,7 @@ class _Driver:
                 go(loop.time(), i, entry)
 
         def arrive(i: int) -> None:
-            if loop.time() >= self.bounds[i][1]:
+            if loop.time() >= self.bounds[i][1] - 1e-9:  # (a sum of constant gaps lands a hair early)
                 return
             admit(i)
             loop.call_later(self.gap(w.steps[i].rate or 1.0), arrive, i)
@@ -228,10 +237,11 @@ class _Driver:
             loop.call_at(t0, arrive, i)
 
 
-def drive(
+def drive_run(
     params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin", drain_s: float = 0.0
-) -> list[Sent]:
-    """Every request the workload sends, with what the engines answered (see the module docstring).
+) -> Drive:
+    """Every request the workload sends, with what the engines answered (see the module docstring), and the
+    arrivals the -u cap still held at the end (never sent).
 
     ``drain_s``: how long after the last step the requests in flight may still finish (a ladder
     waits for them, up to the request timeout); nothing new is sent then."""
@@ -241,7 +251,14 @@ def drive(
     else:
         d.open()
     d.loop.run(d.end + drain_s)
-    return d.out
+    return Drive(d.out, [due for due, _, _ in d.held])
+
+
+def drive(
+    params: EngineParams, w: Workload, replicas: int = 1, router: str = "round-robin", drain_s: float = 0.0
+) -> list[Sent]:
+    """Every request the workload sends (:func:`drive_run`'s ``sent``)."""
+    return drive_run(params, w, replicas, router, drain_s).sent
 
 
 def step_bounds(w: Workload) -> list[tuple[float, float, float]]:

@@ -4,8 +4,8 @@ Every option is checked (engine file, overrides, profile, SLOs, durations) befor
 prediction; a bad one is one error line and exit 2. Each replica count tried is a predicted
 run (:func:`~llmload.capacity.predict.predicted_result`) of one step: ``-u`` users (closed
 loop) or ``--rate`` requests/s (open loop), ``--warmup`` unmeasured then ``-t`` measured, as
-``llmload run --ladder N --step-time W+T --step-warmup W`` would run it. The search and the
-answer: :mod:`llmload.capacity.replicas`. Exit 0 with an answer, 1 when no count up to
+``llmload run --ladder N --step-time W+T --step-warmup W`` would run it. The search (every count up to
+the first that meets, and one more) and the answer: :mod:`llmload.capacity.replicas`. Exit 0 with an answer, 1 when no count up to
 ``--max-replicas`` meets the goal.
 """
 
@@ -115,7 +115,7 @@ def _plan(ns: argparse.Namespace) -> int:
     from llmload.capacity.engine_file import read_engine, table
     from llmload.capacity.overrides import apply_overrides
     from llmload.capacity.predict import extrapolation, predicted_result
-    from llmload.capacity.replicas import Goal, answer_line, describe, search, trial_of
+    from llmload.capacity.replicas import Goal, answer_line, describe, search, trial_of, worse_above
     from llmload.capacity.workload_args import workload_from_args
     from llmload.results.setup import RunSetup
 
@@ -154,14 +154,19 @@ def _plan(ns: argparse.Namespace) -> int:
     extra = extrapolation(w, best.replicas, table(doc, "provenance", "fitted_range")) if best else []
     if extra:
         out(f"  warning: prediction extrapolates: {'; '.join(extra)}\n")
+    notes = worse_above(best, trials, goal) if best else []
+    for note in notes:
+        out(f"  note: {note}\n")
     line = answer_line(best, trials, goal, ns.max_replicas)
     out(f"answer: {line}\n")
     if ns.json:
-        _write_json(ns.json, best, trials, goal, line, extra)
+        _write_json(ns.json, best, trials, goal, line, extra, notes)
     return 0 if best is not None else 1
 
 
-def _write_json(path: str, best: Any, trials: list[Any], goal: Any, line: str, extra: list[str]) -> None:
+def _write_json(
+    path: str, best: Any, trials: list[Any], goal: Any, line: str, extra: list[str], notes: list[str]
+) -> None:
     import orjson
 
     doc = {
@@ -169,6 +174,7 @@ def _write_json(path: str, best: Any, trials: list[Any], goal: Any, line: str, e
         "line": line,
         "goal": dataclasses.asdict(goal),
         "extrapolates": extra,
+        "notes": notes,
         "trials": [dataclasses.asdict(t) for t in trials],
     }
     try:

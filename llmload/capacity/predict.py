@@ -17,8 +17,10 @@ from dataclasses import replace
 from typing import Any
 
 from llmload.analysis.analyze import analyze
-from llmload.capacity.drive import Sent, Workload, drive, step_bounds
+from llmload.capacity.drive import Drive, Sent, Workload, drive_run, step_bounds
+from llmload.capacity.sessions import longest
 from llmload.ladder.tracker import StepWindow
+from llmload.metrics.arrival_stats import QUEUE_JITTER_S, ArrivalStats
 from llmload.metrics.definitions import slo_missed
 from llmload.metrics.record import RequestRecord
 from llmload.metrics.recorder import MetricSet
@@ -45,6 +47,8 @@ def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
     rec.headers_ns = rec.chunk_ns[0] if rec.chunk_ns else 0
     rec.output_tokens = len(times)
     rec.first_output_chunk = 0 if times else -1
+    rec.turn, rec.session = s.turn, s.session
+    rec.cached_prompt_tokens = getattr(s.seq, "cached_tokens", None)  # the engine's usage says it, as the simulator's
     rec.end_ns = rec.chunk_ns[-1] if rec.chunk_ns else _BASE_NS + int(min(cut_at, s.t) * 1e9)
     if s.error:
         rec.outcome, rec.status, rec.error_message = "error", s.status, s.error
@@ -72,10 +76,11 @@ def predicted_result(
 
     ``slos``: each class's SLOs (:func:`~llmload.metrics.slo.class_slos`; None: no SLOs): every
     successful request is judged as a real run judges it (goodput, attainment, the SLO verdict)."""
-    ladder = len(w.steps) > 1 or bool(config and (config.get("ladder") or config.get("rate_ladder")))
+    ladder = len(w.steps) > 1 or bool(config and config.get("ladder"))
     # a ladder waits for its requests in flight, and a trace replay for its last answers; a plain run stops them
     drain = _DRAIN_S if ladder or w.arrival == "trace" else 0.0
-    sent = drive(params, w, replicas, router, drain)
+    d = drive_run(params, w, replicas, router, drain)
+    sent = d.sent
     bounds = step_bounds(w)
     end = bounds[-1][2] if bounds else 0.0
     if w.arrival == "trace":  # a replay lasts until its last answer (as llmload run's), not its last arrival
@@ -86,18 +91,19 @@ def predicted_result(
         rec = to_record(s, open_loop, end + drain)
         missed = slo_missed(rec, slos.get(rec.class_name, SLO())) if slos is not None and rec.outcome == "ok" else None
         run.add(rec, missed)
-        _, steady, stop = bounds[s.step]
-        due = s.t if s.intended is None else s.intended
-        if steady <= due < stop and (rec.outcome != "interrupted" or not s.times):
-            steps[s.step].add(rec, missed)
+        i = _step_of(bounds, s.t)  # as llmload run: the step whose steady window ran when the request started
+        if i is not None and (rec.outcome != "interrupted" or not s.times):
+            steps[i].add(rec, missed)
     wall0 = time.time()
     windows = [
         StepWindow(i, st.users, wall0 + b[0], wall0 + b[1], wall0 + b[2], st.rate)
         for i, (st, b) in enumerate(zip(w.steps, bounds, strict=True))
     ] if ladder else []  # fmt: skip
     rate = w.steps[0].rate if open_loop and len(w.steps) == 1 else None
-    arrival = arrival_result(w.arrival, rate, None, 0, 0.0, w.burstiness if w.arrival == "gamma" else None,
-                             w.trace_replay)  # fmt: skip
+    if w.trace_replay is not None:
+        rate = w.trace_replay.offered_rate  # as llmload run: a trace's mean rate at its speedup
+    arrival = arrival_result(w.arrival, rate, _arrival_stats(d, end) if open_loop else None, 0, 0.0,
+                             w.burstiness if w.arrival == "gamma" else None, w.trace_replay)  # fmt: skip
     result = build_result(
         run,
         duration_s=end,
@@ -114,6 +120,27 @@ def predicted_result(
     return replace(result, judgement=analyze(result, degradation))
 
 
+def _step_of(bounds: list[tuple[float, float, float]], t: float) -> int | None:
+    for i, (_, steady, stop) in enumerate(bounds):
+        if steady <= t < stop:
+            return i
+    return None
+
+
+def _arrival_stats(d: Drive, end: float) -> ArrivalStats:
+    """The client's arrival figures of an open loop, as a real run's dispatcher counts them: arrivals due,
+    sent, those that waited for the -u cap (beyond the loop's jitter), the longest wait of those never sent;
+    the schedule lag of each arrival is 0 on the virtual clock."""
+    a = ArrivalStats()
+    a.sent = len(d.sent)
+    a.arrivals = a.sent + len(d.unsent)
+    a.waited = sum(s.intended is not None and s.t - s.intended > QUEUE_JITTER_S for s in d.sent)
+    a.unsent_wait = max((end - due for due in d.unsent), default=0.0)
+    for _ in range(a.arrivals):
+        a.lag.record(0.0)
+    return a
+
+
 def extrapolation(w: Workload, replicas: int, fitted: Mapping[str, Any]) -> list[str]:
     """Where ``w`` goes beyond what the fit measured (``fitted``: the engine file's ``[fitted_range]``)."""
     out = []
@@ -123,11 +150,8 @@ def extrapolation(w: Workload, replicas: int, fitted: Mapping[str, Any]) -> list
         out.append(f"{users:g} users per replica > the {conc} the fit measured")
     for key, attr in (("max_input_tokens", "input"), ("max_output_tokens", "output")):
         top = fitted.get(key)
-        longest = max(_mean_max(getattr(c, attr)) for c in w.classes)
-        if top and longest > 1.1 * top:  # within 10 % of what was seen is not beyond it
-            out.append(f"{attr} up to ~{longest:g} tokens > the {top} the fit measured")
+        most = max(longest(c, attr) for c in w.classes) if w.arrival != "trace" else max(
+            [float(getattr(e, "prompt" if attr == "input" else "max_tokens")) for e in w.trace] or [0.0])  # fmt: skip
+        if top and most > 1.1 * top:  # within 10 % of what was seen is not beyond it
+            out.append(f"{attr} up to ~{most:g} tokens > the {top} the fit measured")
     return out
-
-
-def _mean_max(d: Any) -> float:
-    return float(getattr(d, "max", None) or d.mean)

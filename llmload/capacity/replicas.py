@@ -3,10 +3,12 @@
 A :class:`Goal` is either SLOs (each class's, as ``llmload run --slo``) with an attainment
 target: the share of finished requests that are good; or, without SLOs, the ladder's
 safe-concurrency rule: TTFT and TPOT p50 within ``(1 + degradation)`` x the baseline (one user
-alone on one replica). :func:`search` evaluates 1, 2, 4, ... replicas until one meets the goal,
-then bisects between the last that missed and the first that met (attainment does not fall
-when replicas are added), so the answer ``K`` and ``K - 1`` are both evaluated: the answer
-comes with its margin and with what one replica less would give.
+alone on one replica). :func:`search` evaluates every count 1, 2, 3, ... until one meets the goal,
+then ``K + 1`` too: attainment is not monotonic in the replicas behind a round-robin router (a
+replica's share of a closed loop's requests drifts above its slots in some phases: 24 users on
+replicas of 4 slots, 8 replicas 98.7 %, 10 replicas 88.9 %), so bisecting could skip the fewest
+that meet. The answer comes with its margin, what one replica less gives, and a note for every
+larger count evaluated that predicts worse (:func:`worse_above`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from llmload.results.model import Stats
 from llmload.results.setup import DEFAULT_DEGRADATION, DEFAULT_SLO_ATTAINMENT
 
-__all__ = ["Goal", "Trial", "answer_line", "describe", "search", "trial_of"]
+__all__ = ["Goal", "Trial", "answer_line", "describe", "search", "trial_of", "worse_above"]
 
 _LAT = {"ttft_ms": ("TTFT", "ttft"), "tpot_ms": ("TPOT", "tpot"), "e2e_ms": ("E2E", "e2e")}
 
@@ -78,27 +80,38 @@ def trial_of(replicas: int, s: Stats, goal: Goal) -> Trial:
 
 
 def search(evaluate: Callable[[int], Trial], max_replicas: int) -> tuple[Trial | None, list[Trial]]:
-    """The fewest replicas (<= ``max_replicas``) that meet the goal (None: none does), and every trial, by count."""
-    seen: dict[int, Trial] = {}
+    """The fewest replicas (<= ``max_replicas``) that meet the goal (None: none does), and every trial, by count.
 
-    def at(k: int) -> Trial:
-        if k not in seen:
-            seen[k] = evaluate(k)
-        return seen[k]
+    Every count from 1 up to the first that meets is evaluated (no bisection: attainment can fall when a replica
+    is added), then the next count, to confirm the answer holds one replica up."""
+    trials: list[Trial] = []
+    for k in range(1, max_replicas + 1):
+        trials.append(evaluate(k))
+        if trials[-1].meets:
+            best = trials[-1]
+            if k < max_replicas:
+                trials.append(evaluate(k + 1))
+            return best, trials
+    return None, trials
 
-    lo, k = 0, 1  # lo: the largest count known to miss (0: none)
-    while not at(k).meets:
-        if k >= max_replicas:
-            return None, [seen[x] for x in sorted(seen)]
-        lo, k = k, min(2 * k, max_replicas)
-    hi = k
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if at(mid).meets:
-            hi = mid
-        else:
-            lo = mid
-    return seen[hi], [seen[x] for x in sorted(seen)]
+
+def worse_above(best: Trial, trials: list[Trial], goal: Goal) -> list[str]:
+    """A note for every count above ``best`` evaluated that predicts worse: a lower attainment (SLO mode, by
+    0.1 point or more) or a miss, e.g. ``note: 10 replicas predict 88.9 % (round-robin phase effects)``."""
+    out = []
+    for t in trials:
+        if t.replicas <= best.replicas:
+            continue
+        if goal.slo_mode and t.attainment is not None and best.attainment is not None:
+            if round(1000 * t.attainment) < round(1000 * best.attainment):
+                verdict = "misses the goal" if not t.meets else "still meets the goal"
+                out.append(f"{t.replicas} replicas predict {_pct(t.attainment)}, below {best.replicas} replicas' "
+                           f"{_pct(best.attainment)}: {verdict} (round-robin phase effects: a replica's share drifts "
+                           "above its slots; --router least-loaded is steadier)")  # fmt: skip
+        elif not t.meets:
+            out.append(f"{t.replicas} replicas miss the goal: {describe(t, goal)} (round-robin phase effects; "
+                       "--router least-loaded is steadier)")  # fmt: skip
+    return out
 
 
 def _pct(x: float | None) -> str:

@@ -1,7 +1,9 @@
 """``llmload predict``'s workload flags, read as in ``llmload run``: ``--profile``, ``-u``/``-t``,
 ``--ladder``, ``--rate-ladder``, ``--arrival``, ``--rate``, ``--burstiness``, ``--step-time``,
-``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment`` -> a :class:`~llmload.capacity.drive.Workload`, the profile's
-summary form and the summary's config block."""
+``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment``, ``--max-tokens-cap``, ``--trace`` -> a
+:class:`~llmload.capacity.drive.Workload`, the profile's summary form and the summary's config block (its
+``arrival`` and ``ladder`` in ``llmload run``'s form). Every profile class llmload runs but agent and image
+classes: synthetic, shared prefixes, datasets, conversations (closed loop only, as ``llmload run``)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from llmload.errors import ConfigError
 from llmload.jsonvalue import Json
 from llmload.metrics.slo import parse_slo_text
 from llmload.results.arrival_block import trace_replay
-from llmload.workload.profiles import load_profile
+from llmload.workload.datasets import load_dataset
+from llmload.workload.profiles import RequestClass, load_profile
 from llmload.workload.traces import load_trace, trace_profile
 
-__all__ = ["add_slo_arguments", "add_workload_arguments", "slo_config", "workload_from_args"]
+__all__ = ["add_slo_arguments", "add_workload_arguments", "class_spec", "slo_config", "workload_from_args"]
 
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
@@ -79,12 +82,10 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
     if getattr(ns, "trace", ""):
         return _trace_workload(ns)
     profile = load_profile(ns.profile)
-    classes = []
-    for c in profile.classes:
-        if c.input_tokens is None or c.output_tokens is None or c.is_conversation:
-            raise ConfigError(f"--profile {ns.profile}: class {c.name!r} uses a dataset or conversations; "
-                              "predict needs token-count classes (input_tokens, output_tokens)")  # fmt: skip
-        classes.append(ClassSpec(c.name, c.weight, c.input_tokens, c.output_tokens))
+    cap = getattr(ns, "max_tokens_cap", 0) or 0
+    if cap < 0:
+        raise ConfigError(f"--max-tokens-cap {cap}: must be >= 1 (or 0 for no cap)")
+    classes = tuple(class_spec(c, ns.profile, cap or None) for c in profile.classes)
     open_loop = ns.arrival != "closed"
     if ns.ladder and ns.rate_ladder:
         raise ConfigError("--ladder and --rate-ladder: give one")
@@ -94,12 +95,18 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
         raise ConfigError(f"--arrival {ns.arrival}: needs --rate R or --rate-ladder R1,R2,...")
     if ns.users < 1:
         raise ConfigError(f"-u {ns.users}: must be >= 1")
+    if open_loop and any(c.conversation for c in classes):
+        names = ", ".join(c.name for c in classes if c.conversation)
+        raise ConfigError(f"--arrival {ns.arrival}: profile {ns.profile!r} has conversation classes ({names}); "
+                          "open-loop arrivals send single requests: use --arrival closed (-u = active sessions) or "
+                          "single-turn classes")  # fmt: skip
     config: dict[str, Json] = {
         "api": "predicted",
         "model": "engine model",
         "profile": ns.profile,
         "seed": ns.seed,
         "degradation": flag("degradation").default,
+        "max_tokens_cap": cap or None,
         **slo_config(ns),
     }
     if ns.ladder or ns.rate_ladder:
@@ -112,12 +119,37 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
                                 "stop_on_breach": False, "baseline_requests": 0}  # fmt: skip
         else:
             steps = tuple(StepSpec(ns.users, step, warm, r) for r in parse_rates(ns.rate_ladder))
-            config["rate_ladder"] = {"levels": [s.rate for s in steps], "step_s": step, "warmup_s": warm}
+            # as llmload run's config: a rate ladder is a ladder of -u (its cap) per step with its rates
+            config["ladder"] = {"levels": [s.users for s in steps], "step_s": step, "warmup_s": warm,
+                                "stop_on_breach": False, "baseline_requests": 0, "rates": [s.rate for s in steps]}  # fmt: skip
     else:
         steps = (StepSpec(ns.users, _span(ns.run_time, "-t"), 0.0, ns.rate if open_loop else None),)
-    cap = ns.users if open_loop else 0  # as in llmload run: -u caps the requests in flight of an open loop
-    w = Workload(tuple(classes), steps, ns.arrival, ns.burstiness, ns.seed, cap)
+    if open_loop:  # as llmload run's config.arrival
+        config["arrival"] = {"mode": ns.arrival, "rate": None if ns.rate_ladder else ns.rate,
+                             **({"burstiness": ns.burstiness} if ns.arrival == "gamma" else {}),
+                             **({"rate_levels": [s.rate for s in steps]} if ns.rate_ladder else {})}  # fmt: skip
+    in_flight = ns.users if open_loop else 0  # as in llmload run: -u caps the requests in flight of an open loop
+    w = Workload(classes, steps, ns.arrival, ns.burstiness, ns.seed, in_flight)
     return w, profile.to_dict(), config
+
+
+def class_spec(c: RequestClass, where: str, cap: int | None = None) -> ClassSpec:
+    """A profile class in token counts (:mod:`llmload.capacity.sessions`); its dataset read (a bad one: one error
+    line naming it); an agent or image class is refused (predict does not model tool calls or image tokens)."""
+    if c.agent is not None or c.images is not None:
+        what = "an agent class (tool calls)" if c.agent is not None else "an image class"
+        raise ConfigError(f"--profile {where}: class {c.name!r} is {what}, which predict does not model yet; "
+                          "predict its text-only classes (a profile without it)")  # fmt: skip
+    dataset = None
+    if c.prompt.kind == "dataset":
+        assert c.prompt.path is not None
+        dataset = load_dataset(c.prompt.path, c.prompt.format, turns=c.is_conversation)
+        if c.output_tokens is None and (missing := dataset.first_missing_output) is not None:
+            raise ConfigError(f"dataset '{dataset.path}': {missing} has no output length, but class {c.name!r} has "
+                              'output_tokens = "dataset"; add "output_tokens" to every record, or set output_tokens '
+                              "in the profile")  # fmt: skip
+    return ClassSpec(c.name, c.weight, c.input_tokens, c.output_tokens, c.prefix, dataset, c.turns, c.think_time_s,
+                     cap)  # fmt: skip
 
 
 def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], dict[str, Json]]:
@@ -147,7 +179,8 @@ def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], 
         "profile": profile.name,
         "seed": ns.seed,
         "degradation": flag("degradation").default,
-        "arrival": {"mode": "trace", "trace": trace_dict},
+        "max_tokens_cap": ns.max_tokens_cap or None,
+        "arrival": {"mode": "trace", "rate": None, "trace": trace_dict},
         **slo_config(ns),
     }
     return w, profile.to_dict(), config

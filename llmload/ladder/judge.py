@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from llmload.analysis.baseline import choose_baseline
+from llmload.analysis.sessions import over_sessions
 from llmload.analysis.steps import views_of_steps
 from llmload.analysis.verdict import judge_steps
 from llmload.ladder.tracker import StepWindow
@@ -34,14 +35,22 @@ REPORT_GRACE_S = 4.0
 def judge_verdict(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Verdict | None:
     """The verdict on the steps of ``windows`` (the pre-run found in ``metrics`` when it is not among them);
     None without a usable baseline."""
+    return _judged(windows, metrics, degradation)[0]
+
+
+def _judged(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet],
+            degradation: float) -> tuple[Verdict | None, bool]:  # fmt: skip
+    """(:func:`judge_verdict`, whether the steps are over sessions: every request a session's turn)."""
     ws = list(windows)
     if BASELINE_STEP in metrics and all(w.index != BASELINE_STEP for w in ws):
         ws.insert(0, StepWindow(BASELINE_STEP, 1, 0.0))  # the pre-run: latencies only
-    views = views_of_steps(build_steps(ws, metrics, ()))
+    steps = build_steps(ws, metrics, ())
+    views = views_of_steps(steps)
     baseline, _, _ = choose_baseline(views)
+    over = over_sessions([st.overall for st in steps])  # each user one session: its notes name sessions
     if baseline is None:
-        return None
-    return judge_steps(views, baseline, degradation)
+        return None, over
+    return judge_steps(views, baseline, degradation, "session" if over else "user"), over
 
 
 def judge_windows(windows: Sequence[StepWindow], metrics: Mapping[int, MetricSet], degradation: float) -> Breach | None:
@@ -65,6 +74,7 @@ class LiveJudge:
         self._judged = 0
         self.verdict: Verdict | None = None  # on the steps judged so far
         self.breach: Breach | None = None
+        self.sessions = False  # the steps judged so far are over sessions (llmload.analysis.sessions)
 
     @property
     def judged(self) -> int:
@@ -80,7 +90,7 @@ class LiveJudge:
         if len(closed) > self._judged:
             self._judged = len(closed)
             ladder = [w for w in closed if w.index != BASELINE_STEP] or closed
-            self.verdict = judge_verdict(ladder, dict(self._step_metrics()), self.degradation)
+            self.verdict, self.sessions = _judged(ladder, dict(self._step_metrics()), self.degradation)
             if self.verdict is not None and self.verdict.status == "breach":
                 self.breach = self.verdict.breach
         return self.breach

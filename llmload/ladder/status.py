@@ -39,17 +39,23 @@ def duration_text(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def _level(plan: LadderConfig, index: int) -> str:
+def _level(plan: LadderConfig, index: int, sessions: bool = False) -> str:
     r = plan.rate_at(index)
-    return f"{rate(r)} at -u {plan.levels[index]}" if r is not None else users(plan.levels[index])
+    return f"{rate(r)} at -u {plan.levels[index]}" if r is not None else _count(plan.levels[index], sessions)
 
 
-def _verdict(verdict: Verdict | None, judged: int, stop_on_breach: bool) -> tuple[dict[str, Json] | None, str]:
+def _count(n: int | None, sessions: bool) -> str:
+    """``4 users``, or ``4 sessions`` on a ladder over sessions (each user one session)."""
+    return users(n).replace("user", "session") if sessions else users(n)
+
+
+def _verdict(verdict: Verdict | None, judged: int, stop_on_breach: bool,
+             sessions: bool = False) -> tuple[dict[str, Json] | None, str]:  # fmt: skip
     if not judged:
         return None, f"no step judged yet (each is judged {REPORT_GRACE_S:g} s after it ends)"
     if verdict is None:
         return None, "no usable baseline yet (the first step needs successful requests)"
-    safe = rate(verdict.safe_rate) if verdict.safe_rate is not None else users(verdict.safe_users)
+    safe = rate(verdict.safe_rate) if verdict.safe_rate is not None else _count(verdict.safe_users, sessions)
     fields: dict[str, Json] = {
         "status": verdict.status,
         "judged": verdict.steps_judged,
@@ -59,7 +65,7 @@ def _verdict(verdict: Verdict | None, judged: int, stop_on_breach: bool) -> tupl
         "breach": verdict.breach.to_dict() if verdict.breach is not None else None,
     }
     if verdict.status == "breach" and verdict.breach is not None:
-        text = breach_sentence(verdict.breach.to_dict()).rstrip(".")
+        text = breach_sentence(verdict.breach.to_dict(), "sessions" if sessions else "users").rstrip(".")
         text += f"; within the limits up to {safe}" if verdict.safe_step is not None else "; no step within the limits"
         if stop_on_breach:
             text += "; the ladder stops (--stop-on-breach)"
@@ -78,9 +84,12 @@ def ladder_status(
     verdict: Verdict | None,
     judged: int,
     now: float,
+    sessions: bool = False,
 ) -> dict[str, Json] | None:
     """The status (module docstring); None without a ladder. ``current`` is the tracker's ``(index, users, steady)``,
-    ``step_ends_at`` the driver's (wall clock, as ``now``), ``judged`` the closed windows the judge has seen."""
+    ``step_ends_at`` the driver's (wall clock, as ``now``), ``judged`` the closed windows the judge has seen;
+    ``sessions``: the ladder is over sessions (the :class:`~llmload.ladder.judge.LiveJudge`'s ``sessions``), its
+    steps named ``4 sessions``."""
     if plan is None:
         return None
     n = len(plan.levels)
@@ -97,10 +106,10 @@ def ladder_status(
         out.update(step=index, users=count, rate=plan.rate_at(index), phase="steady" if steady else "warm-up",
                    left_s=round(left, 1) if left is not None else None)  # fmt: skip
         phase = "steady" if steady else "warm-up (not measured)"
-        where = f"step {index + 1} of {n}: {_level(plan, index)}, {phase}"
+        where = f"step {index + 1} of {n}: {_level(plan, index, sessions)}, {phase}"
         if left is not None:
             where += f", {duration_text(left)} left in the step"
-    fields, text = _verdict(verdict, judged, plan.stop_on_breach)
+    fields, text = _verdict(verdict, judged, plan.stop_on_breach, sessions)
     out["verdict"] = fields
     out["text"] = f"{where} · verdict so far: {text}"
     return out

@@ -1,6 +1,8 @@
 """Writing a run down: the console table, the run report (HTML, Markdown, JSON) and before/after compares.
 
 * :mod:`~llmload.report.console` — the console table per class and overall, the ladder's steps and verdict;
+* :mod:`~llmload.report.console_ladder` — the console's ladder: steps, verdict (in sessions or on latency = E2E), SLO line;
+* :mod:`~llmload.report.session_lines` — a ladder over sessions' verdict in words ("max sessions under SLO: 40 ...");
 * :mod:`~llmload.report.data` — what a report shows, as data (``report.json``, schema ``llmload.report/1``);
 * :mod:`~llmload.report.html_page` — the self-contained HTML report (inline CSS and SVG, no script);
 * :mod:`~llmload.report.markdown` — the Markdown record: phenomenon -> root cause -> change -> effect;

@@ -138,7 +138,8 @@ def ladder_charts(report: dict[str, Any]) -> list[Figure]:
     out: list[Figure] = [
         ("Time to first token vs concurrency", _latency_chart(report, "ttft", "TTFT per step")),
         ("Time per output token vs concurrency", _latency_chart(report, "tpot", "TPOT per step")),
-    ]
+    ] if report.get("latency") != "e2e" else [  # embeddings, rerank: one JSON answer, its latency (E2E)
+        ("Latency (E2E) vs concurrency", _latency_chart(report, "e2e", "Latency per step (E2E)"))]  # fmt: skip
     tok = Line("output tok/s", [(i, s.get("tok_s")) for i, s in enumerate(steps)], PALETTE["throughput"], markers=True)
     out.append(("Output throughput vs concurrency", _simple_ladder_chart(report, "Output tokens/s", "tokens/s", tok, [])))
     if steps:  # always shown: the error rate is one of the verdict's three limits

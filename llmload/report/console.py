@@ -12,34 +12,19 @@ from typing import Any, TextIO
 
 from llmload.analysis.diagnose import RUN_FAILED
 from llmload.analysis.grade import grade_ttft
+from llmload.analysis.steps import batched
 from llmload.metrics.parts import parts
 from llmload.redact import mask
+from llmload.report.console_ladder import cell as _fmt
+from llmload.report.console_ladder import pct as _pct
+from llmload.report.console_ladder import render_ladder, tail_text
 from llmload.report.intervals import render_intervals
 from llmload.report.steady_lines import render_steady
 from llmload.report.threshold_table import render_thresholds
 from llmload.report.warmup_lines import render_warmup
-from llmload.results.judgement import SloPass, Verdict
-from llmload.results.model import BASELINE_STEP, Phases, RunResult, Stats
+from llmload.results.model import Phases, RunResult, Stats
 
 __all__ = ["render_summary", "tail_text"]
-
-_PART_NAMES = {
-    "client_wait": "client wait (-u cap)",
-    "gateway": "gateway",
-    "server_queue": "server queue",
-    "prefill": "prefill",
-    "other": "other (queue+network)",
-}
-
-
-def tail_text(phases: Phases, quantile: str) -> str | None:
-    """``"p99 TTFT 1234 ms: 78 % server queue, 15 % prefill, 7 % gateway"``; None without server timing there."""
-    t = phases.tail.get(quantile)
-    if t is None or not t.requests:
-        return None
-    parts = ", ".join(f"{v * 100:.0f} % {_PART_NAMES.get(k, k)}" for k, v in t.ranked() if v >= 0.005)
-    return f"{quantile} TTFT {t.ttft_ms:.0f} ms: {parts}"
-
 
 #: Parts from this ``order`` on print their console lines below the errors by kind (backoff: 60), the others above
 #: (reconnects: 10).
@@ -77,16 +62,6 @@ _REASONING_COLUMNS: tuple[tuple[str, int, _Getter], ...] = (
     ("tok/req", 8, lambda name, s: s.reasoning_tokens_mean),
     ("hidden", 7, lambda name, s: s.hidden_reasoning),
 )
-
-
-def _fmt(value: Any, width: int) -> str:
-    if value is None:
-        text = "-"
-    elif isinstance(value, float):
-        text = f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}"
-    else:
-        text = str(value)
-    return text.rjust(width) if not isinstance(value, str) or value == "-" else text.ljust(width)
 
 
 def render_summary(result: RunResult, out: TextIO) -> None:
@@ -141,7 +116,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
     if j is not None and j.findings and j.findings[0].id in RUN_FAILED and not result.steps:
         f = j.findings[0]
         out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
-    _render_ladder(result, out)
+    render_ladder(result, out)
     render_warmup(result.extra.get("warmup"), out)
     render_steady(result.extra.get("steady"), out)
     for warning in result.warnings:
@@ -218,20 +193,13 @@ def _render_phases(phases: Phases, out: TextIO) -> None:
     out.write(f"where the time went ({cov}): {'; '.join(tails) or 'no timed request in the tail'}\n")
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
-def _rate(r: float | None) -> str:
-    return "-" if r is None else f"{r:g} req/s"
-
-
 def _render_grades(result: RunResult, out: TextIO) -> None:
-    """TTFT grade per class (p50), and output tokens/s per GPU when the GPU count is known."""
-    grades = [f"{name} {g} ({s.lat('ttft').p50:.0f} ms)" for name, s in result.classes.items()
-              if (g := grade_ttft(s.lat("ttft").p50)) is not None]  # fmt: skip
+    """TTFT grade per class (p50; an embeddings or rerank run: its latency, E2E), and output tokens/s per GPU when the GPU count is known."""
+    metric, what = ("e2e", "latency p50 grade (E2E; ") if batched(result.overall) else ("ttft", "TTFT p50 grade (")
+    grades = [f"{name} {g} ({s.lat(metric).p50:.0f} ms)" for name, s in result.classes.items()
+              if (g := grade_ttft(s.lat(metric).p50)) is not None]  # fmt: skip
     if grades:
-        out.write("TTFT p50 grade (excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad): "
+        out.write(f"{what}excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad): "
                   + ", ".join(grades) + "\n")  # fmt: skip
     gpus = result.gpu_count
     if gpus:
@@ -259,21 +227,6 @@ def _render_goodput(result: RunResult, out: TextIO) -> None:
         o = slo.overall
         out.write(f"SLO verdict: {o.status} (attainment {_pct(o.attainment)} against {_pct(slo.target)})"
                   + (f"; most missed: {o.failed_slo}" if o.failed_slo else "") + "\n")  # fmt: skip
-
-
-def _slo_line(p: SloPass, target: float, rates: dict[int, str]) -> str:
-    """The SLO verdict; ``rates`` names a rate ladder's steps (index -> ``2 req/s``), else steps are users."""
-    at = lambda step, n: rates.get(step) if step in rates else ("1 user" if n == 1 else f"{n} users")  # noqa: E731
-    line = (
-        f"SLO attainment >= {_pct(target)} up to {at(p.safe_step, p.safe_users)}"
-        if p.safe_users
-        else "no step met the SLOs"
-    )
-    if p.status == "breach":
-        line += f"; at {at(p.failed_step, p.failed_users)} {_pct(p.failed_attainment)} (first failed: {p.failed_slo})"
-    elif p.status == "insufficient_data":
-        line += f" ({p.note})"
-    return line
 
 
 def _engine_cache(result: RunResult) -> str | None:
@@ -329,70 +282,3 @@ def _render_turns(result: RunResult, out: TextIO) -> None:
                 f"{_fmt(ratio * 100 if ratio is not None else None, 9)} {_fmt(t.lat('ttft').p50, 9)} "
                 f"{_fmt(t.lat('ttft').p99, 8)} {_fmt(t.lat('tpot').p50, 9)} {_fmt(t.lat('e2e').p50, 9)}\n"
             )
-
-
-def _render_ladder(result: RunResult, out: TextIO) -> None:
-    """Per-step lines, the verdict and the top findings (ladder runs only)."""
-    if not result.steps:
-        return
-    slos = result.overall.goodput is not None
-    by_rate = any(st.rate_offered is not None for st in result.steps)
-    head = " offered  achieved" if by_rate else "   users"
-    out.write(f"\nladder, steady windows only (ms)\n  {head}  TTFT p50  TPOT p50  out tok/s  errors"
-              + ("  attainment  good req/s" if slos else "") + "\n")  # fmt: skip
-    for st in result.steps:
-        o = st.overall
-        label = "baseline" if st.index <= BASELINE_STEP else str(st.users)
-        if by_rate:
-            label = f"{_fmt(st.rate_offered, 8)}  {_fmt(st.rate_achieved, 8)}"
-        tail = tail_text(o.phases, "p99")
-        g = o.goodput
-        out.write(
-            f"  {label:>8}  {_fmt(o.lat('ttft').p50, 8)}  {_fmt(o.lat('tpot').p50, 8)}  "
-            f"{_fmt(o.output_tokens_per_s, 9)}  {o.errors:>6}"
-            + (f"  {_pct(g.attainment):>10}  {_fmt(g.requests_per_s, 10)}" if g is not None else "")
-            + (f"  {tail}" if tail else "")
-            + "\n"
-        )
-    j = result.judgement
-    if j is None:
-        return
-    _render_verdict(j.verdict, result, out)
-    for i, f in enumerate(j.findings[:3], 1):
-        out.write(f"finding {i}: {f.title} ({f.confidence}) — {'; '.join(f.evidence_text[:2])}\n")
-
-
-def _render_verdict(v: Verdict, result: RunResult, out: TextIO) -> None:
-    """The ladder's verdict line(s) and its SLO line."""
-    if v.status == "inconclusive":
-        judged = (v.inconclusive or {}).get("judged_status")
-        out.write(f"verdict: INCONCLUSIVE — {v.note.removeprefix('inconclusive: ')}\n")
-        if v.rate_ladder and (v.safe_rate is not None or judged == "breach"):
-            out.write(f"  (as measured, not to rely on: safe rate {_rate(v.safe_rate)}, "
-                      f"recommended rate limit {_rate(v.recommended_rate)})\n")  # fmt: skip
-        elif v.safe_users is not None or judged == "breach":
-            out.write(f"  (as measured, not to rely on: safe concurrency {v.safe_users} users, "
-                      f"recommended gateway limit {v.recommended_limit})\n")  # fmt: skip
-    elif v.status in ("ok", "breach") and v.rate_ladder:
-        line = f"verdict: safe rate {v.safe_rate:g} req/s" if v.safe_rate is not None else "verdict: no safe rate"
-        b = v.breach
-        if b is not None:
-            cmp = "<" if b.metric == "achieved_rate" else ">"
-            at = f"{b.rate:g} req/s" if b.rate is not None else f"{b.users} users"
-            line += f"; {b.metric} broke the limit at {at} ({b.value:.4g} {cmp} {b.limit:.4g})"
-        if v.recommended_rate is not None:
-            line += f"; recommended rate limit {_rate(v.recommended_rate)}"
-        out.write(line + f" (at -u {v.top_users})\n")
-    elif v.status in ("ok", "breach"):
-        line = f"verdict: safe concurrency {v.safe_users} users"
-        b = v.breach
-        if b is not None:
-            line += f"; {b.metric} broke the limit at {b.users} users ({b.value:g} > {b.limit:g})"
-        if v.recommended_limit is not None:
-            line += f"; recommended gateway limit {v.recommended_limit}"
-        out.write(line + "\n")
-    else:
-        out.write(f"verdict: {v.status} {v.note or ''}".rstrip() + "\n")
-    if v.slo is not None:
-        rates = {st.index: st.label for st in result.steps if st.rate_offered is not None}
-        out.write(_slo_line(v.slo.overall, v.slo.target, rates) + "\n")

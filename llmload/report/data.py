@@ -35,7 +35,12 @@ optional time series) into one dict that the HTML and Markdown writers read::
     REASONING = {"name", "reasoned", "ttft_p50", "ttfo_p50", "ttfo_p99", "reasoning_p50", "reasoning_p99",
                  "reasoning_tokens", "reasoning_tokens_mean", "hidden"}  (ms; classes that reasoned, then overall)
     STEP = ROW + {"index", "users", "steady_s", "status": "baseline" | "ok" | "safe" | "breach" | "over",
-                  "server": {signal: mean}, "gpu": {signal: mean}, "rate_offered"?, "rate_achieved"?}
+                  "server": {signal: mean}, "gpu": {signal: mean}, "rate_offered"?, "rate_achieved"?,
+                  "sessions"?}                  (a ladder over sessions: its users, each one session)
+
+A ladder over sessions (:mod:`llmload.analysis.sessions`) adds ``"sessions": {"headline", "lines"}``: its
+max-sessions verdict in words (:mod:`llmload.report.session_lines`); an embeddings or rerank run adds
+``"latency": "e2e"`` (its requests have no TTFT or TPOT: the writers show latency = E2E). Other runs have neither.
     a class ROW of a rate ladder also has "safe_rate": the offered rate of its per-class safe step
 
 Series times are seconds from ``t0`` (the test start); the plot input is this plain
@@ -48,11 +53,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from llmload.analysis.grade import grade_ttft
+from llmload.analysis.sessions import result_over_sessions, session_verdicts
+from llmload.analysis.steps import batched
 from llmload.jsonvalue import Json
 from llmload.metrics.parts.agents import AgentFigures
 from llmload.report.arrivals import arrival_data
 from llmload.report.intervals import interval_rows
 from llmload.report.repeat_table import repeat_data
+from llmload.report.session_lines import session_headline, session_sentence
 from llmload.report.threshold_table import threshold_data
 from llmload.results.judgement import Judgement
 from llmload.results.model import RunResult, Stats, StepResult
@@ -212,12 +220,16 @@ def _tail_ms(stats: Stats) -> dict[str, float] | None:
 
 def _steps(result: RunResult, points: dict[str, list[tuple[float, float | None]]]) -> list[dict[str, Json]]:
     out = []
+    over = result_over_sessions(result)
     for step in result.steps:
-        r = row(step.label if step.rate_offered is not None else f"{step.users} users", step.overall)
+        name = f"{step.users} session{'s' if step.users != 1 else ''}" if over else f"{step.users} users"
+        r = row(step.label if step.rate_offered is not None else name, step.overall)
         r.update(index=step.index, users=step.users, steady_s=step.steady_s, status=_status(step, result.judgement),
                  phases_p99_ms=_tail_ms(step.overall), **_step_signals(step, points))  # fmt: skip
         if step.rate_offered is not None:  # a rate ladder's step
             r.update(rate_offered=step.rate_offered, rate_achieved=step.rate_achieved)
+        elif over:
+            r["sessions"] = step.users
         out.append(r)
     return out
 
@@ -326,4 +338,14 @@ def build_report(run: Run) -> dict[str, Any]:  # Any: ``arrival`` is a TypedDict
         "steady": result.extra.get("steady"),
         "signals": _signals(result),
         "series": _series(result, run.timeseries),
-    }
+    } | _kind(result)
+
+
+def _kind(result: RunResult) -> dict[str, Any]:
+    """A ladder over sessions' verdict in words; an embeddings or rerank run's ``latency`` (module docstring)."""
+    out: dict[str, Any] = {}
+    if verdicts := session_verdicts(result):
+        out["sessions"] = {"headline": session_headline(verdicts[0]), "lines": [session_sentence(v) for v in verdicts]}
+    if batched(result.overall):
+        out["latency"] = "e2e"
+    return out

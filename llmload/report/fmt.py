@@ -103,9 +103,13 @@ def rate(r: float | None) -> str:
 
 
 def step_label(step: dict[str, Any]) -> str:
-    """A step as people name it: ``8 users``, or ``4 req/s`` for a rate ladder's step."""
+    """A step as people name it: ``8 users`` (a ladder over sessions' step, which has ``sessions``: ``8 sessions``),
+    or ``4 req/s`` for a rate ladder's step."""
     if step.get("rate_offered") is not None:
         return rate(step["rate_offered"])
+    if step.get("sessions") is not None:
+        n = step["sessions"]
+        return f"{n} session" if n == 1 else f"{n} sessions"
     return users(step.get("users"))
 
 
@@ -142,9 +146,11 @@ def breach_value(breach: dict[str, Any], key: str = "value") -> str:
     return pct(v, 2) if breach.get("metric") == "error_rate" else ms(v)
 
 
-def breach_sentence(breach: dict[str, Any]) -> str:
-    """``TTFT p50 broke the limit at 8 users: 1,238 ms > 77.7 ms (baseline 51.8 ms).`` (rate steps: ``at 4 req/s``)."""
-    where = rate(breach["rate"]) if breach.get("rate") is not None else users(breach.get("users"))
+def breach_sentence(breach: dict[str, Any], unit: str = "users") -> str:
+    """``TTFT p50 broke the limit at 8 users: 1,238 ms > 77.7 ms (baseline 51.8 ms).`` (rate steps: ``at 4 req/s``;
+    ``unit`` ``sessions``: ``at 8 sessions``, a ladder over sessions)."""
+    n = breach.get("users")
+    where = rate(breach["rate"]) if breach.get("rate") is not None else users(n).replace("user", unit[:-1])
     cmp = "<" if breach.get("metric") == "achieved_rate" else ">"
     text = (
         f"{metric_name(breach.get('metric'))} broke the limit at {where}: "

@@ -74,23 +74,24 @@ def _rate_detail(v: dict[str, Any], steps: list[dict[str, Any]]) -> str:
     return detail + (f"; band {band}" if band else "")
 
 
-def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str, Any]]) -> list[str]:
-    cards = []
+def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str, Any]], e2e: bool = False) -> list[str]:
+    cards, unit = [], "sessions" if any("sessions" in s for s in steps) else "users"  # a ladder over sessions
     if v:
         band = (v.get("confidence") or {}).get("band_users") or []
-        band_text = f"band {band[0]}–{band[1]} users" if len(band) == 2 and None not in band else ""
+        band_text = f"band {band[0]}–{band[1]} {unit}" if len(band) == 2 and None not in band else ""
         breach, p99 = v.get("breach") or {}, v.get("p99") or {}
         if "safe_rate" in v:  # a rate ladder: every step ran at the same -u cap, so its users say nothing
             safe = _card("Safe rate", fmt.rate(v.get("safe_rate")), _rate_detail(v, steps))
             limit = _card("Recommended limit", fmt.rate(v.get("recommended_rate")), "gateway rate limit")
         else:
-            safe = _card("Safe concurrency", fmt.users(v.get("safe_users")), band_text)
-            limit = _card("Recommended limit", fmt.users(v.get("recommended_limit")), "gateway max concurrency")
+            safe = _card("Safe concurrency", fmt.step_named(steps, v.get("safe_step"), v.get("safe_users")), band_text)
+            n = v.get("recommended_limit")  # a ladder over sessions: requests in flight, not sessions
+            limit = _card("Recommended limit", fmt.users(n) if unit == "users" or n is None else f"{n} in flight", "gateway max concurrency")
         cards += [
             safe,
             limit,
             _card("Breached first", fmt.metric_name(breach.get("metric")) if breach else "none",
-                  f"at {fmt.rate(breach['rate']) if breach.get('rate') is not None else fmt.users(breach.get('users'))}"
+                  f"at {fmt.step_named(steps, breach.get('step'), breach.get('users'))}"
                   if breach else ""),
         ]  # fmt: skip
         if p99:
@@ -99,8 +100,10 @@ def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str,
     if base:
         src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.step_named(steps, base.get('step'), base.get('users'))}"
         limit = f"limit +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %"
-        cards.append(_card("Baseline TTFT p50", fmt.ms((base.get("ttft_ms") or {}).get("p50")), src))
-        cards.append(_card("Baseline TPOT p50", fmt.ms((base.get("tpot_ms") or {}).get("p50")), limit))
+        first, second = (("latency p50 (E2E)", "e2e_ms", "p50"), ("latency p99 (E2E)", "e2e_ms", "p99")) if e2e else (
+            ("TTFT p50", "ttft_ms", "p50"), ("TPOT p50", "tpot_ms", "p50"))  # fmt: skip
+        cards.append(_card(f"Baseline {first[0]}", fmt.ms((base.get(first[1]) or {}).get(first[2])), src))
+        cards.append(_card(f"Baseline {second[0]}", fmt.ms((base.get(second[1]) or {}).get(second[2])), limit))
     return cards
 
 
@@ -115,6 +118,8 @@ def _verdict(r: dict[str, Any]) -> str:
             head, sub = top.get("title") or head, "; ".join(top.get("evidence_text") or []) or sub
         return f'<section class="verdict none"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p></section>'
     head, sub, cls = _headline(v)
+    if sessions := r.get("sessions"):  # a ladder over sessions: the max sessions (llmload.report.session_lines)
+        head, sub = sessions["headline"], "; ".join(sessions["lines"]) + "."
     notes = []
     if v and v.get("status") in ("ok", "breach"):
         if (v.get("confidence") or {}).get("note"):
@@ -123,7 +128,7 @@ def _verdict(r: dict[str, Any]) -> str:
             notes.append(f"Recommended limit: {v['recommended_note']}.")
     return (
         f'<section class="verdict {cls}"><p class="headline">{_e(head)}</p><p class="sub">{_e(sub)}</p>'
-        f'<div class="cards">{"".join(_cards(v, r.get("baseline") or {}, r.get("steps") or []))}</div>'
+        f'<div class="cards">{"".join(_cards(v, r.get("baseline") or {}, r.get("steps") or [], r.get("latency") == "e2e"))}</div>'
         + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
         + "</section>"
     )
@@ -161,11 +166,12 @@ def _figures(figures: list[tuple[str, Chart]]) -> str:
 
 
 _LAT_COLS = (("TTFT p50", "ttft_p50"), ("TTFT p99", "ttft_p99"), ("TPOT p50", "tpot_p50"), ("TPOT p99", "tpot_p99"))
+_E2E_COLS = (("latency p50 (E2E)", "e2e_p50"), ("latency p99 (E2E)", "e2e_p99"))  # embeddings, rerank: no TTFT/TPOT
 
 
-def _lat_cells(row: dict[str, Any], limits: dict[str, Any] | None = None) -> str:
+def _lat_cells(row: dict[str, Any], limits: dict[str, Any] | None = None, cols: tuple[tuple[str, str], ...] = _LAT_COLS) -> str:
     out = []
-    for _, key in _LAT_COLS:
+    for _, key in cols:
         limit = (limits or {}).get(f"{key}_ms")
         bad = limit is not None and row.get(key) is not None and row[key] > limit
         out.append(f'<td{" class=bad" if bad else ""}>{_e(fmt.ms(row.get(key), unit=False))}</td>')
@@ -180,15 +186,15 @@ def _steps(r: dict[str, Any]) -> str:
     sig_cols = [("server", "waiting", "waiting"), ("server", "running", "running"), ("server", "kv_cache_usage", "KV %"),
                 ("gpu", "utilization", "GPU %"), ("gpu", "memory_bandwidth_utilization", "BW %")]  # fmt: skip
     sig_cols = [c for c in sig_cols if any(c[1] in (s.get(c[0]) or {}) for s in steps)]
-    slo = any("attainment" in s for s in steps)
-    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS)
+    slo, cols = any("attainment" in s for s in steps), _E2E_COLS if r.get("latency") == "e2e" else _LAT_COLS
+    head = "".join(f"<th>{h}</th>" for h, _ in cols)
     head += "<th>tok/s</th><th>req/s</th><th>requests</th><th>errors</th>" + ("<th>SLO attainment</th>" if slo else "")
     head += "".join(f"<th>{_e(h)}</th>" for *_, h in sig_cols)
     rows = []
     for s in steps:
         tag = f'<span class="tag {s["status"]}">{s["status"]}</span>' if s.get("status") not in (None, "ok") else ""
         err_bad = limits.get("error_rate") is not None and (s.get("error_rate") or 0) >= limits["error_rate"]
-        cells = [f"<td>{_e(fmt.step_label(s))}{tag}</td>", _lat_cells(s, limits)]
+        cells = [f"<td>{_e(fmt.step_label(s))}{tag}</td>", _lat_cells(s, limits, cols)]
         cells.append(f"<td>{_e(fmt.num(s.get('tok_s')))}</td><td>{_e(fmt.num(s.get('req_s')))}</td><td>{s.get('requests', 0)}</td>")
         cells.append(f'<td{" class=bad" if err_bad else ""}>{_e(fmt.pct(s.get("error_rate")))}</td>')
         if slo:
@@ -210,14 +216,15 @@ def _classes(r: dict[str, Any]) -> str:
     classes, overall = r.get("classes") or [], r.get("overall") or {}
     judged = any(c.get("safe_users") is not None or c.get("breach") for c in classes)
     by_rate = any("safe_rate" in c for c in classes)  # a rate ladder: per-class safe levels are offered rates
-    slo = "attainment" in overall
-    head = "".join(f"<th>{h}</th>" for h, _ in _LAT_COLS) + "<th>TTFT grade</th><th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
+    slo, e2e = "attainment" in overall, r.get("latency") == "e2e"
+    cols, what = (_E2E_COLS, "latency (E2E)") if e2e else (_LAT_COLS, "TTFT")
+    head = "".join(f"<th>{h}</th>" for h, _ in cols) + f"<th>{what.split(' ')[0]} grade</th><th>tok/s</th><th>req/s</th><th>requests</th><th>share</th><th>errors</th>"
     head += ("<th>safe rate</th>" if by_rate else "<th>safe users</th>") if judged else ""
     head += "<th>good</th><th>SLO attainment</th><th>goodput req/s</th><th>goodput tok/s</th>" if slo else ""
     rows = []
     for c in [*classes, {**overall, "name": "overall", "_total": True}]:
         grade = c.get("ttft_grade") if not c.get("_total") else None
-        cells = [f"<td>{_e(c.get('name'))}</td>", _lat_cells(c), f'<td class="grade {_e(grade or "")}">{_e(grade or "-")}</td>']
+        cells = [f"<td>{_e(c.get('name'))}</td>", _lat_cells(c, None, cols), f'<td class="grade {_e(grade or "")}">{_e(grade or "-")}</td>']
         cells.append(f"<td>{_e(fmt.num(c.get('tok_s')))}</td><td>{_e(fmt.num(c.get('req_s')))}</td><td>{c.get('requests', 0)}</td>")
         cells.append(f"<td>{_e(fmt.pct(c.get('share'), 0) if not c.get('_total') else '100 %')}</td><td>{_e(fmt.pct(c.get('error_rate')))}</td>")
         if judged:
@@ -227,7 +234,7 @@ def _classes(r: dict[str, Any]) -> str:
             cells.append(f"<td>{c.get('good_requests', 0)}</td><td>{_e(fmt.pct(c.get('attainment')))}</td>"
                          f"<td>{_e(fmt.num(c.get('goodput_req_s')))}</td><td>{_e(fmt.num(c.get('goodput_tok_s')))}</td>")  # fmt: skip
         rows.append(f'<tr{" class=total" if c.get("_total") else ""}>{"".join(cells)}</tr>')
-    note = "Whole run (ramps and warm-ups included); latencies in ms. TTFT grade of the p50: excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad >= 2 s."
+    note = f"Whole run (ramps and warm-ups included); latencies in ms. {what} grade of the p50: excellent < 300 ms, good < 800 ms, pass < 1.5 s, poor < 2 s, bad >= 2 s."
     if judged:
         note += f" Safe {'rate' if by_rate else 'users'}: the per-class verdict."
     note += " Good: ok and within every SLO of its class; attainment = good / (ok + errors)." if slo else ""

@@ -43,27 +43,27 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     out = ["## 1. Phenomenon", ""]
     if not steps:
         return out + _plain_run(r, v)
-    out += _verdict_lines(v)
+    out += _session_lines(r) or _verdict_lines(v)
     if (v or {}).get("slo"):
         out.append(f"- SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
-    out += _band_lines(v, steps)
+    out += _band_lines(v, steps, "sessions" if r.get("sessions") else "users")
+    e2e = r.get("latency") == "e2e"  # embeddings, rerank: latency = E2E, no TTFT/TPOT
     if base:
+        figures = (f"latency p50 (E2E) {fmt.ms((base.get('e2e_ms') or {}).get('p50'))}" if e2e else
+                   f"TTFT p50 {fmt.ms((base.get('ttft_ms') or {}).get('p50'))}, TPOT p50 {fmt.ms((base.get('tpot_ms') or {}).get('p50'))}")  # fmt: skip
         out.append(
             f"- Baseline ({'pre-run' if base.get('source') == 'pre-run' else fmt.step_named(steps, base.get('step'), base.get('users'))}): "
-            f"TTFT p50 {fmt.ms((base.get('ttft_ms') or {}).get('p50'))}, TPOT p50 {fmt.ms((base.get('tpot_ms') or {}).get('p50'))}; "
-            f"limits +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %."
+            f"{figures}; limits +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %."
         )
     out.append("")
+    cols = ("e2e_p50", "e2e_p99") if e2e else ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99")
     rows = [
-        [
-            fmt.step_label(s) + (f" ({s['status']})" if s.get("status") not in (None, "ok") else ""),
-            fmt.ms(s.get("ttft_p50"), False), fmt.ms(s.get("ttft_p99"), False),
-            fmt.ms(s.get("tpot_p50"), False), fmt.ms(s.get("tpot_p99"), False),
-            fmt.num(s.get("tok_s")), fmt.pct(s.get("error_rate")),
-        ]  # fmt: skip
+        [fmt.step_label(s) + (f" ({s['status']})" if s.get("status") not in (None, "ok") else ""),
+         *(fmt.ms(s.get(c), False) for c in cols), fmt.num(s.get("tok_s")), fmt.pct(s.get("error_rate"))]  # fmt: skip
         for s in steps
     ]
-    out += _table(["step", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms", "out tok/s", "errors"], rows)
+    head = ["latency p50 ms (E2E)", "latency p99 ms (E2E)"] if e2e else ["TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms"]
+    out += _table(["step", *head, "out tok/s", "errors"], rows)
     return [*out, ""]
 
 
@@ -72,11 +72,9 @@ def _plain_run(r: dict[str, Any], v: dict[str, Any] | None) -> list[str]:
     o = r.get("overall") or {}
     what = f"A plain run (no concurrency ladder): {fmt.users(r['run'].get('users_max'))} for {fmt.num(r['run'].get('duration_s'))} s"
     what = (plain_headline(r) or (what,))[0]
-    out = [
-        f"{what}; "
-        f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}, "
-        f"{fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."
-    ]
+    lat = (f"latency p50 (E2E) {fmt.ms(o.get('e2e_p50'))} (p99 {fmt.ms(o.get('e2e_p99'))})" if r.get("latency") == "e2e" else
+           f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}")  # fmt: skip
+    out = [f"{what}; {lat}, {fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."]
     if (v or {}).get("slo"):
         out.append(f"SLOs: {fmt.slo_sentence(v['slo'], [])}.")
     top = (r.get("findings") or [{}])[0]
@@ -106,8 +104,20 @@ def _verdict_lines(v: dict[str, Any] | None) -> list[str]:
     return [f"- No verdict ({status}): {why}."]
 
 
-def _band_lines(v: dict[str, Any] | None, steps: list[dict[str, Any]]) -> list[str]:
-    """The confidence band around the verdict: offered rates on a rate ladder, users otherwise."""
+def _session_lines(r: dict[str, Any]) -> list[str]:
+    """A ladder over sessions' verdict (report data ``sessions``): its headline, then each sentence; [] otherwise."""
+    s = r.get("sessions")
+    if not s:
+        return []
+    v = r.get("verdict") or {}
+    lines = list(s.get("lines") or [])
+    if (n := v.get("recommended_limit")) is not None and v.get("status") in ("ok", "breach") and lines:
+        lines[-1] += f"; recommended gateway limit {n} request{'s' if n != 1 else ''} in flight"  # the baseline's line
+    return [f"- **{s['headline']}**.", *(f"- {line}." for line in lines)]
+
+
+def _band_lines(v: dict[str, Any] | None, steps: list[dict[str, Any]], unit: str = "users") -> list[str]:
+    """The confidence band around the verdict: offered rates on a rate ladder, users (or sessions) otherwise."""
     conf = (v or {}).get("confidence") or {}
     band, band_steps, note = conf.get("band_users") or [], conf.get("band_steps"), conf.get("note")
     tail = f" ({note})." if note else "."
@@ -116,7 +126,7 @@ def _band_lines(v: dict[str, Any] | None, steps: list[dict[str, Any]]) -> list[s
         return [f"- Confidence band: {rates}{tail}"] if rates else []
     if len(band) == 2 and None not in band:
         lo, hi = band
-        return [f"- Confidence band: {lo}–{hi} users{tail}"]
+        return [f"- Confidence band: {lo}–{hi} {unit}{tail}"]
     return []
 
 
@@ -194,10 +204,14 @@ def _effect(r: dict[str, Any]) -> list[str]:
     if ladder and "safe_rate" in v:  # a rate ladder
         rows.append(["safe rate (req/s)", fmt.num(v.get("safe_rate")), PLACEHOLDER, PLACEHOLDER])
     elif ladder:
-        rows.append(["safe concurrency (users)", fmt.num(v.get("safe_users")), PLACEHOLDER, PLACEHOLDER])
+        unit = "sessions" if r.get("sessions") else "users"
+        rows.append([f"safe concurrency ({unit})", fmt.num(v.get("safe_users")), PLACEHOLDER, PLACEHOLDER])
+    if r.get("latency") == "e2e":  # embeddings, rerank: no TTFT or TPOT
+        rows.append([f"latency p50 (E2E; ms, {where})", fmt.ms(ref.get("e2e_p50"), False), PLACEHOLDER, PLACEHOLDER])
+    else:
+        rows += [[f"TTFT p50 (ms, {where})", fmt.ms(ref.get("ttft_p50"), False), PLACEHOLDER, PLACEHOLDER],
+                 [f"TPOT p50 (ms, {where})", fmt.ms(ref.get("tpot_p50"), False), PLACEHOLDER, PLACEHOLDER]]  # fmt: skip
     rows += [
-        [f"TTFT p50 (ms, {where})", fmt.ms(ref.get("ttft_p50"), False), PLACEHOLDER, PLACEHOLDER],
-        [f"TPOT p50 (ms, {where})", fmt.ms(ref.get("tpot_p50"), False), PLACEHOLDER, PLACEHOLDER],
         [f"output tok/s ({where})", fmt.num(ref.get("tok_s")), PLACEHOLDER, PLACEHOLDER],
         [f"error rate ({where})", fmt.pct(ref.get("error_rate"), 2), PLACEHOLDER, PLACEHOLDER],
     ]

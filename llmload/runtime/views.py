@@ -134,7 +134,8 @@ class LiveViews:
         if judge is not None:
             judge.check(steps.windows)
         return ladder_status(self._setup().config.ladder, steps.windows, steps.current(), self._driver.step_ends_at,
-                             judge.verdict if judge else None, judge.judged if judge else 0, time.time())  # fmt: skip
+                             judge.verdict if judge else None, judge.judged if judge else 0, time.time(),
+                             judge.sessions if judge else False)  # fmt: skip
 
     def export_context(self) -> ExportContext:
         setup = self._setup()

@@ -45,7 +45,8 @@ def test_a_ladder_is_judged_on_latency(sim, tmp_path):
     assert set(v["limits"]) == {"e2e_p50_ms", "error_rate"}, v
     assert v["status"] == "breach" and v["safe_users"] == 1 and v["breach"]["metric"] == "e2e_p50", v
     assert v["breach"]["ratio"] > 1.5, v
-    assert "e2e_p50 broke the limit at 4 users" in output and "inputs/s (4 per request)" in output
+    assert "latency p50 (E2E) broke the limit at 4 users" in output and "inputs/s (4 per request)" in output
+    assert "   lat p50   lat p99" in output and "latency p50 grade (E2E; " in output  # no TTFT for one JSON answer
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,21 @@ def test_plan_answers_the_fewest_replicas_that_meet_the_slo_and_predict_agrees(f
     assert step["goodput"]["attainment"] == pytest.approx(trials[3]["attainment"])
 
 
+def test_plan_finds_the_fewest_replicas_when_attainment_falls_with_more_and_notes_it(tmp_path, capsys):
+    # 24 users of the default profile on replicas of 4 slots, round-robin: 8 -> 98.7 %, 9 -> 100 %, 10 -> 88.9 %
+    # (a bisection over 1, 2, 4, 8, 16 answered 11)
+    engine, out = tmp_path / "e.toml", tmp_path / "plan.json"
+    write_engine(engine, EngineParams(max_num_seqs=4), [], [], {})
+    code = plan_main(["--engine", str(engine), "-u", "24", "--slo", "ttft_ms=1000", "--max-replicas", "16",
+                      "--json", str(out)])  # fmt: skip
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert code == 0 and doc["answer"] == 9, text
+    assert [t["replicas"] for t in doc["trials"]] == list(range(1, 11))
+    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith("10 replicas predict 88.9 %, below 9 replicas'")
+    assert f"  note: {doc['notes'][0]}\n" in text
+
+
 def test_without_slos_plan_keeps_the_p50s_within_the_degradation_of_one_user_alone(files, capsys):
     engine, profile = files
     code = plan_main(["--engine", str(engine), "--profile", str(profile), "-u", "12", "-t", "30s", "--warmup", "5s",

@@ -1,8 +1,8 @@
-"""plan's search: the fewest replicas that meet the goal, with K - 1 evaluated beside it; the answer line."""
+"""plan's search: the fewest replicas that meet the goal (every count up to it, and K + 1); the answer line, the notes."""
 
 from __future__ import annotations
 
-from llmload.capacity.replicas import Goal, Trial, answer_line, search, trial_of
+from llmload.capacity.replicas import Goal, Trial, answer_line, search, trial_of, worse_above
 from llmload.metrics.parts.goodput import SloFigures
 from llmload.results.model import Goodput, Latency, Stats
 
@@ -14,7 +14,7 @@ def _trial(k: int, attainment: float) -> Trial:
                  {"ttft": 100.0, "tpot": 20.0, "e2e": 900.0}, {"ttft": 640.0, "tpot": 25.0, "e2e": 2000.0}, 5.0)  # fmt: skip
 
 
-def test_search_finds_the_fewest_replicas_and_evaluates_the_one_below_it():
+def test_search_evaluates_every_count_up_to_the_first_that_meets_and_one_more():
     curve = {k: min(1.0, 0.2 * k + 0.1) for k in range(1, 65)}  # meets from 5 replicas (0.99 <= 1.0 at 5)
     asked: list[int] = []
 
@@ -24,8 +24,28 @@ def test_search_finds_the_fewest_replicas_and_evaluates_the_one_below_it():
 
     best, trials = search(evaluate, 64)
     assert best is not None and best.replicas == 5
-    assert {4, 5} <= {t.replicas for t in trials} and len(asked) == len(set(asked)) <= 6  # doubling, then bisecting
-    assert [t.replicas for t in trials] == sorted(t.replicas for t in trials)
+    assert asked == [1, 2, 3, 4, 5, 6] and [t.replicas for t in trials] == asked
+    assert worse_above(best, trials, GOAL) == []
+    best, trials = search(lambda k: _trial(k, curve[k]), 5)  # the most allowed meets: nothing above it to confirm
+    assert best is not None and best.replicas == 5 and trials[-1].replicas == 5
+
+
+def test_attainment_that_falls_with_more_replicas_is_found_and_noted():
+    # round-robin phase effects (measured: 24 users on replicas of 4 slots, 8 -> 98.7 %, 9 -> 100 %, 10 -> 88.9 %):
+    # a bisection from 8 (miss) and 16 (meets) could answer 11 or more; every count is evaluated instead
+    curve = {k: 0.5 for k in range(1, 8)} | {8: 0.987, 9: 1.0, 10: 0.889, 11: 1.0, 12: 0.995}
+    best, trials = search(lambda k: _trial(k, curve[k]), 16)
+    assert best is not None and best.replicas == 9 and [t.replicas for t in trials] == list(range(1, 11))
+    notes = worse_above(best, trials, GOAL)
+    assert len(notes) == 1 and notes[0].startswith("10 replicas predict 88.9 %, below 9 replicas' 100.0 %: misses")
+    more = [*trials, _trial(12, 0.995)]
+    assert "12 replicas predict 99.5 %, below 9 replicas' 100.0 %: still meets" in worse_above(best, more, GOAL)[1]
+    baseline = Goal(degradation=0.5, baseline_ttft_ms=100.0, baseline_tpot_ms=20.0)
+    slow = _trial(10, 0.0)
+    slow = Trial(10, False, 100, None, None, {"ttft": 400.0, "tpot": 20.0, "e2e": 1.0}, slow.p99_ms, 5.0)
+    said = worse_above(_trial(9, 1.0), [slow], baseline)
+    assert said == ["10 replicas miss the goal: 10 replicas: TTFT p50 400 ms (limit 150), TPOT p50 20 ms (limit 30) "
+                    "(round-robin phase effects; --router least-loaded is steadier)"]  # fmt: skip
 
 
 def test_search_says_none_when_the_most_replicas_allowed_miss():

@@ -81,6 +81,9 @@ def test_predict_trace_writes_a_trace_replay_summary(tmp_path, capsys):
     assert s["arrival"]["mode"] == "trace" and s["arrival"]["trace"]["speedup"] == 2.0
     assert s["arrival"]["trace"]["span_s"] == pytest.approx(3.9 / 2)
     assert s["duration_s"] > 3.9 / 2  # until the last answer, as a real replay
+    # the client's figures, as llmload run's: the trace's mean rate offered, every entry due and sent
+    assert s["arrival"]["offered_rate"] == pytest.approx(40 / 1.95, rel=0.001)  # entries / span
+    assert (s["arrival"]["arrivals"], s["arrival"]["sent"], s["arrival"]["unsent"]) == (40, 40, 0)
     assert predict_main([*argv, "--ladder", "1,2"]) == 2
     assert "--trace: the trace is the load" in capsys.readouterr().err
     assert predict_main([*argv, "--trace-speedup", "0"]) == 2

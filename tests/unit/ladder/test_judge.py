@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llmload.ladder import REPORT_GRACE_S, LiveJudge, StepWindow, judge_windows
+from llmload.ladder.judge import judge_verdict
 from tests.helpers.clock import FakeClock
 from tests.helpers.ladder import records
 
@@ -57,3 +58,12 @@ def test_live_judge_skips_the_pre_run_window_and_uses_its_degradation():
     assert LiveJudge(lambda: metrics, 0.5, clock).check(windows) is None  # 70 ms <= 1.5 x 50 ms
     strict = LiveJudge(lambda: metrics, 0.1, clock).check(windows)
     assert strict is not None and strict.step == 0 and strict.metric == "ttft_p50"  # 60 ms > 1.1 x 50 ms
+
+
+
+def test_the_live_verdict_of_a_ladder_over_sessions_names_sessions():
+    windows = [StepWindow(0, 1, 0.0, 1.0, 10.0), StepWindow(1, 4, 10.0, 11.0, 20.0)]
+    v = judge_verdict(windows, {0: records(50.0, turn=1), 1: records(55.0, turn=2)}, 0.5)
+    assert v is not None and v.status == "ok" and "holds at least 4 sessions" in v.note
+    users = judge_verdict(windows, {0: records(50.0), 1: records(55.0)}, 0.5)
+    assert users is not None and "holds at least 4 users" in users.note

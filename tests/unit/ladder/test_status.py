@@ -78,3 +78,22 @@ def test_a_rate_ladder_and_the_pre_run():
     s = status(d, tracker, 0.0)
     assert s["phase"] == "baseline" and s["left_s"] is None
     assert s["text"].startswith("pre-run baseline: 1 user until 20 requests succeed")
+
+
+def test_a_ladder_over_sessions_names_its_steps_in_sessions():
+    clock = FakeClock(1000.0)
+    tracker = StepTracker(clock=clock)
+    metrics = {0: records(50.0, turn=1), 1: records(60.0, turn=2), 2: records(400.0, turn=3)}  # every request a turn
+    d = LadderDriver(tracker, baseline_ok=lambda: 0, clock=clock)
+    d.configure(PLAN, LiveJudge(lambda: metrics, 0.5, clock))
+    for t in (5.0, 60.0, 120.0, 180.0, 180.0 + REPORT_GRACE_S):
+        clock.t = 1000.0 + t
+        d.tick(t)
+    j = d.judge
+    assert j is not None and j.sessions
+    s = ladder_status(d.plan, tracker.windows, tracker.current(), d.step_ends_at, j.verdict, j.judged, clock.t, j.sessions)
+    assert "verdict so far: TTFT p50 broke the limit at 8 sessions" in s["text"]
+    assert s["text"].endswith("within the limits up to 4 sessions")
+    assert ladder_status(PLAN, tracker.windows, (1, 4, True), None, None, 0, clock.t, True)["text"].startswith(
+        "step 2 of 3: 4 sessions, steady"
+    )
