@@ -156,7 +156,7 @@ def test_sub_agents_run_in_parallel_beside_their_waiting_parent_and_their_answer
             own = RESULT * len(prev.agent.calls) if prev.agent.calls else prev.output_tokens
             assert nxt.input_tokens == prev.input_tokens + own + answers, (prev.input_tokens, own, answers, nxt.input_tokens)
             joined += 1
-    assert joined >= 3
+    assert joined >= 2
 
     agent = summary["classes"]["agent"]["agent"]
     fan = agent["fanout"]
