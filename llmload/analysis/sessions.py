@@ -4,8 +4,8 @@ A conversation or agent class (:mod:`llmload.workload.conversation`, :mod:`llmlo
 keeps one session per Locust user: the user holds it through think and tool time, so a
 ladder step of N users is N concurrently active sessions. A set of figures is **over
 sessions** (:func:`over_sessions`) when every request in it was a conversation turn: the
-requests counted per turn (:mod:`llmload.metrics.parts.turns`, an agent's turns included)
-add up to all its requests. A run whose figures mix single requests in is a ladder over users,
+requests counted per turn (:mod:`llmload.metrics.parts.turns`, an agent's turns included;
+with the child requests of its sub-agents, :mod:`llmload.workload.fanout`) add up to all its requests. A run whose figures mix single requests in is a ladder over users,
 as before.
 
 The verdicts of such a ladder, :func:`session_verdicts`, read it as *the most concurrent sessions
@@ -45,7 +45,9 @@ _SLO_METRIC = {"ttft_ms": "ttft", "tpot_ms": "tpot", "e2e_ms": "e2e"}
 
 
 def _turn_requests(s: Stats) -> int:
-    return sum(t.requests for t in s.by_turn.values())
+    """Requests of session turns: ``by_turn``'s, and the sub-agents' (a parent session's own; in no ``by_turn``)."""
+    fan = s.part(AgentFigures).fanout
+    return sum(t.requests for t in s.by_turn.values()) + (fan.requests if fan is not None else 0)
 
 
 def over_sessions(stats: Iterable[Stats]) -> bool:

@@ -17,7 +17,9 @@
 * :mod:`~llmload.users.keepalive` — when a pooled connection may carry another request: the server's
   ``Keep-Alive`` header (:class:`~llmload.users.keepalive.KeepAlivePolicy`);
 * :mod:`~llmload.users.backoff_wait` — :class:`~llmload.users.backoff_wait.Backoff`: a user's wait after
-  a failed request (``--error-backoff``, ``Retry-After``).
+  a failed request (``--error-backoff``, ``Retry-After``);
+* :mod:`~llmload.users.sub_agents` — an agent session's fan-out: child sessions in greenlets beside their
+  waiting parent (:func:`~llmload.users.sub_agents.fan_out`).
 """
 
 from __future__ import annotations

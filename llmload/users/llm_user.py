@@ -73,6 +73,7 @@ from llmload.users.deadlines import Deadline, Flight, Watchdog
 from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
+from llmload.users.sub_agents import fan_out
 from llmload.workload.agent import AgentSession, AgentTurn, ToolCall
 from llmload.workload.replay_session import ReplaySession
 
@@ -181,6 +182,8 @@ class LLMUser(FastHttpUser):
                 self._sessions += 1
                 self._session_id = f"{self._sampler.user_index}.{self._sessions}"
             sample = session.next_turn()
+        elif isinstance(session, AgentSession) and session.fanout_due:  # sub-agents run first (llmload.users.sub_agents)
+            sample, waited = fan_out(self, session, last)
         elif last[2]:  # the answer was tool calls: run them, send the results
             t0 = perf_counter()
             self._think(session.tool_wait_s(last[2]))  # type: ignore[attr-defined]

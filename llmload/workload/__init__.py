@@ -20,6 +20,8 @@ or of conversations (``start_session()`` → :class:`Session`, turn by turn).
   each turn re-sending the whole history;
 * :mod:`~llmload.workload.agent` — agent classes: ``tools``, tool-call turns and their synthetic
   results, per-turn output lengths (:class:`AgentSession`, :func:`parse_agent`);
+* :mod:`~llmload.workload.fanout` — an agent class's sub-agent fan-out: ``fanout = {every, agents}``, the
+  children's answers as ``delegate`` tool results (:class:`~llmload.workload.fanout.FanoutSpec`);
 * :mod:`~llmload.workload.images` — image classes: ``images``, generated PNGs and JPEGs unique per
   image, in single requests and conversations (:class:`ImageSource`, :func:`parse_images`);
 * :mod:`~llmload.workload.image_encoding` — generated images' bytes: a cached base, fresh top rows

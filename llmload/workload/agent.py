@@ -10,6 +10,7 @@ A conversation class (``turns``) becomes an agent with ``tools``::
     output_tokens = [150, 150, 150, 1000]        # per turn: max_tokens of turn 1, 2, ...; the last repeats
     tools = [{type = "function", function = {name = "search", parameters = {type = "object"}}}]
     tool_calls = {per_turn = 1, result_tokens = 300, latency_s = {dist = "exponential", mean = 2}}
+    fanout = {every = 3, agents = 2}             # optional: sub-agents (llmload.workload.fanout)
 
 ``tools`` are JSON-schema tool definitions in OpenAI's form (``{type = "function", function =
 {name, description, parameters}}``; the short form ``{name, description, parameters}`` is
@@ -33,6 +34,10 @@ only those draws and the user messages that follow text answers. A dataset class
 records' user turns after text answers (turn k: the record's k-th); after a tool turn it asks
 for the previous turn's length unless ``output_tokens`` says otherwise.
 
+With ``fanout`` (:mod:`llmload.workload.fanout`), :attr:`AgentSession.fanout_due` says when the
+user is to run :meth:`AgentSession.children` before the next turn, which it then produces with
+their answers (``next_turn(..., delegated=...)``): ``delegate`` tool calls and their results.
+
 :class:`AgentTurn` is what an agent turn's :class:`~llmload.metrics.record.RequestRecord`
 carries (``record.agent``) for the ``agents`` part of the statistics
 (:mod:`llmload.metrics.parts.agents`).
@@ -47,13 +52,16 @@ from typing import Any
 from llmload.errors import ProfileError
 from llmload.jsonvalue import Json
 from llmload.workload.conversation import ClassPlan, Session, history_images, one_text
+from llmload.workload.datasets import estimate_tokens
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
+from llmload.workload.fanout import DELEGATE, DELEGATE_TOOL, Delegation, FanoutSpec, parse_fanout
 from llmload.workload.prompts import synthetic_prompt
 from llmload.workload.request_types import RequestSample
 
 __all__ = ["AgentSession", "AgentSpec", "AgentTurn", "ToolCall", "parse_agent"]
 
 _TOOL_CALLS_KEYS = ("per_turn", "result_tokens", "latency_s")
+_NO_CALLS: tuple[ToolCall, ...] = ()
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
 _DEFAULT_RESULT_TOKENS = 300
 
@@ -67,6 +75,7 @@ class AgentSpec:
     result_tokens: Distribution = Fixed(_DEFAULT_RESULT_TOKENS)
     latency_s: Duration = Duration("fixed", 0.0)
     output_tokens: tuple[Distribution, ...] | None = None
+    fanout: FanoutSpec | None = None
 
     def out(self, turn: int) -> Distribution | None:
         """Turn ``turn`` (≥ 1)'s output length: the list's entry, its last past the end; None without a list."""
@@ -79,7 +88,17 @@ class AgentSpec:
                                             "latency_s": self.latency_s.to_dict()}}  # fmt: skip
         if self.output_tokens is not None:
             d["output_tokens"] = [o.to_dict() for o in self.output_tokens]
+        if self.fanout is not None:
+            d["fanout"] = self.fanout.to_dict()
         return d
+
+    def child(self) -> AgentSpec:
+        """A child session's settings: no ``delegate`` tool, no fan-out, the ``fanout`` table's per-turn lengths."""
+        fan = self.fanout
+        assert fan is not None
+        tools = tuple(t for t in self.tools if _name(t) != DELEGATE)
+        out = fan.output_tokens if fan.output_tokens is not None else self.output_tokens
+        return replace(self, tools=tools, output_tokens=out, fanout=None)
 
 
 def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
@@ -90,6 +109,8 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
     """
     out = c.get("output_tokens")
     if "tools" not in c:
+        if "fanout" in c:
+            raise ProfileError(f"{where}.fanout: sub-agents need an agent class; add tools = [...] (and turns)")
         if "tool_calls" in c:
             raise ProfileError(f"{where}.tool_calls: needs tools = [...] (the tool definitions the model may call)")
         if isinstance(out, list):
@@ -99,6 +120,13 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
     if "turns" not in c:
         raise ProfileError(f"{where}.tools: an agent class is a conversation; add turns = N (requests per session)")
     tools = _parse_tools(c["tools"], f"{where}.tools")
+    fanout = None
+    if "fanout" in c:
+        synthetic = not isinstance(c.get("prompt"), dict)  # a table: a dataset (checked by the profile)
+        at = f"{where} (class {c.get('name')!r}).fanout"  # a sub-agent setting names its class outright
+        fanout = parse_fanout(c["fanout"], at, synthetic=synthetic, turns=c["turns"])
+        if all(_name(t) != DELEGATE for t in tools):
+            tools += (DELEGATE_TOOL,)
     per_turn, result, latency = _parse_tool_calls(c.get("tool_calls", {}), f"{where}.tool_calls")
     per: tuple[Distribution, ...] | None = None
     if isinstance(out, list):
@@ -106,7 +134,13 @@ def parse_agent(c: dict[str, Json], where: str) -> tuple[AgentSpec | None, Any]:
             raise ProfileError(f"{where}.output_tokens: the per-turn list is empty; give one length per turn")
         per = tuple(parse_distribution(o, f"{where}.output_tokens[{i}]") for i, o in enumerate(out))
         out = out[0]
-    return AgentSpec(tools, per_turn, result, latency, per), out
+    return AgentSpec(tools, per_turn, result, latency, per, fanout), out
+
+
+def _name(tool: dict[str, Json]) -> str:
+    """A tool definition's name (OpenAI's long form, as parsed)."""
+    fn = tool["function"]
+    return str(fn["name"]) if isinstance(fn, dict) else ""
 
 
 def _parse_tools(raw: Any, where: str) -> tuple[dict[str, Json], ...]:
@@ -183,13 +217,18 @@ class AgentTurn:
     session's last turn; ``waited_s``: the tool wait before this request (0: none); ``calls``:
     the tool calls the answer held (set when the stream ends; None: a text answer); ``results``: the tokens of each
     tool result this request sends (after tool calls; () otherwise); ``spec``: the class's :class:`AgentSpec` on a
-    session's first turn (None on the others), for ``--records-jsonl`` (:mod:`llmload.metrics.dump`).
+    session's first turn (None on the others), for ``--records-jsonl`` (:mod:`llmload.metrics.dump`). Fan-out
+    (:mod:`llmload.workload.fanout`): ``child`` a turn of a child session; ``children`` the
+    children whose answers this turn carries (0: none) and ``fanout_s`` how long the parent
+    waited for them.
     """
 
-    __slots__ = ("calls", "last", "results", "session_start_ns", "session_tokens", "spec", "waited_s")
+    __slots__ = ("calls", "child", "children", "fanout_s", "last", "results", "session_start_ns", "session_tokens",
+                 "spec", "waited_s")  # fmt: skip
 
     def __init__(self, session_start_ns: int = 0, session_tokens: int = 0, last: bool = False, waited_s: float = 0.0,
-                 results: tuple[int, ...] = (), spec: AgentSpec | None = None) -> None:  # fmt: skip
+                 results: tuple[int, ...] = (), spec: AgentSpec | None = None, *, child: bool = False,
+                 children: int = 0, fanout_s: float = 0.0) -> None:  # fmt: skip
         self.session_start_ns = session_start_ns
         self.session_tokens = session_tokens
         self.last = last
@@ -197,49 +236,64 @@ class AgentTurn:
         self.calls: tuple[ToolCall, ...] | None = None
         self.results = results
         self.spec = spec
+        self.child = child
+        self.children = children
+        self.fanout_s = fanout_s
 
 
 class AgentSession(Session):
     """A conversation of an agent class (see the module docstring)."""
 
-    __slots__ = ("_last_out", "_results", "_spec", "_tool_rng", "started_ns", "tokens")
+    __slots__ = ("_delegated", "_last_out", "_results", "_spec", "_tool_rng", "child", "started_ns", "tokens")
 
-    def __init__(self, plan: ClassPlan, rng: random.Random, spec: AgentSpec) -> None:
+    def __init__(self, plan: ClassPlan, rng: random.Random, spec: AgentSpec, *, child: bool = False) -> None:
         super().__init__(plan, rng)
         self._spec = spec
         self._tool_rng = random.Random(rng.getrandbits(64))
         self._last_out = 1  # the last turn's max_tokens (a dataset class's length after a tool turn)
+        self._delegated: Delegation | None = None  # the fan-out the turn just produced carries
+        self.child = child  # a child session of a fan-out
         self.started_ns = 0  # the first request's start stamp, once sent
         self.tokens = 0  # input + output tokens of the turns sent so far
         self._results: tuple[int, ...] = ()  # the last turn's tool results' tokens (() when it sent none)
 
     def next_turn(self, previous_reply: str | None = None, reply_tokens: int | None = None,
-                  tool_calls: tuple[ToolCall, ...] | None = None) -> RequestSample:  # fmt: skip
-        """The next turn: after ``tool_calls`` (the last answer's), their results; else as any conversation."""
-        if not tool_calls or self.turn == 0:
+                  tool_calls: tuple[ToolCall, ...] | None = None, delegated: Delegation | None = None) -> RequestSample:  # fmt: skip
+        """The next turn: after ``tool_calls`` (the last answer's) or a fan-out (``delegated``: its children's
+        answers), their results; else as any conversation."""
+        if delegated is None and (not tool_calls or self.turn == 0):
             sample = super().next_turn(previous_reply, reply_tokens)
             self._results = ()
         else:
-            sample = self._after_tools(previous_reply or "", reply_tokens, tool_calls)
+            sample = self._after_tools(previous_reply or "", reply_tokens, tool_calls or _NO_CALLS, delegated)
+        self._delegated = delegated
         spec = self._spec
         per = spec.out(sample.turn)
         out = self._last_out = self._plan.capped(per.sample(self._rng)) if per is not None else sample.max_tokens
         return replace(sample, max_tokens=out, tools=spec.tools, parallel_tool_calls=spec.per_turn > 1)
 
-    def _after_tools(self, reply: str, reply_tokens: int | None, calls: tuple[ToolCall, ...]) -> RequestSample:
+    def _after_tools(self, reply: str, reply_tokens: int | None, calls: tuple[ToolCall, ...],
+                     delegated: Delegation | None) -> RequestSample:  # fmt: skip
         if self.done:
             raise RuntimeError(f"session of class {self.class_name!r} is over after {self.turns} turns")
         k = self.turn + 1
         rng = self._tool_rng
+        answers = delegated.answers if delegated is not None else ()
+        if answers:  # the fan-out's delegate calls, after the answer's own (llmload.workload.fanout)
+            calls += tuple(ToolCall(f"call_{k}_d{i}", DELEGATE, f'{{"task": "subtask {i}"}}') for i in range(1, len(answers) + 1))
         message: dict[str, Json] = {"role": "assistant", "content": reply or None, "tool_calls": [
             {"id": c.id or f"call_{k}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for i, c in enumerate(calls)]}  # fmt: skip
         self._messages.append(message)  # type: ignore[arg-type]
-        added = reply_tokens if reply_tokens is not None else 0
-        sizes = []
+        added = reply_tokens if reply_tokens is not None else estimate_tokens(reply)
+        own = len(calls) - len(answers)
+        sizes: list[int] = []
         for i, c in enumerate(calls):
-            n = self._spec.result_tokens.sample(rng)
-            text = synthetic_prompt(rng, n)
+            if i < own:
+                n = self._spec.result_tokens.sample(rng)
+                text = synthetic_prompt(rng, n)
+            else:
+                text, n = answers[i - own].text, answers[i - own].tokens
             self._messages.append({"role": "tool", "tool_call_id": c.id or f"call_{k}_{i}", "content": text})
             added += n
             sizes.append(n)
@@ -262,7 +316,39 @@ class AgentSession(Session):
 
     def agent_turn(self, waited_s: float) -> AgentTurn:
         """The :class:`AgentTurn` of the turn just produced (after :meth:`next_turn`)."""
-        return AgentTurn(self.started_ns, self.tokens, self.done, waited_s, self._results, self._spec if self.turn == 1 else None)
+        d = self._delegated
+        spec = self._spec if self.turn == 1 else None
+        if d is None:
+            return AgentTurn(self.started_ns, self.tokens, self.done, waited_s, self._results, spec, child=self.child)
+        return AgentTurn(self.started_ns, self.tokens, self.done, waited_s, self._results, spec, children=len(d.answers),
+                         fanout_s=d.waited_s)  # fmt: skip
+
+    @property
+    def fanout_due(self) -> bool:
+        """Whether the class's sub-agents run before the next turn (after turn ``every``, ``2 * every``, ...)."""
+        fan = self._spec.fanout
+        return fan is not None and self.turn > 0 and fan.due(self.turn, self.turns)
+
+    @property
+    def fanouts(self) -> int:
+        """The fan-outs due so far in this session, the one due now included."""
+        fan = self._spec.fanout
+        return 0 if fan is None else self.turn // fan.every
+
+    def children(self) -> list[AgentSession]:
+        """The child sessions of the fan-out due now (:mod:`llmload.workload.fanout`), seeded from this session's
+        tool RNG: the class's plan less its think time, with the ``fanout`` table's turns and lengths."""
+        spec, plan = self._spec, self._plan
+        fan = spec.fanout
+        if fan is None:
+            raise RuntimeError(f"class {self.class_name!r} has no fanout")
+        out = fan.output_tokens[0] if fan.output_tokens is not None else plan.output_tokens
+        turns = fan.turns if fan.turns is not None else plan.turns
+        inp = fan.input_tokens if fan.input_tokens is not None else plan.input_tokens
+        child = replace(plan, turns=turns, input_tokens=inp, output_tokens=out, think_time=None, agent=spec.child())
+        rng = self._tool_rng
+        return [AgentSession(child, random.Random(rng.getrandbits(64)), child.agent, child=True)  # type: ignore[arg-type]
+                for _ in range(fan.agents)]  # fmt: skip
 
     def took(self, start_ns: int, input_tokens: int, output_tokens: int) -> None:
         """A turn was sent (its start stamp) and answered (its tokens)."""

@@ -79,7 +79,7 @@ __all__ = ["PromptSource", "Profile", "RequestClass", "available_profiles", "loa
 
 _TOP_KEYS = ("name", "description", "classes", "source", "thresholds")  # source: informational, written by to_dict
 _CLASS_KEYS = ("name", "weight", "input_tokens", "output_tokens", "prompt", "prefix", "turns", "think_time_s", "slo",
-               "description", "tools", "tool_calls", "images")  # fmt: skip
+               "description", "tools", "tool_calls", "fanout", "images")  # fmt: skip
 _PROMPT_KEYS = ("source", "path", "format")
 #: Class names the whole run's row goes by: the summary's and console's "overall", the web UI's "Overall".
 RESERVED_CLASS_NAMES = ("overall",)  # compared without case and surrounding spaces

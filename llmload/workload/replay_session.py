@@ -58,7 +58,7 @@ class ReplaySession:
         first: SessionTurn = entries[0].turn
         self._entries, self._indexes, self._rng, self._class = entries, indexes, rng, class_name
         self._speedup, self._cap, self._on_end = speedup, cap, on_end
-        self._spec = AgentSpec(tuple(first.tools), 2 if first.parallel_tool_calls else 1) if first.tools else None
+        self._spec = AgentSpec(tuple(dict(t) for t in first.tools), 2 if first.parallel_tool_calls else 1) if first.tools else None
         self._messages: list[dict[str, Json]] = []
         self._context = 0
         self.id = first.session

@@ -112,7 +112,7 @@ def parse_turn(obj: Mapping[str, Json], where: str) -> SessionTurn | None:
 def _ints(raw: Json, key: str, where: str) -> tuple[int, ...]:
     if not isinstance(raw, list) or not all(not isinstance(n, bool) and isinstance(n, int) and n >= 1 for n in raw):
         raise ProfileError(f"{where}: {key} must be a list of token counts (ints ≥ 1), got {raw!r}")
-    return tuple(raw)  # type: ignore[arg-type]
+    return tuple(raw)
 
 
 def _tool_name(t: Json) -> bool:

@@ -4,6 +4,7 @@ Class ``agent``: sessions of 4 turns (3 tool turns, then an answer), each turn a
 its turn number and :class:`~llmload.workload.agent.AgentTurn`; each step holds
 ``sessions x 5`` sessions' turns. TTFT per step is given (ms); with ``slo_ms`` the run has the
 SLO ``ttft_ms <= slo_ms``. ``chat``: the same turns as a plain conversation (no agent figures). ``single`` adds a single-request class (then the run is over users).
+``fanout``: each session's turn 2 is followed by a sub-agent's one-turn child session.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def session_result(
     single: bool = False,
     chat: bool = False,
     coder_slo_ms: float | None = None,
+    fanout: bool = False,
 ) -> RunResult:
     """A ladder of ``{users: TTFT ms}`` steps over agent sessions (module docstring; ``chat``: plain conversations,
     no agent turns; ``coder_slo_ms``: a second agent class, ``coder``, with its own SLO ``ttft_ms``), analysed."""
@@ -66,6 +68,10 @@ def session_result(
                 # one session in ten is slower: the TTFT p99 sits above the p50
                 slow = 3.0 if session % 10 == 9 else 1.0
                 recorder.add(_record("agent", step, ttft * slow, turn, begin + turn * 2000, begin + 2000, True, chat))
+                if fanout and turn == 2:  # a sub-agent's one turn (llmload.workload.fanout) before turn 3
+                    child = _record("agent", step, ttft, 1, begin + turn * 2000 + 500, 0, True)
+                    child.agent = AgentTurn(child=True)
+                    recorder.add(child)
                 if coder:
                     recorder.add(_record("coder", step, ttft, turn, begin + turn * 2000, begin + 2000, True))
                 if single:

@@ -107,3 +107,62 @@ def test_llama_server_takes_the_tools_and_answers_in_text(tmp_path: Path, api):
     assert agent["errors"] == 0 and agent["ok"] >= 4, agent
     assert "tool_turn" not in agent["agent"] and agent["agent"]["answer_turn"]["ok"] == agent["ok"]
     assert {r["turn"] for r in records if r["outcome"] == "ok"} >= {1, 2}
+
+
+FANOUT_USERS, EVERY = 2, 1
+FANOUT_PROFILE = PROFILE.replace("turns = 4", "turns = 3") + "fanout = {every = 1, agents = 2, turns = 2}\n"
+
+
+def test_sub_agents_run_in_parallel_beside_their_waiting_parent_and_their_answers_join_its_context(sim, tmp_path: Path):
+    """``fanout = {every = 1, agents = 2, turns = 2}``: after turns 1 and 2 of each 3-turn session, two child
+    sessions at once; 2 users for 2.5 s. The context the server counted (``usage.prompt_tokens``, the simulator's
+    word count) grows by the children's final answers."""
+    url = sim("--ttft-ms", "20", "--itl-ms", "2", "--tool-call-share", "0.75")
+    profile = tmp_path / "fanout.toml"
+    profile.write_text(FANOUT_PROFILE)
+    records = []
+    summary = run_inprocess(url, ["--profile", str(profile), "--seed", "5"], users=FANOUT_USERS, seconds=2.5,
+                            on_record=records.append)  # fmt: skip
+    ok = [r for r in records if r.outcome == "ok"]
+    assert ok and len(ok) == len([r for r in records if r.outcome != "interrupted"])
+    by_session = defaultdict(list)
+    for r in ok:
+        by_session[r.session].append(r)
+    children = {s: t for s, t in by_session.items() if ".f" in s}
+    assert len(children) >= 4 and all(r.agent.child for t in children.values() for r in t)
+
+    # sessions and requests in flight exceed the users while children run: the parent holds its slot meanwhile
+    def peak(spans):
+        level = top = 0
+        for _, d in sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans]):
+            level += d
+            top = max(top, level)
+        return top
+
+    assert peak([(min(r.start_ns for r in t), max(r.end_ns for r in t)) for t in by_session.values()]) > FANOUT_USERS
+    assert peak([(r.start_ns, r.end_ns) for r in ok]) > FANOUT_USERS
+
+    joined = 0
+    for sid, turns in by_session.items():
+        if sid in children:
+            continue
+        turns.sort(key=lambda r: r.turn)
+        for prev, nxt in zip(turns, turns[1:], strict=False):
+            kids = [sorted(t, key=lambda r: r.turn) for s, t in children.items() if s.startswith(f"{sid}.f{prev.turn // EVERY}.")]
+            if nxt.turn != prev.turn + 1 or len(kids) != 2 or any(not t[-1].agent.last and t[-1].agent.calls for t in kids):
+                continue  # a child cut by the end of the test
+            assert nxt.agent.children == 2 and nxt.start_ns >= max(t[-1].end_ns for t in kids)  # waited for both
+            answers = sum(t[-1].output_tokens for t in kids if not t[-1].agent.calls)  # a final text answer each
+            own = RESULT * len(prev.agent.calls) if prev.agent.calls else prev.output_tokens
+            assert nxt.input_tokens == prev.input_tokens + own + answers, (prev.input_tokens, own, answers, nxt.input_tokens)
+            joined += 1
+    assert joined >= 2
+
+    agent = summary["classes"]["agent"]["agent"]
+    fan = agent["fanout"]
+    assert fan["fanouts"] >= joined and fan["children_started"] >= len(children) and fan["children_failed"] == 0
+    assert fan["child_requests"] == len([r for r in records if r.agent.child])  # any outcome (cut ones too)
+    assert fan["wait_ms"]["p50"] >= 20 and fan["wait_ms"]["p90"] >= fan["wait_ms"]["p50"]
+    assert agent["child_turn"]["ok"] == sum(len(t) for t in children.values())
+    parents = agent["tool_turn"]["ok"] + agent["answer_turn"]["ok"]
+    assert parents == len([r for r in ok if not r.agent.child]) and agent["sessions"]["turns_mean"] == 3

@@ -14,6 +14,16 @@ request's start to its last one's end, turns, total tokens = every turn's prompt
 tokens) or when a turn fails (``failed_sessions``: the session ends there); a session cut by
 the end of the test is in neither. Summary key ``agent`` (absent for a class without agent
 turns), its figures :class:`AgentFigures`; one console line per agent class.
+
+Sub-agent fan-out (:mod:`llmload.workload.fanout`): the turns of child sessions
+(``AgentTurn.child``) are their own kind, ``child_turn`` (so the parent's ``tool_turn`` and
+``answer_turn`` keep the parent's context sizes and TTFTs), their tool waits join the tool
+waits, and their sessions are counted apart (:class:`Fanouts`): ``children_started`` (child
+turn 1 sent, whatever its outcome), ``children_finished`` (a child ends ``ok`` at its first
+text answer or its last allowed turn) / ``children_failed`` (as ``failed_sessions`` above), ``child_requests`` (every child request sent, any
+outcome), ``fanouts`` (parent turns that carried children's answers) and ``wait_ms``: per
+fan-out, the time the parent waited = the last child's end − the children's start (counted on
+the parent's next turn, as a tool wait is). Summary key ``agent.fanout``, absent without fan-out.
 """
 
 from __future__ import annotations
@@ -28,10 +38,15 @@ from llmload.metrics.parts.contract import Context, Exported, Json, Seen
 from llmload.metrics.parts.turns import TurnResult, TurnStats, TurnStatsWire
 from llmload.metrics.record import RequestRecord
 
-__all__ = ["KINDS", "AgentFigures", "Agents", "AgentsWire", "SessionResult", "Sessions"]
+__all__ = ["CHILD_KIND", "KINDS", "AgentFigures", "Agents", "AgentsWire", "FanoutResult", "Fanouts", "SessionResult",
+           "Sessions"]  # fmt: skip
 
 #: The turn kinds: an answer with tool calls, an answer in text.
 KINDS = ("tool_turn", "answer_turn")
+#: A child session's turn (any answer): a kind of its own.
+CHILD_KIND = "child_turn"
+_ALL_KINDS = (*KINDS, CHILD_KIND)
+_FANOUT_COUNTERS = ("fanouts", "started", "requests")
 _COUNTERS = ("sessions", "failed", "turns", "tokens", "turns_max", "tokens_max")
 
 
@@ -108,15 +123,89 @@ class SessionResult:
                    i("turns_max"), f("tokens_mean"), i("tokens_max"))  # fmt: skip
 
 
+class FanoutsWire(TypedDict, total=False):
+    c: dict[str, int]
+    w: HistogramWire
+    s: SessionsWire
+
+
+class Fanouts:
+    """The fan-outs of one class: counts, the parents' waits, the ended child sessions (see the module docstring)."""
+
+    __slots__ = ("children", "counters", "wait")
+
+    def __init__(self) -> None:
+        self.counters: dict[str, int] = dict.fromkeys(_FANOUT_COUNTERS, 0)
+        self.wait = Histogram()
+        self.children = Sessions()
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.counters.values())
+
+    def merge(self, other: Fanouts) -> None:
+        for k, v in other.counters.items():
+            self.counters[k] += v
+        self.wait.merge(other.wait)
+        self.children.merge(other.children)
+
+    def to_wire(self) -> FanoutsWire:
+        return {"c": {k: v for k, v in self.counters.items() if v}, "w": self.wait.to_wire(), "s": self.children.to_wire()}
+
+    @classmethod
+    def from_wire(cls, wire: FanoutsWire) -> Fanouts:
+        f = cls()
+        for k, v in wire.get("c", {}).items():
+            f.counters[k] = int(v)
+        if "w" in wire:
+            f.wait = Histogram.from_wire(wire["w"])
+        if "s" in wire:
+            f.children = Sessions.from_wire(wire["s"])
+        return f
+
+    def result(self) -> FanoutResult:
+        c = self.counters
+        return FanoutResult(c["fanouts"], c["started"], c["requests"], Latency.from_histogram(self.wait), self.children.result())
+
+
+@dataclass(frozen=True, slots=True)
+class FanoutResult:
+    """Fan-outs: parent turns that carried answers, child sessions started, child requests, the parents' waits (ms),
+    the ended child sessions (``children.sessions`` finished, ``children.failed`` failed)."""
+
+    fanouts: int = 0
+    started: int = 0
+    requests: int = 0
+    wait: Latency = field(default_factory=Latency)
+    children: SessionResult = field(default_factory=SessionResult)
+
+    def to_dict(self) -> dict[str, Json]:
+        r = lambda x: None if x is None else round(x, 1)  # noqa: E731
+        ch = self.children
+        return {"fanouts": self.fanouts, "children_started": self.started, "children_finished": ch.sessions,
+                "children_failed": ch.failed, "child_requests": self.requests, "wait_ms": self.wait.to_dict(),
+                "child_duration_ms": ch.duration.to_dict(), "child_turns_mean": r(ch.turns_mean),
+                "child_tokens_mean": r(ch.tokens_mean)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FanoutResult:
+        i = lambda k: int(d.get(k) or 0)  # noqa: E731
+        f = lambda k: float(d[k]) if isinstance(d.get(k), (int, float)) else None  # noqa: E731
+        children = SessionResult(i("children_finished"), i("children_failed"), Latency.from_dict(d.get("child_duration_ms")),
+                                 f("child_turns_mean"), 0, f("child_tokens_mean"), 0)  # fmt: skip
+        return cls(i("fanouts"), i("children_started"), i("child_requests"), Latency.from_dict(d.get("wait_ms")), children)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentFigures:
-    """Per kind (``tool_turn``, ``answer_turn``): a :class:`TurnResult` (``input_tokens_mean`` = context);
-    the tool waits after tool turns (ms); the sessions."""
+    """Per kind (``tool_turn``, ``answer_turn``, with fan-out ``child_turn``): a :class:`TurnResult`
+    (``input_tokens_mean`` = context); the tool waits after tool turns (ms); the sessions; the fan-outs (None: none)."""
 
     key: ClassVar[str] = "agent"
     kinds: Mapping[str, TurnResult] = field(default_factory=dict)
     tool_wait: Latency = field(default_factory=Latency)
     sessions: SessionResult = field(default_factory=SessionResult)
+    fanout: FanoutResult | None = None
 
     def to_dict(self) -> dict[str, Json]:
         if not self.kinds and not self.sessions.sessions and not self.sessions.failed:
@@ -124,13 +213,17 @@ class AgentFigures:
         block: dict[str, Json] = {k: t.to_dict() for k, t in self.kinds.items()}
         block["tool_wait_ms"] = self.tool_wait.to_dict()
         block["sessions"] = self.sessions.to_dict()
+        if self.fanout is not None:
+            block["fanout"] = self.fanout.to_dict()
         return {"agent": block}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AgentFigures:
         block = d.get("agent") or {}
-        kinds = {k: TurnResult.from_dict(block[k] or {}) for k in KINDS if k in block}
-        return cls(kinds, Latency.from_dict(block.get("tool_wait_ms")), SessionResult.from_dict(block.get("sessions") or {}))
+        kinds = {k: TurnResult.from_dict(block[k] or {}) for k in _ALL_KINDS if k in block}
+        fanout = FanoutResult.from_dict(block["fanout"]) if block.get("fanout") else None
+        return cls(kinds, Latency.from_dict(block.get("tool_wait_ms")), SessionResult.from_dict(block.get("sessions") or {}),
+                   fanout)  # fmt: skip
 
     def console_lines(self, users_max: int) -> list[str]:
         if not self.kinds and not self.sessions.sessions:
@@ -150,7 +243,15 @@ class AgentFigures:
                          f"~{s.tokens_mean or 0:.0f} tokens each, p50/mean)")  # fmt: skip
         if s.failed:
             parts.append(f"{s.failed} ended by a failed turn")
-        return ["agent: " + "; ".join(parts)]
+        lines = ["agent: " + "; ".join(parts)]
+        f = self.fanout
+        if f is not None:
+            t = self.kinds.get(CHILD_KIND)
+            child_ttft = f", TTFT p50 {_ms(t.lat('ttft').p50)}" if t is not None and t.ok else ""
+            lines.append(f"agent fan-out: {f.fanouts} fan-outs, waited p50 {_ms(f.wait.p50)} / p90 {_ms(f.wait.p90)}; "
+                         f"{f.started} child sessions started, {f.children.sessions} finished, {f.children.failed} failed; "
+                         f"{f.requests} child requests{child_ttft}")  # fmt: skip
+        return lines
 
 
 def _ms(x: float | None) -> str:
@@ -163,12 +264,13 @@ class AgentsWire(TypedDict, total=False):
     k: dict[str, TurnStatsWire]
     w: HistogramWire
     s: SessionsWire
+    f: FanoutsWire
 
 
 class Agents:
     """The agent turns of one class: per kind, the tool waits, the ended sessions."""
 
-    __slots__ = ("kinds", "sessions", "tool_wait")
+    __slots__ = ("fanouts", "kinds", "sessions", "tool_wait")
     key: ClassVar[str] = "agent"
     order: ClassVar[int] = 95
     figures: ClassVar[type[AgentFigures]] = AgentFigures
@@ -182,6 +284,7 @@ class Agents:
         self.kinds: dict[str, TurnStats] = {}
         self.tool_wait = Histogram()
         self.sessions = Sessions()
+        self.fanouts = Fanouts()
 
     def count(self, kind: str) -> int:
         t = self.kinds.get(kind)
@@ -193,19 +296,28 @@ class Agents:
             return
         if agent.waited_s > 0:
             self.tool_wait.record(agent.waited_s)
+        fan = self.fanouts
+        if agent.children:
+            fan.counters["fanouts"] += 1
+            fan.wait.record(agent.fanout_s)
+        sessions = self.sessions
+        if agent.child:
+            fan.counters["requests"] += 1
+            fan.counters["started"] += rec.turn == 1
+            sessions = fan.children
         if rec.outcome == "error":
-            self.sessions.counters["failed"] += 1
+            sessions.counters["failed"] += 1
             return
         if rec.outcome != "ok":
             return
-        kind = KINDS[0] if agent.calls else KINDS[1]
+        kind = CHILD_KIND if agent.child else KINDS[0] if agent.calls else KINDS[1]
         t = self.kinds.get(kind)
         if t is None:
             t = self.kinds[kind] = TurnStats()
         t.add(True, seen.ttft, seen.tpot, seen.e2e, rec.input_tokens, rec.cached_prompt_tokens)
-        if agent.last:
+        if agent.last or agent.child and not agent.calls:  # a child ends at its first text answer
             start = agent.session_start_ns or rec.start_ns
-            self.sessions.add((rec.end_ns - start) / 1e9, rec.turn, agent.session_tokens + rec.input_tokens + rec.output_tokens)
+            sessions.add((rec.end_ns - start) / 1e9, rec.turn, agent.session_tokens + rec.input_tokens + rec.output_tokens)
 
     def merge(self, other: Agents) -> None:
         for kind, t in other.kinds.items():
@@ -215,14 +327,19 @@ class Agents:
             mine.merge(t)
         self.tool_wait.merge(other.tool_wait)
         self.sessions.merge(other.sessions)
+        self.fanouts.merge(other.fanouts)
 
     @property
     def empty(self) -> bool:
         c = self.sessions.counters
-        return not self.kinds and not self.tool_wait.count and not c["sessions"] and not c["failed"]
+        return not self.kinds and not self.tool_wait.count and not c["sessions"] and not c["failed"] and self.fanouts.empty
 
     def to_wire(self) -> AgentsWire:
-        return {"k": {k: t.to_wire() for k, t in self.kinds.items()}, "w": self.tool_wait.to_wire(), "s": self.sessions.to_wire()}
+        wire: AgentsWire = {"k": {k: t.to_wire() for k, t in self.kinds.items()}, "w": self.tool_wait.to_wire(),
+                            "s": self.sessions.to_wire()}  # fmt: skip
+        if not self.fanouts.empty:
+            wire["f"] = self.fanouts.to_wire()
+        return wire
 
     @classmethod
     def from_wire(cls, wire: AgentsWire) -> Agents:
@@ -233,11 +350,14 @@ class Agents:
             p.tool_wait = Histogram.from_wire(wire["w"])
         if "s" in wire:
             p.sessions = Sessions.from_wire(wire["s"])
+        if "f" in wire:
+            p.fanouts = Fanouts.from_wire(wire["f"])
         return p
 
     def result(self, ctx: Context) -> AgentFigures:
-        kinds = {k: self.kinds[k].result() for k in KINDS if k in self.kinds}
-        return AgentFigures(kinds, Latency.from_histogram(self.tool_wait), self.sessions.result())
+        kinds = {k: self.kinds[k].result() for k in _ALL_KINDS if k in self.kinds}
+        fanout = None if self.fanouts.empty else self.fanouts.result()
+        return AgentFigures(kinds, Latency.from_histogram(self.tool_wait), self.sessions.result(), fanout)
 
 
 PART = Agents

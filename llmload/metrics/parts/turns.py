@@ -185,7 +185,7 @@ class Turns:
         return t
 
     def add(self, rec: RequestRecord, seen: Seen) -> None:
-        if not rec.turn:
+        if not rec.turn or rec.agent is not None and rec.agent.child:  # a sub-agent's turn: the agents part's child_turn
             return
         t = self.turn(turn_key(rec.turn))
         if rec.outcome == "ok":

@@ -18,6 +18,10 @@ def test_a_run_is_over_sessions_only_when_every_request_was_a_turn():
     assert not result_over_sessions(mixed) and session_verdicts(mixed) == ()
     assert not over_sessions([mixed.overall]) and over_sessions([mixed.classes["agent"]])
     assert not over_sessions([])
+    fanned = session_result(LADDER, fanout=True)  # sub-agents' requests are their parent session's
+    assert result_over_sessions(fanned)
+    (v,) = session_verdicts(fanned)
+    assert v.held is not None and v.held.sessions == 4 and v.held.turns_per_session == 4.0  # the parents' sessions
 
 
 def test_without_slos_the_max_sessions_is_the_safe_step_within_the_baselines_limits():

@@ -7,6 +7,7 @@ import pytest
 from llmload.errors import ProfileError
 from llmload.workload import WorkloadSampler, profile_from_dict
 from llmload.workload.agent import AgentSession, ToolCall
+from llmload.workload.fanout import ChildAnswer, Delegation
 
 TOOLS = [{"type": "function", "function": {"name": "search", "description": "find", "parameters": {"type": "object"}}}]
 
@@ -139,3 +140,59 @@ def test_a_dataset_agent_keeps_its_last_length_after_a_tool_turn(tmp_path):
     first = s.next_turn()
     second = s.next_turn("", 3, (ToolCall("c", "search", "{}"),))
     assert second.max_tokens == first.max_tokens > 1 and second.messages[-1]["role"] == "tool"
+
+
+def test_a_fanout_is_due_after_every_nth_turn_and_its_children_are_short_agents_of_the_class():
+    s = session(turns=5, think_time_s=9.0, fanout={"every": 2, "agents": 3, "turns": 2, "output_tokens": 7})
+    s.next_turn()
+    assert not s.fanout_due
+    s.next_turn("r", 2)
+    assert s.fanout_due and s.fanouts == 1
+    kids = s.children()
+    assert len(kids) == 3 and all(k.child and k.turns == 2 for k in kids)
+    firsts = [k.next_turn() for k in kids]
+    assert [f.max_tokens for f in firsts] == [7, 7, 7]
+    assert all(f.tools == tuple(TOOLS) for f in firsts)  # no delegate tool: children do not fan out
+    assert len({f.prompt for f in firsts}) == 3  # each its own task
+    kids[0].next_turn("", 3, (ToolCall("c", "search", "{}"),))
+    assert kids[0].think_time_s == 0.0 and not kids[0].fanout_due  # no think time, no fan-out of its own
+    assert kids[0].agent_turn(0.0).child
+    again = session(turns=5, think_time_s=9.0, fanout={"every": 2, "agents": 3, "turns": 2, "output_tokens": 7})
+    again.next_turn()
+    again.next_turn("r", 2)
+    assert [k.next_turn().prompt for k in again.children()] == [f.prompt for f in firsts]  # seeded by the session
+
+
+def test_the_turn_after_a_fanout_carries_delegate_calls_and_the_childrens_answers_as_their_results():
+    s = session(fanout={"every": 1, "agents": 2})
+    first = s.next_turn()
+    answers = Delegation((ChildAnswer("found it", 2), ChildAnswer.failed("http_5xx")), 1.25)
+    own = (ToolCall("call_x", "search", "{}"),)
+    nxt = s.next_turn("let me delegate", 4, own, delegated=answers)
+    assistant = nxt.messages[-4]
+    assert assistant["role"] == "assistant" and assistant["content"] == "let me delegate"
+    assert [(c["id"], c["function"]["name"]) for c in assistant["tool_calls"]] == [
+        ("call_x", "search"), ("call_2_d1", "delegate"), ("call_2_d2", "delegate")]
+    results = nxt.messages[-3:]
+    assert [m["tool_call_id"] for m in results] == ["call_x", "call_2_d1", "call_2_d2"]
+    assert len(results[0]["content"].split()) == 30  # the answer's own call: a synthetic result
+    assert results[1]["content"] == "found it" and results[2]["content"] == "error: sub-agent failed (http_5xx)"
+    failed = ChildAnswer.failed("http_5xx").tokens
+    assert nxt.input_tokens == first.input_tokens + 4 + 30 + 2 + failed  # the answer, its result, the children's
+    t = s.agent_turn(0.5)
+    assert (t.children, t.fanout_s, t.waited_s, t.child) == (2, 1.25, 0.5, False)
+    after = s.next_turn("plain", 1)  # the next turn without a fan-out: no children on its tally
+    assert after.messages[-1]["role"] == "user" and s.agent_turn(0.0).children == 0
+
+
+def test_a_text_answer_before_a_fanout_is_the_delegating_message_and_no_user_message_follows():
+    s = session(fanout={"every": 1, "agents": 1})
+    first = s.next_turn()
+    nxt = s.next_turn("on it", 2, None, delegated=Delegation((ChildAnswer("done", 1),), 0.1))
+    assert [m["role"] for m in nxt.messages] == ["user", "assistant", "tool"]
+    assert nxt.input_tokens == first.input_tokens + 2 + 1
+
+
+def test_children_are_refused_for_a_class_without_fanout():
+    with pytest.raises(RuntimeError, match="has no fanout"):
+        session().children()

@@ -95,3 +95,67 @@ def test_halves_merge_into_the_whole():
     a.merge(Agents.from_wire(orjson.loads(orjson.dumps(b.to_wire()))))
     assert a.result(Context(1.0)).to_dict() == whole.result(Context(1.0)).to_dict()
     assert [e.value(a) for e in Agents.exported] == [6, 3]
+
+
+def child(start_ms: int, ttft_ms: int, context: int, turn_no: int, *, calls=None, last=False, outcome="ok",
+          session_start_ms=0) -> RequestRecord:  # fmt: skip
+    r = turn(start_ms, ttft_ms, context, calls=calls, last=last, outcome=outcome, turn_no=turn_no,
+             session_start_ms=session_start_ms)  # fmt: skip
+    r.agent.child = True
+    return r
+
+
+def fanout_records() -> list[RequestRecord]:
+    """A parent's fan-out after its turn 1 (children A, B, C; B fails) waited 1.5 s, a second one waited 0.5 s."""
+    after = turn(5000, 300, 900, session_start_ms=1000, session_tokens=104, turn_no=2)
+    after.agent.children, after.agent.fanout_s = 3, 1.5
+    again = turn(7000, 300, 1200, session_start_ms=1000, session_tokens=1100, turn_no=3)
+    again.agent.children, again.agent.fanout_s = 1, 0.5
+    return [
+        turn(1000, 100, 100, turn_no=1),
+        child(2000, 40, 50, 1, calls=CALL),  # A: a tool turn, then its text answer ends it
+        child(2500, 60, 120, 2, session_start_ms=2000),
+        child(2000, 50, 50, 1, outcome="error"),  # B fails at once
+        child(2000, 70, 50, 1),  # C answers at once
+        after,
+        child(6000, 80, 50, 1),
+        again,
+    ]
+
+
+def test_child_turns_are_their_own_kind_and_the_fanout_counts_its_children_requests_and_waits():
+    f = figures(fanout_records())
+    assert f.kinds["answer_turn"].ok == 3 and "tool_turn" not in f.kinds  # the parent's turns only
+    assert f.kinds["child_turn"].ok == 4 and f.kinds["child_turn"].lat("ttft").max == pytest.approx(80, rel=0.01)
+    fan = f.fanout
+    assert (fan.fanouts, fan.started, fan.requests) == (2, 4, 5)
+    assert (fan.children.sessions, fan.children.failed) == (3, 1)  # a text answer ends a child: A, C, the 2nd one
+    assert fan.wait.count == 2 and fan.wait.max == pytest.approx(1500, rel=0.01) and fan.wait.p50 is not None
+    assert f.sessions.sessions == 0 and f.sessions.failed == 0  # the parent's session is still running
+    assert f.tool_wait.count == 0
+
+
+def test_the_fanout_block_reads_back_and_has_its_own_console_line():
+    f = figures(fanout_records())
+    d = orjson.loads(orjson.dumps(f.to_dict()))
+    assert set(d["agent"]) == {"answer_turn", "child_turn", "tool_wait_ms", "sessions", "fanout"}
+    assert set(d["agent"]["fanout"]) == {"fanouts", "children_started", "children_finished", "children_failed",
+                                         "child_requests", "wait_ms", "child_duration_ms", "child_turns_mean",
+                                         "child_tokens_mean"}  # fmt: skip
+    assert d["agent"]["fanout"]["wait_ms"]["p90"] is not None
+    assert AgentFigures.from_dict(d).to_dict() == d
+    _, line = f.console_lines(4)
+    assert line.startswith("agent fan-out: 2 fan-outs, waited p50 ") and "4 child sessions started, 3 finished, 1 failed" in line
+    assert "5 child requests, TTFT p50" in line
+    assert "fanout" not in figures(session_records()).to_dict()["agent"]  # no fan-out: the block as before
+
+
+def test_fanout_halves_merge_into_the_whole():
+    records = fanout_records() * 3
+    whole, a, b = Agents(), Agents(), Agents()
+    for i, r in enumerate(records):
+        whole.add(r, seen_of(r, None))
+        (a if i % 2 else b).add(r, seen_of(r, None))
+    a.merge(Agents.from_wire(orjson.loads(orjson.dumps(b.to_wire()))))
+    assert a.result(Context(1.0)).to_dict() == whole.result(Context(1.0)).to_dict()
+    assert "f" not in Agents().to_wire()  # a part without fan-out sends no fan-out block

@@ -72,3 +72,15 @@ def test_hit_ratio_is_none_when_no_answer_stated_cached_tokens():
     assert prefix_cache_hit_ratio(0, 0) is None
     assert prefix_cache_hit_ratio(0, 500) == 0.0
     assert prefix_cache_hit_ratio(900, 1000) == 0.9
+
+
+def test_a_sub_agents_turns_stay_out_of_the_per_turn_table():
+    from llmload.workload.agent import AgentTurn
+
+    rec = Recorder()
+    parent, child = turn_rec(1), turn_rec(1, ttft_ms=90)
+    parent.agent, child.agent = AgentTurn(), AgentTurn(child=True)
+    rec.add(parent)
+    rec.add(child)
+    turns = rec.snapshot().classes["chat"].turns
+    assert turns[1].counters["requests"] == 1 and turns[1].hist["ttft"].max < 60e-3 * 1.02
