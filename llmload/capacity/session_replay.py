@@ -35,7 +35,7 @@ import itertools
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from llmload.workload.datasets import Dataset, DatasetCursor, DatasetEntry
 from llmload.workload.distributions import Duration
@@ -91,7 +91,11 @@ class PromptTokens(Sequence[int]):
     def _at(self, k: int) -> int:
         return (self.head if k < self.head_len else self.own) << 32 | k
 
-    def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
             a, b, step = key.indices(self.n)
             if step != 1:
@@ -220,8 +224,8 @@ def longest(c: ClassSpec, what: str) -> float:
         return float(max(max([e.output_tokens or 1, *(t.output_tokens for t in e.followups)]) for e in entries))
     prefix = c.prefix.tokens if c.prefix is not None else 0
     if c.input is not None:
-        turns = 1 if c.turns is None else _top(c.turns)
-        return prefix + turns * _top(c.input) + (turns - 1) * longest(c, "output")
+        n_turns = 1 if c.turns is None else _top(c.turns)
+        return prefix + n_turns * _top(c.input) + (n_turns - 1) * longest(c, "output")
     cap = _top(c.turns) if c.turns is not None and not isinstance(c.turns, str) else None
     most = 0.0
     for e in entries:

@@ -12,6 +12,7 @@ storing them (a 1 000-entry trace of 2 000-token prompts would be 2 million obje
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import overload
 
 from llmload.capacity.drive import Arrival
 from llmload.workload.traces import BLOCK_TOKENS, Trace, TraceEntry
@@ -22,10 +23,10 @@ __all__ = ["TraceTokens", "trace_arrivals"]
 class TraceTokens(Sequence[int]):
     """The tokens of one entry's prompt, computed on demand (a read-only sequence of ints)."""
 
-    __slots__ = ("blocks", "index", "n")
+    __slots__ = ("blocks", "entry_no", "n")
 
     def __init__(self, entry: TraceEntry, index: int) -> None:
-        self.blocks, self.index, self.n = entry.hash_ids, index, entry.input_length
+        self.blocks, self.entry_no, self.n = entry.hash_ids, index, entry.input_length  # (Sequence has an index())
 
     def __len__(self) -> int:
         return self.n
@@ -34,9 +35,13 @@ class TraceTokens(Sequence[int]):
         b, j = divmod(k, BLOCK_TOKENS)
         if b < len(self.blocks):
             return self.blocks[b] * BLOCK_TOKENS + j
-        return -(self.index * (1 << 32) + k + 1)
+        return -(self.entry_no * (1 << 32) + k + 1)
 
-    def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
             return tuple(self._at(k) for k in range(*key.indices(self.n)))
         if not -self.n <= key < self.n:
