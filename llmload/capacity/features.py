@@ -3,8 +3,8 @@
 For a request's decode (first to last token), sampled at a few points: how many sequences
 were decoding (``n``), how many KV tokens they held (``ctx``: each one's prompt plus the
 tokens it had produced by then), and the prompt tokens prefilled meanwhile (requests whose
-first token fell inside it; those the prefix cache served were not), per decode step. For its prefill (start, or admission, to first
-token): the same ``n`` and ``ctx`` at its start. These are the regressors of the step cost
+first token fell inside it; those the prefix cache served were not), per decode step. For its
+prefill (start, or admission, to first token): the same ``n`` and ``ctx`` at its start. These are the regressors of the step cost
 (:mod:`llmload.capacity.fit`); ``running_peak`` counts the admitted sequences over time, the
 admission cap's signal.
 """

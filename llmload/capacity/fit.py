@@ -7,15 +7,19 @@ squares (numpy) recovers them from per-request timing:
   beside it, ``ctx`` their KV tokens and ``p`` the prompt tokens prefilled per decode step
   meanwhile (:mod:`llmload.capacity.features`);
 * every prefill (TTFT) row of a request that did not queue: ``s*(A + B*n + C*ctx) + D*input``
-  over its ``s`` prefill chunks (``input``: the prompt tokens computed, those the server's prefix
-  cache served excluded: a conversation's turn re-sends its history) (plus half a step of waiting for the running one when the
-  server sent no phases);
+  over its ``s`` prefill chunks, ``input`` the prompt tokens computed (those the server's prefix
+  cache served excluded: a conversation's turn re-sends its history), plus, when the server sent
+  no phases, the step it waited for: a whole one when its user sent it as the previous one ended
+  (that came as a step ended), half after a think or tool time, for a user's first request and
+  in an open loop (a random point of a step);
 
 where ``A = host_overhead + step_base``, ``B = per_seq``, ``C = per_kv_token`` and
 ``D = 1/prefill_tps``. Rows are weighted by 1/target (relative errors). ``A`` alone cannot be
 split into host and GPU time from latencies: host_overhead stays the default (assumed) and
 step_base takes the rest. The admission cap (``max_num_seqs``) is measured as the peak of the
-running batch when requests queued, else it stays assumed (at least the peak seen).
+running batch when requests queued, else it stays assumed (at least the peak seen). Prefix
+caching is measured on when the server reported cached prompt tokens, off when conversation
+turns re-sent their history and it reported none.
 """
 
 from __future__ import annotations
