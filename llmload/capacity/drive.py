@@ -77,6 +77,7 @@ class Sent:
     intended: float | None = None  # open loop: when it was due (it waited in the client for the -u cap)
     turn: int = 0  # its turn in its conversation (0: a single-request class)
     session: str = ""  # its conversation: "<user>.<n>", the user's n-th
+    user: int = -1  # closed loop: the user that sent it
     seq: Any = None  # the engine's handle (its prefix-cache hit: seq.cached_tokens)
 
 
@@ -135,10 +136,11 @@ class _Driver:
             t += s.duration_s
         self.end = t
 
-    def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "") -> None:
+    def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "",
+             user: int = -1) -> None:  # fmt: skip
         loop, route = self.loop, self.route
         sent = Sent(loop.time(), turn.cls, max(1, turn.prompt), max(1, turn.max_tokens), step, intended=intended,
-                    turn=turn.turn, session=session)  # fmt: skip
+                    turn=turn.turn, session=session, user=user)  # fmt: skip
         self.out.append(sent)
         k = route.pick()
         route.load[k] += 1
@@ -168,7 +170,7 @@ class _Driver:
                 session = sessions[uid] = self.requests.session()
                 started[uid] += 1
             sid = f"{uid}.{started[uid]}" if session.spec.conversation else ""
-            self.send(state["step"], lambda s: ended(uid, session, s), session.next_turn(), session=sid)
+            self.send(state["step"], lambda s: ended(uid, session, s), session.next_turn(), session=sid, user=uid)
 
         def ended(uid: int, session: Session, s: Sent) -> None:
             if s.error or not s.done or session.done:  # no reply to continue from, or the last turn

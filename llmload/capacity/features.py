@@ -3,8 +3,8 @@
 For a request's decode (first to last token), sampled at a few points: how many sequences
 were decoding (``n``), how many KV tokens they held (``ctx``: each one's prompt plus the
 tokens it had produced by then), and the prompt tokens prefilled meanwhile (requests whose
-first token fell inside it), per decode step. For its prefill (start, or admission, to first
-token): the same ``n`` and ``ctx`` at its start. These are the regressors of the step cost
+first token fell inside it; those the prefix cache served were not), per decode step. For its
+prefill (start, or admission, to first token): the same ``n`` and ``ctx`` at its start. These are the regressors of the step cost
 (:mod:`llmload.capacity.fit`); ``running_peak`` counts the admitted sequences over time, the
 admission cap's signal.
 """
@@ -32,6 +32,7 @@ class Columns:
         self.end = np.array([r.end for r in reqs])
         self.input = np.array([r.input for r in reqs], dtype=float)
         self.output = np.array([r.output for r in reqs], dtype=float)
+        self.prefill = np.array([r.prefill for r in reqs], dtype=float)  # prompt tokens computed (not cached)
         queue = np.array([r.queue_s if r.queue_s is not None else np.nan for r in reqs])
         self.has_queue = bool(len(reqs)) and not np.isnan(queue).any()
         self.admitted = self.start + np.nan_to_num(queue, nan=0.0)
@@ -59,7 +60,7 @@ def decode_features(c: Columns, i: int) -> tuple[float, float, float]:
     n, ctx = np.maximum(n, 1.0), ctx  # i itself decodes throughout
     inside = (c.first > f) & (c.first <= l_)
     steps = max(c.output[i] - 1.0, 1.0)
-    return float(n.mean()), float(ctx.mean()), float(c.input[inside].sum() / steps)
+    return float(n.mean()), float(ctx.mean()), float(c.prefill[inside].sum() / steps)
 
 
 def prefill_features(c: Columns, i: int) -> tuple[float, float]:

@@ -7,14 +7,19 @@ squares (numpy) recovers them from per-request timing:
   beside it, ``ctx`` their KV tokens and ``p`` the prompt tokens prefilled per decode step
   meanwhile (:mod:`llmload.capacity.features`);
 * every prefill (TTFT) row of a request that did not queue: ``s*(A + B*n + C*ctx) + D*input``
-  over its ``s`` prefill chunks (plus half a step of waiting for the running one when the
-  server sent no phases);
+  over its ``s`` prefill chunks, ``input`` the prompt tokens computed (those the server's prefix
+  cache served excluded: a conversation's turn re-sends its history), plus, when the server sent
+  no phases, the step it waited for: a whole one when its user sent it as the previous one ended
+  (that came as a step ended), half after a think or tool time, for a user's first request and
+  in an open loop (a random point of a step);
 
 where ``A = host_overhead + step_base``, ``B = per_seq``, ``C = per_kv_token`` and
 ``D = 1/prefill_tps``. Rows are weighted by 1/target (relative errors). ``A`` alone cannot be
 split into host and GPU time from latencies: host_overhead stays the default (assumed) and
 step_base takes the rest. The admission cap (``max_num_seqs``) is measured as the peak of the
-running batch when requests queued, else it stays assumed (at least the peak seen).
+running batch when requests queued, else it stays assumed (at least the peak seen). Prefix
+caching is measured on when the server reported cached prompt tokens, off when conversation
+turns re-sent their history and it reported none.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from llmload.capacity.chains import chains
 from llmload.capacity.features import Columns, decode_features, decoding_at, in_flight_at, prefill_features, running_at
 from llmload.capacity.kv import kv_param
 from llmload.capacity.measured import Measured
@@ -33,6 +39,8 @@ from llmload.errors import ConfigError
 from llmload.sim.params import EngineParams
 
 __all__ = ["Fit", "Param", "fit_measured"]
+
+_AT_ONCE_S = 0.005  # a next request sent within this of its user's last one ended came as a step ended
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +92,24 @@ def _cap(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tup
                  "would pin it"), None  # fmt: skip
 
 
+def _sent_at_once(m: Measured) -> np.ndarray:
+    """Which requests their user sent as its previous one ended (closed loop, within ``_AT_ONCE_S``)."""
+    if not m.closed_loop:
+        return np.zeros(len(m.reqs), dtype=bool)
+    prev = chains(m.reqs)
+    return np.array([p is not None and r.start - m.reqs[p].end <= _AT_ONCE_S for r, p in zip(m.reqs, prev, strict=True)],
+                    dtype=bool)  # fmt: skip
+
+
 def _rows(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tuple[np.ndarray, np.ndarray]:
     """The least squares' rows (regressors ``[A, B, C, D]``) and targets: every decode, every lone prefill."""
     mbt = base.max_batched_tokens
     # a prefill that shared its steps with another's waited for it too: only lone prefills time the prefill
     overlap = (c.admitted[:, None] < c.first[None, :]) & (c.admitted[None, :] < c.first[:, None])
     lone = overlap.sum(axis=1) <= 1  # itself only
-    # a busy engine finishes its step first: closed-loop users send as a step ends (a whole step), open loop half
-    step_wait = 1.0 if m.closed_loop else 0.5
+    # a busy engine finishes its step first: a closed-loop user's next request, sent at once, comes as a step ends
+    # (a whole step); one sent after a think or tool time, a user's first and an open loop's, at a random point (half)
+    step_wait = np.where(_sent_at_once(m), 1.0, 0.5)
     rows, target = [], []
     for i, r in enumerate(m.reqs):
         if r.complete and r.output >= 3 and r.last > r.first:
@@ -100,9 +118,9 @@ def _rows(m: Measured, c: Columns, queued: np.ndarray, base: EngineParams) -> tu
             target.append(r.tpot)
         if r.complete and not queued[i] and lone[i] and r.input > 0:
             n, ctx = prefill_features(c, i)
-            s = math.ceil(r.input / max(mbt - n, 1)) if base.chunked_prefill else 1
-            wait = 0.0 if r.prefill_s is not None or n == 0 else step_wait  # an idle engine starts at once
-            rows.append([s + wait, (s + wait) * n, (s + wait) * ctx, float(r.input)])
+            s = math.ceil(r.prefill / max(mbt - n, 1)) if base.chunked_prefill else 1
+            wait = 0.0 if r.prefill_s is not None or n == 0 else step_wait[i]  # an idle engine starts at once
+            rows.append([s + wait, (s + wait) * n, (s + wait) * ctx, float(r.prefill)])
             target.append(r.prefill_s if r.prefill_s is not None else r.ttft)
     return np.array(rows), np.array(target)
 
@@ -170,10 +188,11 @@ def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
               note="the prefill chunk; TTFT of prompts longer than it at one concurrency would pin it"),
         kv_param(m, c, base),
     ]  # fmt: skip
+    prov.append(_prefix_param(m, base))
     values = {p.name: p.value for p in prov}
-    # each field in its own type (int or float)
-    typed: dict[str, Any] = {k: (int(v) if k in ("max_num_seqs", "max_batched_tokens", "kv_blocks") else float(v))
-                             for k, v in values.items()}  # fmt: skip
+    # each field in its own type (bool, int or float)
+    typed: dict[str, Any] = {k: (v if isinstance(v, bool) else int(v) if k in ("max_num_seqs", "max_batched_tokens",
+                             "kv_blocks") else float(v)) for k, v in values.items()}  # fmt: skip
     params = replace(base, **typed)
     steps = {s.users for s in m.steps}
     if len(steps) < 2:
@@ -190,6 +209,22 @@ def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
         max_output=int(c.output.max()),
         warnings=tuple(warnings),
     )
+
+
+def _prefix_param(m: Measured, base: EngineParams) -> Param:
+    """Whether the engine caches prompt prefixes: the server's cached prompt tokens say it (usage)."""
+    said = [r for r in m.reqs if r.cached is not None]
+    hits = [r for r in said if r.cached]
+    if hits:
+        return Param("prefix_caching", True, "measured", note=f"{len(hits)} of {len(said)} requests found prompt "
+                     f"tokens cached ({sum(r.cached or 0 for r in hits)} in all; the server's usage)")  # fmt: skip
+    repeats = [r for r in said if r.turn > 1 and r.input > 2 * base.block_size]  # each re-sent its history
+    if len(repeats) >= 3:
+        return Param("prefix_caching", False, "measured",
+                     note=f"{len(repeats)} conversation turns re-sent their history and found none of it cached")  # fmt: skip
+    return Param("prefix_caching", bool(base.prefix_caching), "assumed",
+                 note="the server's cached prompt tokens (usage.prompt_tokens_details.cached_tokens) on prompts "
+                 "that repeat (conversation turns, shared prefixes) would pin it")  # fmt: skip
 
 
 def _ms(x: float | None) -> float | None:

@@ -2,7 +2,10 @@
 
 Times are seconds from the first request's start (wall clock of the records). A request is
 ``Req``: start, first token, last token, end, input and output tokens, its class, and the
-server's own queue/prefill times when the engine sent them. Steps come from the summary's
+server's own queue/prefill times when the engine sent them; then the prompt tokens the server
+served from its prefix cache (``cached_prompt_tokens``; None when it did not say) and who sent it:
+the user (the record's ``user``, absent from records written before it), the conversation
+(``session``) and its turn, which link a user's requests (:mod:`llmload.capacity.chains`). Steps come from the summary's
 ladder windows (``started_at``, ``steady_from``, ``ended_at``, wall clock) on the same axis.
 """
 
@@ -31,10 +34,19 @@ class Req:
     queue_s: float | None
     prefill_s: float | None
     complete: bool = True  # False: cut by the end of the run (it still loaded the engine while it ran)
+    cached: int | None = None  # prompt tokens served from the server's prefix cache (None: it did not say)
+    user: str = ""  # the user that sent it ("": unknown, a record written before the field)
+    session: str = ""  # its conversation ("": a single request)
+    turn: int = 0  # its turn in that conversation (1, 2, ...; 0: a single request)
 
     @property
     def ttft(self) -> float:
         return self.first - self.start
+
+    @property
+    def prefill(self) -> int:
+        """Prompt tokens the engine computed (the cached ones were not): at least one."""
+        return max(self.input - (self.cached or 0), 1) if self.input > 0 else 0
 
     @property
     def tpot(self) -> float:
@@ -77,6 +89,7 @@ def _req(d: dict[str, Any], t0: float) -> Req | None:
         return None
     s = d["start_wall_ns"] / 1e9 - t0
     q, p = d.get("server_queue_ms"), d.get("server_prefill_ms")
+    user = d.get("user")
     return Req(
         start=s,
         first=s + chunks[first_i] / 1e9,
@@ -88,6 +101,10 @@ def _req(d: dict[str, Any], t0: float) -> Req | None:
         queue_s=None if q is None else q / 1000.0,
         prefill_s=None if p is None else p / 1000.0,
         complete=d.get("outcome") == "ok" and not d.get("warmup"),  # a warm-up request loaded the engine, cold
+        cached=d.get("cached_prompt_tokens"),
+        user="" if user is None or user < 0 else str(user),
+        session=d.get("session") or "",
+        turn=int(d.get("turn") or 0),
     )
 
 

@@ -47,7 +47,7 @@ def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
     rec.headers_ns = rec.chunk_ns[0] if rec.chunk_ns else 0
     rec.output_tokens = len(times)
     rec.first_output_chunk = 0 if times else -1
-    rec.turn, rec.session = s.turn, s.session
+    rec.turn, rec.session, rec.user = s.turn, s.session, s.user
     rec.cached_prompt_tokens = getattr(s.seq, "cached_tokens", None)  # the engine's usage says it, as the simulator's
     rec.end_ns = rec.chunk_ns[-1] if rec.chunk_ns else _BASE_NS + int(min(cut_at, s.t) * 1e9)
     if s.error:

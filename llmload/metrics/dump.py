@@ -80,6 +80,8 @@ def record_to_line(rec: RequestRecord) -> bytes:
         doc["arrival_index"] = rec.arrival_index
     if rec.session:  # a conversation's turn: its session's id, to join the turns of one conversation
         doc["session"] = rec.session
+    if rec.user >= 0:  # the user that sent it: joins a user's requests (llmload fit's closed-loop replay)
+        doc["user"] = rec.user
     if rec.warmup:  # started during --warmup: not in the run's statistics
         doc["warmup"] = True
     if rec.inputs:  # an embeddings request: the texts it carried
@@ -136,6 +138,7 @@ def record_from_line(line: bytes | str) -> RequestRecord:
     rec.cached_prompt_tokens = d.get("cached_prompt_tokens")
     rec.turn = d.get("turn", 0)
     rec.session = d.get("session", "")
+    rec.user = d.get("user", -1)
     rec.warmup = bool(d.get("warmup", False))
     rec.reconnects = d.get("reconnects", 0)
     rec.inputs = d.get("inputs", 0)

@@ -83,6 +83,8 @@ class RequestRecord:
         agent: an agent class's turn (:class:`~llmload.workload.agent.AgentTurn`: its session's
             tally, the tool wait before it, the tool calls its answer held), else ``None``.
             Not written to record dumps.
+        user: the index of the Locust user that sent it (unique across workers: ``llmload fit`` links a
+            user's requests by it, whatever the think or tool time between them), -1 when unknown.
         images: images the request carried (an image class, :mod:`llmload.workload.images`), else 0.
         request_bytes: the request body's size in bytes (set by the user for every request;
             dumps keep it for image requests only).
@@ -129,6 +131,7 @@ class RequestRecord:
         "step",
         "turn",
         "session",
+        "user",
         "warmup",
     )
 
@@ -168,6 +171,7 @@ class RequestRecord:
         self.server_decode_ms: float | None = None
         self.turn = 0
         self.session = ""  # a conversation's id ("<user>.<n>": the user's index across all workers, its n-th session)
+        self.user = -1  # the sending user's index (unique across workers), -1: unknown
         self.cached_prompt_tokens: int | None = None
         self.reply_text: str | None = None
         self.inputs = 0  # texts embedded by the request (openai-embeddings); 0: not an embeddings request

@@ -257,6 +257,7 @@ class LLMUser(FastHttpUser):
         rec.arrival_index = arrival_index
         rec.step = ctx.steady_step
         rec.turn, rec.session, rec.agent = turn, session, agent
+        rec.user = self._sampler.user_index
         rec.batched(spec.inputs)
         rec.images, rec.request_bytes = len(sample.images or ()), len(spec.body)
         watchdog = ctx.watchdog

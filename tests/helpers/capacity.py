@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llmload.capacity.drive import ClassSpec, StepSpec, Workload, drive, step_bounds
+from llmload.capacity.drive import ClassSpec, Sent, StepSpec, Workload, drive, step_bounds
 from llmload.capacity.measured import Measured, Req, Step
 from llmload.sim.params import EngineParams
 from llmload.workload.distributions import Fixed
@@ -14,12 +14,15 @@ def ladder(levels: tuple[int, ...], step_s: float = 60.0, warmup_s: float = 10.0
     return Workload(classes, tuple(StepSpec(n, step_s, warmup_s) for n in levels))
 
 
+def _req(s: Sent) -> Req:
+    """A driven request as its record reads back (its user, conversation and prefix-cache hit included)."""
+    cached = s.seq.cached_tokens if s.seq is not None else None
+    return Req(s.t, s.times[0], s.times[-1], s.times[-1], s.prompt, len(s.times), s.cls, None, None, s.done,
+               cached, str(s.user) if s.user >= 0 else "", s.session, s.turn)  # fmt: skip
+
+
 def measured(params: EngineParams, w: Workload) -> Measured:
-    reqs = tuple(
-        Req(s.t, s.times[0], s.times[-1], s.times[-1], s.prompt, len(s.times), s.cls, None, None, s.done)
-        for s in drive(params, w)
-        if not s.error and s.times
-    )
+    reqs = tuple(_req(s) for s in drive(params, w) if not s.error and s.times)
     steps = tuple(
         Step(i, st.users, st.rate, a, b, c)
         for i, (st, (a, b, c)) in enumerate(zip(w.steps, step_bounds(w), strict=True))

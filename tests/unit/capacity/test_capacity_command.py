@@ -60,7 +60,8 @@ def test_fit_writes_an_engine_file_predict_reads_it(tmp_path, capsys):
     assert s["predicted"]["overrides"] == ["max_num_seqs=x2"] and s["predicted"]["replicas"] == 2
     assert [st["users"] for st in s["steps"]] == [2, 20] and s["config"]["host"] == "predicted"
     assert s["predicted"]["extrapolates"] == []  # 10 users per replica: within what the fit measured
-    assert s["predicted"]["assumed"] == ["host_overhead_ms", "kv_blocks", "max_batched_tokens"]  # no KV gauge here
+    # no KV gauge, no repeated prompts here
+    assert s["predicted"]["assumed"] == ["host_overhead_ms", "kv_blocks", "max_batched_tokens", "prefix_caching"]
     out = capsys.readouterr().out
     assert "PREDICTED" in out and "assumed, not fitted: host_overhead_ms" in out
     assert (next((tmp_path / "runs").iterdir()) / "summary.json").exists()

@@ -93,6 +93,14 @@ def test_cache_turn_reconnects_and_the_arrival_index_survive_and_old_lines_read_
     assert (old.cached_prompt_tokens, old.turn, old.reconnects, old.arrival_index) == (None, 0, 0, -1)
 
 
+def test_the_sending_user_survives_and_lines_without_it_read_as_unknown() -> None:
+    rec = reasoning_record()
+    rec.user = 2018  # the user index (count x 1009 + worker: worker 0's 3rd user); llmload fit joins by it
+    assert orjson.loads(record_to_line(rec))["user"] == 2018 and record_from_line(record_to_line(rec)).user == 2018
+    unknown = reasoning_record()
+    assert "user" not in orjson.loads(record_to_line(unknown)) and record_from_line(record_to_line(unknown)).user == -1
+
+
 def test_a_key_in_an_error_message_is_masked_on_its_line() -> None:
     """Guard behind the user's own masking (llmload.redact): the records file never holds a known key."""
     key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
