@@ -15,7 +15,8 @@ DEB_STAMP := $(VENV)/.debs
 # The packages the type checker holds to (pyproject.toml [tool.mypy]): one more as each comes clean.
 TYPED ?= llmload/config llmload/results llmload/analysis llmload/metrics llmload/workload llmload/arrivals \
 	llmload/ladder llmload/exporter llmload/web llmload/testing llmload/gate llmload/report llmload/collect \
-	llmload/capacity llmload/runtime llmload/sim llmload/gpu llmload/adapters
+	llmload/capacity llmload/runtime llmload/sim llmload/gpu llmload/adapters \
+	llmload/users
 
 .PHONY: all install system-deps build-deps llama-server demo test test-unit test-integration bench lint typecheck clean
 
