@@ -139,7 +139,7 @@ def install_locust_workarounds() -> None:
     current = getattr(argument_parser, "default_args_dict", None)
     if current is not None and not getattr(current, "llmload_cached", False):
         argument_parser.default_args_dict = cache_default_args(current)
-    locust_runners.inspect = CALLER_ONLY  # type: ignore[assignment]  # a stand-in for the module locust.runners imported
+    locust_runners.inspect = CALLER_ONLY  # type: ignore[assignment]  # a stand-in for the inspect module
     if not getattr(locust_runners.Runner.stop, "llmload_one_stop", False):
         locust_runners.Runner.stop = one_stop_at_a_time(locust_runners.Runner.stop)  # type: ignore[method-assign]
     gevent.config.track_greenlet_tree = False

@@ -108,7 +108,7 @@ class LLMUser(FastHttpUser):
     def __init__(self, environment) -> None:
         self._context: LoadContext = context_of(environment)
         if self._context.watchdog.limits.any:
-            self.network_timeout = None  # type: ignore[assignment]  # locust annotates float; None (no timeout) is valid
+            self.network_timeout = None  # type: ignore[assignment]  # locust says float; None: no timeout
         super().__init__(environment)
         install_keepalive(self.client)
         self._targets = round_robin(self.host) if self.host and "," in self.host else None  # --host URL1,URL2,...
@@ -269,15 +269,15 @@ class LLMUser(FastHttpUser):
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
             rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
-            # (locust annotates data as str | dict; bytes, as its docstring says, go out as they are)
-            resp = self.client.request(spec.method, target + spec.path, name=sample.class_name, data=spec.body,  # type: ignore[arg-type]
+            resp = self.client.request(spec.method, target + spec.path, name=sample.class_name,
+                                       data=spec.body,  # type: ignore[arg-type]  # locust says str | dict; bytes go as they are
                                        headers=ctx.headers_for(spec), stream=True, catch_response=True)  # fmt: skip
             rec.headers_ns = perf_counter_ns()
             rec.status = resp.status_code or 0
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
             reader = raise_for_status(resp, reader, rec)  # (the same reader: there is one from here on)
-            # geventhttpclient gives a repeated header as a list: not handled here (it fails the request, client_error)
+            # (a repeated header comes from geventhttpclient as a list: not handled, it fails the request as client_error)
             content_type: str | None = resp.headers.get("content-type") if resp.headers else None  # type: ignore[assignment]
             framing = ctx.framing_for(content_type)
             if framing is None:
