@@ -24,7 +24,7 @@ import bisect
 from collections.abc import Sequence
 
 from llmload.capacity.measured import Req
-from llmload.capacity.sessions import PromptTokens
+from llmload.capacity.session_replay import PromptTokens
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
