@@ -22,12 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.capacity.agent_session import AgentTokens, ToolAnswers, fan_out, new_session
 from llmload.capacity.session_replay import ClassSpec, Requests, Session, Turn
 from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
+from llmload.sim.tools import DEFAULT_TOOL_CALL_SHARE
 from llmload.sim.virtual import VirtualLoop
+from llmload.workload.agent import ToolCall
 
 __all__ = ["Arrival", "ClassSpec", "Drive", "Sent", "StepSpec", "Workload", "drive", "drive_run"]
 
@@ -61,6 +64,7 @@ class Workload:
     max_in_flight: int = 0  # open loop: -u, the cap on requests in flight (0: none)
     trace: tuple[Arrival, ...] = ()  # arrival "trace": the entries, in time order (one class, the first)
     trace_replay: Any = None  # the summary's ``arrival.trace`` block (results.model.TraceReplay)
+    tool_call_share: float = DEFAULT_TOOL_CALL_SHARE  # agent classes: the share of answers that are tool calls
 
 
 @dataclass
@@ -78,6 +82,8 @@ class Sent:
     turn: int = 0  # its turn in its conversation (0: a single-request class)
     session: str = ""  # its conversation: "<user>.<n>", the user's n-th
     seq: Any = None  # the engine's handle (its prefix-cache hit: seq.cached_tokens)
+    agent: Any = None  # an agent turn's AgentTurn (llmload.capacity.agent_session), put on its record
+    calls: tuple[str, ...] = ()  # an agent turn: the tools its answer calls (none: a text answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,7 @@ class _Driver:
         self.route = _Router(self.engines, router)
         self.rng = random.Random(w.seed)
         self.requests = Requests(w.classes, self.rng, w.seed)
+        self.tools = ToolAnswers(w.tool_call_share, w.seed)
         self.out: list[Sent] = []
         self.held: deque[tuple[float, int, Arrival | None]] = deque()  # open loop: arrivals the -u cap holds
         self.bounds, t = [], 0.0
@@ -135,16 +142,23 @@ class _Driver:
             t += s.duration_s
         self.end = t
 
-    def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "") -> None:
+    def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "",
+             agent: Any = None, tools: Any = None) -> None:  # fmt: skip
+        """Send ``turn``; ``agent``/``tools``: an agent turn's AgentTurn and its class's AgentSpec (its answer's
+        tool calls drawn now, as the simulator draws them when the request arrives)."""
         loop, route = self.loop, self.route
         sent = Sent(loop.time(), turn.cls, max(1, turn.prompt), max(1, turn.max_tokens), step, intended=intended,
-                    turn=turn.turn, session=session)  # fmt: skip
+                    turn=turn.turn, session=session, agent=agent)  # fmt: skip
+        if tools is not None:
+            sent.calls = self.tools.decide(tools, sent.max_tokens)
         self.out.append(sent)
         k = route.pick()
         route.load[k] += 1
 
         def finished(s: Sent) -> None:
             route.load[k] -= 1
+            if s.agent is not None and not s.error:  # as the client assembles them from the stream
+                s.agent.calls = tuple(ToolCall(f"call_sim{i}", n, "{}") for i, n in enumerate(s.calls)) or None
             on_done(s)
 
         try:
@@ -165,10 +179,13 @@ class _Driver:
                 return
             session = sessions.get(uid)
             if session is None:
-                session = sessions[uid] = self.requests.session()
+                session = sessions[uid] = new_session(self.requests)
                 started[uid] += 1
             sid = f"{uid}.{started[uid]}" if session.spec.conversation else ""
-            self.send(state["step"], lambda s: ended(uid, session, s), session.next_turn(), session=sid)
+            turn = session.next_turn()
+            agent = isinstance(session, AgentTokens)
+            self.send(state["step"], lambda s: ended(uid, session, s), turn, session=sid,
+                      agent=session.agent_turn() if agent else None, tools=session.agent if agent else None)  # type: ignore[attr-defined]  # fmt: skip
 
         def ended(uid: int, session: Session, s: Sent) -> None:
             if s.error or not s.done or session.done:  # no reply to continue from, or the last turn
@@ -176,6 +193,17 @@ class _Driver:
                 loop.call_soon(user, uid)
                 return
             session.reply = len(s.times)
+            if isinstance(session, AgentTokens):  # tool calls: their wait; a fan-out: its children first
+                session.took(s.t, s.prompt, len(s.times))
+                session.calls, session.waited_s = len(s.calls), 0.0
+                if session.fanout_due:
+                    fan_out(self, session, s.session, state["step"],
+                            lambda: loop.time() < self.end and uid < state["users"], lambda: user(uid))  # fmt: skip
+                    return
+                if s.calls:
+                    session.waited_s = session.tool_wait()
+                    loop.call_later(session.waited_s, user, uid)
+                    return
             loop.call_later(session.think_s, user, uid)
 
         def begin(i: int) -> None:
