@@ -7,9 +7,11 @@ returns one :class:`Sent` per request: when it was sent (and intended, open loop
 lengths, its token times, the error that ended it. Closed loop: each step's users each send the
 next request when the last one ended (users above a lower step's count stop after their
 request); a user of a conversation class sends its session's next turn when the last one ended
-plus its think time, its prompt holding the history (:mod:`llmload.capacity.session_replay`), and starts
-a new session after the last turn or a failed one. Open loop: each step's rate, ``constant``,
-``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``); arrivals beyond the
+plus its think time (an agent's: its tool wait, or its sub-agents first: :mod:`llmload.capacity.agent_session`),
+its prompt holding the history (:mod:`llmload.capacity.session_replay`), and starts a new session after the
+last turn or a failed one. Open loop: each step's rate, ``constant``,
+``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``; a recorded session turn after
+turn: :mod:`llmload.capacity.trace_turns`); arrivals beyond the
 ``-u`` cap wait in the client, and those still waiting at the end are never sent
 (:attr:`Drive.unsent`). Deterministic for a seed; no waiting.
 """
@@ -24,6 +26,7 @@ from typing import Any
 
 from llmload.capacity.agent_session import AgentTokens, ToolAnswers, fan_out, new_session
 from llmload.capacity.session_replay import ClassSpec, Requests, Session, Turn
+from llmload.capacity.trace_turns import run_session
 from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
@@ -52,6 +55,7 @@ class Arrival:
     prompt: int
     max_tokens: int
     tokens: Sequence[Any] = ()
+    session: Any = None  # a recorded session (llmload.capacity.trace_turns.TraceSession): its turns follow
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +147,7 @@ class _Driver:
         self.end = t
 
     def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "",
-             agent: Any = None, tools: Any = None) -> None:  # fmt: skip
+             agent: Any = None, tools: Any = None) -> Sent:  # fmt: skip
         """Send ``turn``; ``agent``/``tools``: an agent turn's AgentTurn and its class's AgentSpec (its answer's
         tool calls drawn now, as the simulator draws them when the request arrives)."""
         loop, route = self.loop, self.route
@@ -166,6 +170,7 @@ class _Driver:
         except ApiError as e:
             sent.error, sent.status, sent.done = e.message, e.status, True
             loop.call_soon(finished, sent)
+        return sent
 
     def closed(self) -> None:
         """Each step's users send their next request (or turn, after its think time) when the last one ended
@@ -239,6 +244,9 @@ class _Driver:
 
         def go(due: float, i: int, entry: Arrival | None = None) -> None:
             flight[0] += 1
+            if entry is not None and entry.session is not None:  # a recorded session holds its slot to its end
+                run_session(self, entry.session, w.classes[0].name, i, due, done)
+                return
             if entry is None:
                 turn = self.requests.session().next_turn()
             else:

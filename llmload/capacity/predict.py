@@ -133,7 +133,7 @@ def _arrival_stats(d: Drive, end: float) -> ArrivalStats:
     sent, those that waited for the -u cap (beyond the loop's jitter), the longest wait of those never sent;
     the schedule lag of each arrival is 0 on the virtual clock."""
     a = ArrivalStats()
-    a.sent = len(d.sent)
+    a.sent = sum(s.intended is not None for s in d.sent)  # arrivals: a recorded session's later turns are none
     a.arrivals = a.sent + len(d.unsent)
     a.waited = sum(s.intended is not None and s.t - s.intended > QUEUE_JITTER_S for s in d.sent)
     a.unsent_wait = max((end - due for due in d.unsent), default=0.0)
