@@ -229,6 +229,12 @@ class _Driver:
             return rng.gammavariate(k, 1.0 / (rate * k))
         return rng.expovariate(rate)
 
+    def single(self, entry: Arrival | None) -> Turn:
+        """An open loop's next request: the next class's (a single request), or a trace entry's."""
+        if entry is None:
+            return self.requests.session().next_turn()
+        return Turn(self.w.classes[0].name, entry.prompt, entry.max_tokens, entry.tokens)
+
     def open(self) -> None:
         """Arrivals at each step's rate (or a trace's times); beyond -u in flight they wait in the client, sent
         as slots free."""
@@ -247,11 +253,7 @@ class _Driver:
             if entry is not None and entry.session is not None:  # a recorded session holds its slot to its end
                 run_session(self, entry.session, w.classes[0].name, i, due, done)
                 return
-            if entry is None:
-                turn = self.requests.session().next_turn()
-            else:
-                turn = Turn(w.classes[0].name, entry.prompt, entry.max_tokens, entry.tokens)
-            self.send(i, done, turn, due)
+            self.send(i, done, self.single(entry), due)
 
         def admit(i: int, entry: Arrival | None = None) -> None:
             if w.max_in_flight and flight[0] >= w.max_in_flight:
