@@ -52,7 +52,7 @@ class ToolAnswers:
 
     def decide(self, spec: AgentSpec, max_tokens: int) -> tuple[str, ...]:
         """The tools an answer of ``max_tokens`` to a request of ``spec``'s class calls (none: a text answer)."""
-        names = [str(t["function"]["name"]) for t in spec.tools]  # type: ignore[index]
+        names = [str(t["function"]["name"]) for t in spec.tools]  # type: ignore[index,call-overload]
         if self.rng.random() >= self.share:
             return ()
         called = names if spec.per_turn > 1 else [names[self.rng.randrange(len(names))]]
@@ -69,7 +69,8 @@ class AgentTokens(Session):
     def __init__(self, source: Requests, cls: int, spec: Any = None, *, child: bool = False) -> None:
         super().__init__(source, cls, spec)
         self.cls, self.child, self.agent = cls, child, self.spec.agent
-        self.calls, self.delegated, self.results = 0, None, ()
+        self.calls, self.results = 0, ()
+        self.delegated: tuple[int, ...] | None = None  # the children's answers the next turn carries
         self.waited_s, self.fanout_s, self.fanouts = 0.0, 0.0, 0
         self.last_out, self.started, self.tokens = 1, -1.0, 0
 

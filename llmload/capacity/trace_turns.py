@@ -77,32 +77,41 @@ def run_session(host: Any, ts: TraceSession, cls: str, step: int, intended: floa
     """Replay ``ts`` on ``host`` (the driver: ``loop``, ``send``); ``done(sent)`` once, after its last turn or a failed
     one (the session's slot is free then). Turn 1 was due at ``intended``."""
     loop = host.loop
-    state = {"k": 0, "context": 0, "started": -1.0, "tokens": 0, "waited": 0.0}
+    state = _State()
 
     def turn() -> None:
-        k = state["k"]
+        k = state.k
         plan = ts.turns[k]
-        state["context"] += plan.added
-        n = int(state["context"])
+        state.context += plan.added
+        n = state.context
         agent = None
         if ts.spec is not None:
-            start = 0 if state["started"] < 0 else RECORD_BASE_NS + int(state["started"] * 1e9)
-            agent = AgentTurn(start, int(state["tokens"]), k + 1 == len(ts.turns),
-                              state["waited"] if plan.results else 0.0, plan.results, ts.spec if k == 0 else None)  # fmt: skip
+            start = 0 if state.started < 0 else RECORD_BASE_NS + int(state.started * 1e9)
+            agent = AgentTurn(start, state.tokens, k + 1 == len(ts.turns), state.waited if plan.results else 0.0,
+                              plan.results, ts.spec if k == 0 else None)  # fmt: skip
         s = host.send(step, answered, Turn(cls, n, plan.max_tokens, PromptTokens(0, 0, ts.key, n), k + 1),
                       intended if k == 0 else None, ts.id, agent=agent)  # fmt: skip
         s.calls = plan.calls if agent is not None else ()
 
     def answered(s: Any) -> None:
-        state["k"] += 1
-        if s.error or not s.done or state["k"] >= len(ts.turns):
+        state.k += 1
+        if s.error or not s.done or state.k >= len(ts.turns):
             done(s)
             return
-        if state["started"] < 0:
-            state["started"] = s.t
-        state["tokens"] += s.prompt + len(s.times)
-        state["context"] += len(s.times)  # the answer, re-sent with the history
-        state["waited"] = ts.turns[state["k"]].wait_s
-        loop.call_later(state["waited"], turn)
+        if state.started < 0:
+            state.started = s.t
+        state.tokens += s.prompt + len(s.times)
+        state.context += len(s.times)  # the answer, re-sent with the history
+        state.waited = ts.turns[state.k].wait_s
+        loop.call_later(state.waited, turn)
 
     turn()
+
+
+class _State:
+    """A replayed session's progress: turns answered, context and tokens so far, its start, the last wait."""
+
+    __slots__ = ("context", "k", "started", "tokens", "waited")
+
+    def __init__(self) -> None:
+        self.k, self.context, self.tokens, self.started, self.waited = 0, 0, 0, -1.0, 0.0
