@@ -53,7 +53,7 @@ class ToolAnswers:
     def decide(self, spec: AgentSpec, max_tokens: int) -> tuple[str, ...]:
         """The tools an answer of ``max_tokens`` to a request of ``spec``'s class calls (none: a text answer)."""
         names = [str(t["function"]["name"]) for t in spec.tools]  # type: ignore[index,call-overload]
-        if self.rng.random() >= self.share:
+        if not names or self.rng.random() >= self.share:  # no tools offered: a text answer, nothing drawn
             return ()
         called = names if spec.per_turn > 1 else [names[self.rng.randrange(len(names))]]
         return tuple(called[: max(1, min(len(called), max_tokens))])

@@ -220,6 +220,10 @@ def longest(c: ClassSpec, what: str) -> float:
     ``max_tokens`` ("output") the class sends."""
     entries = c.dataset.entries if c.dataset is not None else ()
     if what == "output":
+        per = c.agent.output_tokens if c.agent is not None else None
+        if per:  # an agent's per-turn lengths
+            top = max(_top(o) for o in per)
+            return top if c.cap is None else min(top, c.cap)
         if c.output is not None:
             return _top(c.output) if c.cap is None else min(_top(c.output), c.cap)
         return float(max(max([e.output_tokens or 1, *(t.output_tokens for t in e.followups)]) for e in entries))
@@ -228,7 +232,7 @@ def longest(c: ClassSpec, what: str) -> float:
     if c.input is not None:
         turns = 1 if c.turns is None else _top(c.turns)
         shown = turns if c.images is not None and c.images.every_turn else 1
-        return prefix + turns * _top(c.input) + (turns - 1) * longest(c, "output") + shown * img
+        return prefix + turns * _top(c.input) + (turns - 1) * longest(c, "output") + shown * img + _results(c, turns)
     cap = _top(c.turns) if c.turns is not None and not isinstance(c.turns, str) else None
     most = 0.0
     for e in entries:
@@ -236,4 +240,14 @@ def longest(c: ClassSpec, what: str) -> float:
         turns = turns[: int(cap)] if cap else turns if c.turns is not None else turns[:1]
         replies = [_capped(c, o) if c.output is None else longest(c, "output") for _, o in turns[:-1]]
         most = max(most, sum(n for n, _ in turns) + sum(replies))
-    return most + img
+    return most + img + _results(c, float(cap or 1))
+
+
+def _results(c: ClassSpec, turns: float) -> float:
+    """About the most tokens an agent's tool results add to its last turn's history (every earlier turn answered
+    with tool calls)."""
+    a = c.agent
+    if a is None:
+        return 0.0
+    calls = len(a.tools) if a.per_turn > 1 else 1
+    return (turns - 1) * calls * _top(a.result_tokens)

@@ -179,3 +179,13 @@ def test_new_session_makes_agent_sessions_for_agent_classes_only():
     src = Requests([spec, replace(spec, name="plain", agent=None)], random.Random(0))
     kinds = {type(new_session(src)).__name__ for _ in range(4)}
     assert kinds == {"AgentTokens", "Session"}
+
+
+def test_longest_counts_an_agent_s_tool_results_and_per_turn_lengths_and_no_tools_is_a_text_answer():
+    from llmload.capacity.session_replay import longest
+
+    _, spec = _spec(input_tokens=100, tool_calls={"per_turn": 2, "result_tokens": 300})
+    assert longest(spec, "output") == 120  # the per-turn list's longest
+    assert longest(spec, "input") == 6 * 100 + 5 * 120 + 5 * 2 * 300  # every earlier turn: 2 results of 300
+    bare = replace(spec.agent, tools=())
+    assert ToolAnswers(1.0, 0).decide(bare, 50) == ()
