@@ -139,7 +139,8 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
 
 
 def _share(ns: argparse.Namespace) -> float:
-    share = getattr(ns, "tool_call_share", DEFAULT_TOOL_CALL_SHARE)
+    share = getattr(ns, "tool_call_share", None)
+    share = DEFAULT_TOOL_CALL_SHARE if share is None else share
     if not 0 <= share <= 1:
         raise ConfigError(f"--tool-call-share {share:g}: must be a share in 0..1, e.g. 0.75")
     return float(share)

@@ -189,3 +189,18 @@ def test_longest_counts_an_agent_s_tool_results_and_per_turn_lengths_and_no_tool
     assert longest(spec, "input") == 6 * 100 + 5 * 120 + 5 * 2 * 300  # every earlier turn: 2 results of 300
     bare = replace(spec.agent, tools=())
     assert ToolAnswers(1.0, 0).decide(bare, 50) == ()
+
+
+def test_plan_takes_the_tool_call_share_and_answers_for_an_agent_profile(tmp_path, capsys):
+    from llmload.capacity.engine_file import write_engine
+    from llmload.capacity.plan_command import plan_main
+
+    profile = tmp_path / "a.json"
+    profile.write_bytes(orjson.dumps({"classes": [{**AGENT, "fanout": {"every": 2, "agents": 2}}]}))
+    engine = tmp_path / "engine.toml"
+    write_engine(engine, preset_params("batch-starved"), [], [], {})
+    argv = ["--engine", str(engine), "--profile", str(profile), "-u", "8", "-t", "60s", "--slo", "ttft_ms=2000"]
+    assert plan_main([*argv, "--tool-call-share", "0.5"]) == 0
+    assert "replica" in capsys.readouterr().out
+    assert plan_main([*argv, "--tool-call-share", "2"]) == 2
+    assert "--tool-call-share 2" in capsys.readouterr().err
