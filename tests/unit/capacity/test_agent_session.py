@@ -27,6 +27,7 @@ from llmload.sim.tools import tool_request
 from llmload.sim.virtual import VirtualLoop
 from llmload.workload.agent import ToolCall
 from llmload.workload.conversation import user_message
+from llmload.workload.fanout import ChildAnswer, Delegation
 from llmload.workload.profiles import profile_from_dict
 from llmload.workload.sampler import WorkloadSampler
 
@@ -82,22 +83,37 @@ def test_after_tool_calls_the_next_turn_carries_the_results_and_no_user_message(
 
 
 def _live_way(params, profile, users, run_s, share, seed=0):
-    """The agent workload as llmload run against llmload sim sends it, on a virtual clock."""
+    """The agent workload as llmload run against llmload sim sends it, on a virtual clock (a fan-out as
+    llmload.users.sub_agents runs it: the children beside the parent's own tools, the next turn after them all)."""
     loop, sim_rng = VirtualLoop(), random.Random(seed)
     engine = BatchingEngine(params, loop)  # type: ignore[arg-type]
     out, state = [], {}
 
     class Sink:
-        def __init__(self, rec):
-            self.rec = rec
+        def __init__(self, rec, on_end):
+            self.rec, self.on_end = rec, on_end
 
         def emit(self, n, finished):
             self.rec["times"] += [loop.time()] * n
             if finished:
-                ended(self.rec)
+                self.on_end(self.rec)
 
         def fail(self, message):
             raise AssertionError(message)
+
+    def submit(uid, sample, on_end, child=False):
+        messages = list(sample.messages) if sample.messages else [user_message(sample.prompt, sample.images)]
+        body = orjson.dumps({"messages": messages, "max_tokens": sample.max_tokens, "tools": list(sample.tools),
+                             "parallel_tool_calls": sample.parallel_tool_calls})  # fmt: skip
+        req = tool_request(parse_request("chat", body, "m", 16), body, share, sim_rng)
+        rec = {"uid": uid, "t": loop.time(), "times": [], "req": req, "calls": getattr(req, "calls", ()),
+               "turn": sample.turn, "context": sample.input_tokens, "child": child}  # fmt: skip
+        engine.submit(Sink(rec, on_end), req.max_tokens, req.prompt_tokens, req.tokens)
+        out.append(rec)
+
+    def reply_of(rec):
+        n, calls = len(rec["times"]), tuple(ToolCall(f"c{i}", c, "{}") for i, c in enumerate(rec["calls"]))
+        return ("" if calls else BaseEncoder(rec["req"], rec["uid"]).text(n), n, calls or None)
 
     def turn(uid):
         if loop.time() >= run_s:
@@ -105,24 +121,43 @@ def _live_way(params, profile, users, run_s, share, seed=0):
         sampler, session, reply = state[uid]
         if session is None or session.done:
             session, reply = sampler.start_session(), None
-        sample = session.next_turn() if reply is None else session.next_turn(*reply)
-        messages = list(sample.messages) if sample.messages else [user_message(sample.prompt, sample.images)]
-        body = orjson.dumps({"messages": messages, "max_tokens": sample.max_tokens, "tools": list(sample.tools),
-                             "parallel_tool_calls": sample.parallel_tool_calls})  # fmt: skip
-        req = tool_request(parse_request("chat", body, "m", 16), body, share, sim_rng)
-        rec = {"uid": uid, "t": loop.time(), "times": [], "req": req, "session": session, "calls": getattr(req, "calls", ()),
-               "turn": sample.turn, "context": sample.input_tokens}  # fmt: skip
         state[uid] = (sampler, session, None)
-        engine.submit(Sink(rec), req.max_tokens, req.prompt_tokens, req.tokens)
-        out.append(rec)
+        submit(uid, session.next_turn() if reply is None else session.next_turn(*reply), lambda rec: ended(uid, rec))
 
-    def ended(rec):
-        sampler, session, _ = state[rec["uid"]]
-        n, calls = len(rec["times"]), tuple(ToolCall(f"c{i}", c, "{}") for i, c in enumerate(rec["calls"]))
-        text = "" if calls else BaseEncoder(rec["req"], rec["uid"]).text(n)
-        state[rec["uid"]] = (sampler, session, (text, n, calls or None))
-        wait = 0.0 if session.done else session.tool_wait_s(calls) if calls else session.think_time_s
-        loop.call_later(wait, turn, rec["uid"])
+    def ended(uid, rec):
+        sampler, session, _ = state[uid]
+        reply = reply_of(rec)
+        state[uid] = (sampler, session, reply)
+        if session.done:
+            loop.call_soon(turn, uid)
+        elif session.fanout_due:
+            fan_out(uid, session, reply)
+        else:
+            loop.call_later(session.tool_wait_s(reply[2]) if reply[2] else session.think_time_s, turn, uid)
+
+    def fan_out(uid, session, reply):
+        kids, t0 = session.children(), loop.time()
+        own, answers = session.tool_wait_s(reply[2]) if reply[2] else 0.0, [None] * session._spec.fanout.agents
+
+        def kid_turn(i, kid, r):
+            submit(uid, kid.next_turn() if r is None else kid.next_turn(*r), lambda rec: kid_ended(i, kid, rec), True)
+
+        def kid_ended(i, kid, rec):
+            r = reply_of(rec)
+            if r[2] and not kid.done:
+                loop.call_later(kid.tool_wait_s(r[2]), kid_turn, i, kid, r)
+                return
+            answers[i] = ChildAnswer(r[0], r[1] if r[0] else 0)
+            if all(x is not None for x in answers):
+                loop.call_at(max(t0 + own, loop.time()), resume)
+
+        def resume():
+            sample = session.next_turn(*reply, delegated=Delegation(tuple(answers), loop.time() - t0))
+            state[uid] = (state[uid][0], session, None)
+            submit(uid, sample, lambda rec: ended(uid, rec))
+
+        for i, kid in enumerate(kids):
+            kid_turn(i, kid, None)
 
     for uid in range(users):
         state[uid] = (WorkloadSampler(profile, seed, uid), None, None)
@@ -131,19 +166,23 @@ def _live_way(params, profile, users, run_s, share, seed=0):
     return out
 
 
-def test_predict_of_an_agent_workload_agrees_with_the_live_code_path_on_the_same_engine():
+@pytest.mark.parametrize("fanout", [None, {"every": 2, "agents": 3, "turns": 3, "output_tokens": 30}])
+def test_predict_of_an_agent_workload_agrees_with_the_live_code_path_on_the_same_engine(fanout):
     params = preset_params("batch-starved")  # 4 slots for 8 users: it queues
-    profile, spec = _spec()
+    profile, spec = _spec(**({"fanout": fanout} if fanout else {}))
     ours = [s for s in drive(params, Workload((spec,), (StepSpec(8, 600.0, 0.0),), tool_call_share=0.6), drain_s=600)
             if s.done and len(s.times) > 1]  # fmt: skip
     theirs = [r for r in _live_way(params, profile, 8, 600.0, 0.6) if len(r["times"]) > 1]
     assert len(ours) == pytest.approx(len(theirs), rel=0.1)
     assert sum(bool(s.calls) for s in ours) / len(ours) == pytest.approx(
         sum(bool(r["calls"]) for r in theirs) / len(theirs), abs=0.04)  # fmt: skip
-    for k in range(1, 7):  # per turn: the context the client sends (its history, answers and tool results)
-        a = [s.prompt for s in ours if s.turn == k]
-        b = [r["context"] for r in theirs if r["turn"] == k]
-        assert sum(a) / len(a) == pytest.approx(sum(b) / len(b), rel=0.05), k
+    for child in (False, True) if fanout else (False,):  # a child's turns are its own, numbered from 1
+        assert sum(s.agent.child == child for s in ours) == pytest.approx(sum(r["child"] == child for r in theirs),
+                                                                          rel=0.1)  # fmt: skip
+        for k in range(1, 7 if not child else 4):  # per turn: the context the client sends (history, answers, results)
+            a = [s.prompt for s in ours if s.turn == k and s.agent.child == child]
+            b = [r["context"] for r in theirs if r["turn"] == k and r["child"] == child]
+            assert sum(a) / len(a) == pytest.approx(sum(b) / len(b), rel=0.05), (child, k)
     got = (_p50(s.times[0] - s.t for s in ours), _p50((s.times[-1] - s.times[0]) / (len(s.times) - 1) for s in ours))
     want = (_p50(r["times"][0] - r["t"] for r in theirs),
             _p50((r["times"][-1] - r["times"][0]) / (len(r["times"]) - 1) for r in theirs))  # fmt: skip
