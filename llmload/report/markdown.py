@@ -252,7 +252,8 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
     lines += arrival_markdown(report)
     lines += thresholds_markdown(report)
     lines += repeat_markdown(report)
-    lines += [f"- {x}" for x in steady_lines(report.get("steady"))]
+    sessions = any("sessions" in s for s in report.get("steps") or [])  # a ladder over sessions
+    lines += [f"- {x}" for x in steady_lines(report.get("steady"), "sessions" if sessions else "users")]
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")
