@@ -309,6 +309,7 @@ def _timeline(r: dict[str, Any]) -> str:
 def _details(r: dict[str, Any]) -> str:
     run = r["run"]
     ladder = run.get("ladder") or {}
+    levels = fmt.ladder_levels(ladder, unit="sessions" if any("sessions" in s for s in r.get("steps") or []) else "users")
     items = {
         "run": run.get("name"),
         "started": run.get("started_at"),
@@ -316,9 +317,7 @@ def _details(r: dict[str, Any]) -> str:
         "api / model": f"{run.get('api')} / {run.get('model')}",
         "workload": f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile"),
         "ladder": (
-            f"{fmt.ladder_levels(ladder)}; {fmt.num(ladder.get('step_s'))} s per step, {fmt.num(ladder.get('warmup_s'))} s warm-up"
-            if fmt.ladder_levels(ladder)
-            else None
+            f"{levels}; {fmt.num(ladder.get('step_s'))} s per step, {fmt.num(ladder.get('warmup_s'))} s warm-up" if levels else None
         ),
         "degradation limit": f"+{run['degradation'] * 100:g} % of the baseline" if run.get("degradation") is not None else None,
         "max tokens cap": run.get("max_tokens_cap"),
