@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from html import escape
 from pathlib import PurePath
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 from llmload.analysis.sessions import over_sessions
 from llmload.metrics.arrival_stats import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
@@ -51,7 +51,7 @@ class LatencyPair(TypedDict):
     p99: float | None
 
 
-class TraceData(TypedDict):
+class _TraceKeys(TypedDict):
     file: str
     entries: int
     speedup: float
@@ -59,7 +59,10 @@ class TraceData(TypedDict):
     block_reuse: float
     sent: int
     complete: bool
-    turns: NotRequired[int]  # a trace of sessions only: the turns sent (its entries are sessions)
+
+
+class TraceData(_TraceKeys, total=False):
+    turns: int  # a trace of sessions only: the turns sent (its entries are sessions)
 
 
 class ArrivalData(TypedDict):
@@ -99,12 +102,12 @@ def arrival_data(result: RunResult) -> ArrivalData | None:
         return None
     t = a.trace
     rates = result.setup.ladder.rates if a.offered_rate is None and result.setup.ladder is not None else None
-    trace: TraceData | None = None if t is None else {
-        "file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": round(t.span_s, 3),
-        "block_reuse": round(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries,
-    }  # fmt: skip
-    if trace is not None and over_sessions([result.overall]):
-        trace["turns"] = result.overall.requests
+    trace: TraceData | None = None
+    if t is not None:
+        trace = {"file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": round(t.span_s, 3),
+                 "block_reuse": round(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries}  # fmt: skip
+        if over_sessions([result.overall]):
+            trace["turns"] = result.overall.requests
     return {
         "mode": a.mode,
         "burstiness": a.burstiness,

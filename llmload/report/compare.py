@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TextIO, TypedDict
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 import orjson
 
@@ -55,7 +55,7 @@ METRICS = (
 )
 
 
-class Side(TypedDict):
+class _SideKeys(TypedDict):
     """One run of a comparison: its name and start, and what its verdict said."""
 
     name: str
@@ -67,7 +67,12 @@ class Side(TypedDict):
     rate_ladder: bool
     binding: str | None
     status: str | None
-    sessions: NotRequired[bool]  # present (true) only for a ladder over sessions
+
+
+class Side(_SideKeys, total=False):
+    """One run of a comparison (:class:`_SideKeys`); ``sessions`` present (true) only for a ladder over sessions."""
+
+    sessions: bool
 
 
 class Row(TypedDict):
