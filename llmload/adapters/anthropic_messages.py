@@ -109,7 +109,9 @@ class AnthropicMessagesAdapter:
         body["max_tokens"] = sample.max_tokens
         if sample.tools is not None:
             body["tools"] = anthropic_tools(sample.tools)
-            if not sample.parallel_tool_calls:
+            if sample.tool_choice is not None:  # "none": answer in text (a sub-agent's last turn)
+                body["tool_choice"] = {"type": sample.tool_choice}
+            elif not sample.parallel_tool_calls:
                 body["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)

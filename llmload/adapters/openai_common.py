@@ -95,6 +95,8 @@ class OpenAIStreamAdapter:
         if sample.tools is not None and self.sends_tools:  # an agent class (llmload.workload.agent)
             body["tools"] = sample.tools
             body["parallel_tool_calls"] = sample.parallel_tool_calls
+            if sample.tool_choice is not None:  # "none": answer in text (a sub-agent's last turn)
+                body["tool_choice"] = sample.tool_choice
         body.update(self._tail)
         return RequestSpec("POST", self.path, orjson.dumps(body), dict(self._headers), sample.max_tokens)
 

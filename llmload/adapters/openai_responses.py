@@ -112,6 +112,8 @@ class OpenAIResponsesAdapter:
         if sample.tools is not None:  # an agent class: its tools, its tool turns as function_call(_output) items
             body["tools"] = responses_tools(sample.tools)
             body["parallel_tool_calls"] = sample.parallel_tool_calls
+            if sample.tool_choice is not None:  # "none": answer in text (a sub-agent's last turn)
+                body["tool_choice"] = sample.tool_choice
             if sample.messages:
                 body["input"] = responses_items(sample.messages)
         if sample.images and sample.messages:  # a conversation's image parts, as input_text / input_image

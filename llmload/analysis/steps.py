@@ -3,7 +3,8 @@
 A view flattens a :class:`~llmload.results.model.StepResult` into what the rules compare:
 the client's figures (:class:`Perf`: p50/p99 latencies in ms, rates, the error rate
 ``errors / (ok + errors)`` and the Little's-law in-flight mean, see
-:meth:`~llmload.results.model.Stats.in_flight_mean`), the p50 intervals, and the server/GPU
+:meth:`~llmload.results.model.Stats.in_flight_mean`, capped at the users times what one user can
+have in flight, :func:`per_user`: more than one with sub-agent fan-out), the p50 intervals, and the server/GPU
 signals of its steady window. Pure: typed results in, dataclasses out.
 
 Per-request phase evidence (:mod:`llmload.metrics.parts.phases`): ``Perf.tail`` holds the mean
@@ -14,14 +15,16 @@ timing; otherwise the rules fall back to the window-averaged signals.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.metrics.parts.agents import AgentFigures
 from llmload.metrics.parts.batch_inputs import BatchInputFigures
 from llmload.results.model import BASELINE_STEP, RunResult, SignalStats, Stats, StepResult
 
-__all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "batched", "step_views", "views_of_steps"]
+__all__ = ["PHASE_COVERAGE_MIN", "Perf", "StepView", "batched", "per_user", "step_views", "views_of_steps"]
 
 #: Share of successful requests with server timing above which the rules trust the phases.
 PHASE_COVERAGE_MIN = 0.5
@@ -89,13 +92,23 @@ class Perf:
             tok_s=s.output_tokens_per_s,
             req_s=s.requests_per_s,
             error_rate=s.error_rate,
-            in_flight=s.in_flight_mean(users, span_s),
+            in_flight=s.in_flight_mean(users * per_user(s), span_s),
             input_tokens_mean=s.input_tokens / s.ok if s.ok else None,
             errors_by_kind=dict(s.errors_by_kind),
             phase_coverage=s.phases.coverage,
             tail=_tail(s),
             batched=batched(s),
         )
+
+
+def per_user(s: Stats) -> int:
+    """The most requests one user (session) of ``s`` can have in flight at once: 1, or with sub-agent fan-out
+    (:mod:`llmload.workload.fanout`) its children per fan-out (the parent waits for them with no request of its
+    own in flight), read off the figures as children started / fan-outs, rounded up."""
+    fan = s.part(AgentFigures).fanout
+    if fan is None or not fan.started:
+        return 1
+    return max(1, math.ceil(fan.started / max(1, fan.fanouts)))
 
 
 def batched(s: Stats) -> bool:

@@ -43,7 +43,9 @@ of the safe step; the breach carries its step's ``rate``.
 band's low end when that is lower (a wide band: the safe level may be luck); with no step
 safe even pessimistically, the baseline's. Concurrency is the step's users, or its mean
 in-flight requests rounded up when users kept fewer than 80 % of themselves busy (think
-time). A rate ladder's steps share one ``-u``: its band and its recommended step are read by
+time, an agent's tool time) or more than one request each (sub-agent fan-out: a session's
+children run at once while it waits, so its requests in flight can outnumber the sessions;
+:func:`~llmload.analysis.steps.per_user`). The limit counts requests in flight, never sessions. A rate ladder's steps share one ``-u``: its band and its recommended step are read by
 offered rate, and ``recommended_rate`` is that step's offered rate (a gateway rate limit); its
 sentences name steps by rate (``2 req/s``), never by the cap. Statuses: ``ok`` (no step breached: the service holds at least the top step),
 ``breach``, ``insufficient_data``, ``no_baseline``, ``no_ladder``.
@@ -166,9 +168,10 @@ def _limits(perf: Perf, metrics: tuple[str, ...], factor: float) -> dict[str, fl
 
 
 def concurrency_of(step: StepView) -> int:
-    """The step's concurrency for a gateway limit: its users, or its in-flight mean rounded up when users idled."""
+    """The step's concurrency for a gateway limit (requests in flight): its users, or its in-flight mean rounded up
+    when users idled (think or tool time) or held more than one request each (sub-agent fan-out)."""
     f = step.perf.in_flight
-    if f is not None and f < BUSY_SHARE * step.users:
+    if f is not None and (f < BUSY_SHARE * step.users or f > step.users):
         return max(1, math.ceil(f))
     return step.users
 

@@ -8,8 +8,11 @@
   closed loop user by user);
 * :mod:`llmload.capacity.engine_file` — ``engine.toml``: write, read, hash;
 * :mod:`llmload.capacity.drive` — closed- and open-loop workloads (or a trace) on the virtual clock, K replicas;
-* :mod:`llmload.capacity.session_replay` — what it sends: each class's requests and conversations in token counts;
-* :mod:`llmload.capacity.trace_arrivals` — a trace's entries as arrivals, its repeated blocks as equal tokens;
+* :mod:`llmload.capacity.session_replay` — what it sends: each class's requests and conversations in token counts
+  (:mod:`~llmload.capacity.image_cost`: images as the simulator charges them); :mod:`llmload.capacity.agent_session`
+  — agent classes: tool-call answers as the simulator draws them, tool waits and results, sub-agent fan-out;
+* :mod:`llmload.capacity.trace_arrivals` — a trace's entries as arrivals, its repeated blocks as equal tokens
+  (:mod:`~llmload.capacity.trace_turns`: a trace's recorded sessions, turn after turn);
 * :mod:`llmload.capacity.predict` — a predicted run as a normal summary
   (:mod:`~llmload.capacity.workload_args`, :mod:`~llmload.capacity.overrides`: its flags and what-ifs);
 * :mod:`llmload.capacity.check` — a prediction scored against a measured run (``predict --check``);

@@ -156,6 +156,8 @@ def _predict(ns: argparse.Namespace) -> int:
             k for k, v in table(doc, "provenance").items() if isinstance(v, Mapping) and v.get("how") == "assumed"
         ),
         "fit_warnings": [x for x in str(doc.get("warnings") or "").split("; ") if x],
+        # agent classes: the share of answers that were taken as tool calls (llmload.capacity.agent_session)
+        **({"tool_call_share": w.tool_call_share} if any(c.agent is not None for c in w.classes) else {}),
     }
     result = predicted_result(params, w, replicas=ns.replicas, router=ns.router, profile=profile, config=config,
                               predicted=predicted, slos=RunSetup.from_summary(config, profile).slos)  # fmt: skip

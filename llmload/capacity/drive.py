@@ -7,9 +7,11 @@ returns one :class:`Sent` per request: when it was sent (and intended, open loop
 lengths, its token times, the error that ended it. Closed loop: each step's users each send the
 next request when the last one ended (users above a lower step's count stop after their
 request); a user of a conversation class sends its session's next turn when the last one ended
-plus its think time, its prompt holding the history (:mod:`llmload.capacity.session_replay`), and starts
-a new session after the last turn or a failed one. Open loop: each step's rate, ``constant``,
-``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``); arrivals beyond the
+plus its think time (an agent's: its tool wait, or its sub-agents first: :mod:`llmload.capacity.agent_session`),
+its prompt holding the history (:mod:`llmload.capacity.session_replay`), and starts a new session after the
+last turn or a failed one. Open loop: each step's rate, ``constant``,
+``poisson`` or ``gamma`` gaps, or a trace's own times and lengths (``trace``; a recorded session turn after
+turn: :mod:`llmload.capacity.trace_turns`); arrivals beyond the
 ``-u`` cap wait in the client, and those still waiting at the end are never sent
 (:attr:`Drive.unsent`). Deterministic for a seed; no waiting.
 """
@@ -22,12 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmload.capacity.agent_session import AgentTokens, ToolAnswers, fan_out, new_session
 from llmload.capacity.session_replay import ClassSpec, Requests, Session, Turn
+from llmload.capacity.trace_turns import run_session
 from llmload.config.flags import flag
 from llmload.sim.api import ApiError
 from llmload.sim.batching import BatchingEngine
 from llmload.sim.params import EngineParams
+from llmload.sim.tools import DEFAULT_TOOL_CALL_SHARE
 from llmload.sim.virtual import VirtualLoop
+from llmload.workload.agent import ToolCall
 
 __all__ = ["Arrival", "ClassSpec", "Drive", "Sent", "StepSpec", "Workload", "drive", "drive_run"]
 
@@ -49,6 +55,7 @@ class Arrival:
     prompt: int
     max_tokens: int
     tokens: Sequence[Any] = ()
+    session: Any = None  # a recorded session (llmload.capacity.trace_turns.TraceSession): its turns follow
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,7 @@ class Workload:
     max_in_flight: int = 0  # open loop: -u, the cap on requests in flight (0: none)
     trace: tuple[Arrival, ...] = ()  # arrival "trace": the entries, in time order (one class, the first)
     trace_replay: Any = None  # the summary's ``arrival.trace`` block (results.model.TraceReplay)
+    tool_call_share: float = DEFAULT_TOOL_CALL_SHARE  # agent classes: the share of answers that are tool calls
 
 
 @dataclass
@@ -79,6 +87,8 @@ class Sent:
     session: str = ""  # its conversation: "<user>.<n>", the user's n-th
     user: int = -1  # closed loop: the user that sent it
     seq: Any = None  # the engine's handle (its prefix-cache hit: seq.cached_tokens)
+    agent: Any = None  # an agent turn's AgentTurn (llmload.capacity.agent_session), put on its record
+    calls: tuple[str, ...] = ()  # an agent turn: the tools its answer calls (none: a text answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +138,7 @@ class _Driver:
         self.route = _Router(self.engines, router)
         self.rng = random.Random(w.seed)
         self.requests = Requests(w.classes, self.rng, w.seed)
+        self.tools = ToolAnswers(w.tool_call_share, w.seed)
         self.out: list[Sent] = []
         self.held: deque[tuple[float, int, Arrival | None]] = deque()  # open loop: arrivals the -u cap holds
         self.bounds, t = [], 0.0
@@ -137,16 +148,23 @@ class _Driver:
         self.end = t
 
     def send(self, step: int, on_done: Any, turn: Turn, intended: float | None = None, session: str = "",
-             user: int = -1) -> None:  # fmt: skip
+             user: int = -1, agent: Any = None, tools: Any = None) -> Sent:  # fmt: skip
+        """Send ``turn``; ``user``: the closed loop's user that sends it; ``agent``/``tools``: an agent turn's
+        AgentTurn and its class's AgentSpec (its answer's tool calls drawn now, as the simulator draws them when
+        the request arrives)."""
         loop, route = self.loop, self.route
         sent = Sent(loop.time(), turn.cls, max(1, turn.prompt), max(1, turn.max_tokens), step, intended=intended,
-                    turn=turn.turn, session=session, user=user)  # fmt: skip
+                    turn=turn.turn, session=session, user=user, agent=agent)  # fmt: skip
+        if tools is not None:
+            sent.calls = self.tools.decide(tools, sent.max_tokens)
         self.out.append(sent)
         k = route.pick()
         route.load[k] += 1
 
         def finished(s: Sent) -> None:
             route.load[k] -= 1
+            if s.agent is not None and not s.error:  # as the client assembles them from the stream
+                s.agent.calls = tuple(ToolCall(f"call_sim{i}", n, "{}") for i, n in enumerate(s.calls)) or None
             on_done(s)
 
         try:
@@ -154,6 +172,7 @@ class _Driver:
         except ApiError as e:
             sent.error, sent.status, sent.done = e.message, e.status, True
             loop.call_soon(finished, sent)
+        return sent
 
     def closed(self) -> None:
         """Each step's users send their next request (or turn, after its think time) when the last one ended
@@ -167,10 +186,13 @@ class _Driver:
                 return
             session = sessions.get(uid)
             if session is None:
-                session = sessions[uid] = self.requests.session()
+                session = sessions[uid] = new_session(self.requests)
                 started[uid] += 1
             sid = f"{uid}.{started[uid]}" if session.spec.conversation else ""
-            self.send(state["step"], lambda s: ended(uid, session, s), session.next_turn(), session=sid, user=uid)
+            turn = session.next_turn()
+            agent = isinstance(session, AgentTokens)
+            self.send(state["step"], lambda s: ended(uid, session, s), turn, session=sid, user=uid,
+                      agent=session.agent_turn() if agent else None, tools=session.agent if agent else None)  # type: ignore[attr-defined]  # fmt: skip
 
         def ended(uid: int, session: Session, s: Sent) -> None:
             if s.error or not s.done or session.done:  # no reply to continue from, or the last turn
@@ -178,6 +200,17 @@ class _Driver:
                 loop.call_soon(user, uid)
                 return
             session.reply = len(s.times)
+            if isinstance(session, AgentTokens):  # tool calls: their wait; a fan-out: its children first
+                session.took(s.t, s.prompt, len(s.times))
+                session.calls, session.waited_s = len(s.calls), 0.0
+                if session.fanout_due:
+                    fan_out(self, session, s.session, state["step"],
+                            lambda: loop.time() < self.end and uid < state["users"], lambda: user(uid))  # fmt: skip
+                    return
+                if s.calls:
+                    session.waited_s = session.tool_wait()
+                    loop.call_later(session.waited_s, user, uid)
+                    return
             loop.call_later(session.think_s, user, uid)
 
         def begin(i: int) -> None:
@@ -198,6 +231,12 @@ class _Driver:
             return rng.gammavariate(k, 1.0 / (rate * k))
         return rng.expovariate(rate)
 
+    def single(self, entry: Arrival | None) -> Turn:
+        """An open loop's next request: the next class's (a single request), or a trace entry's."""
+        if entry is None:
+            return self.requests.session().next_turn()
+        return Turn(self.w.classes[0].name, entry.prompt, entry.max_tokens, entry.tokens)
+
     def open(self) -> None:
         """Arrivals at each step's rate (or a trace's times); beyond -u in flight they wait in the client, sent
         as slots free."""
@@ -213,11 +252,10 @@ class _Driver:
 
         def go(due: float, i: int, entry: Arrival | None = None) -> None:
             flight[0] += 1
-            if entry is None:
-                turn = self.requests.session().next_turn()
-            else:
-                turn = Turn(w.classes[0].name, entry.prompt, entry.max_tokens, entry.tokens)
-            self.send(i, done, turn, due)
+            if entry is not None and entry.session is not None:  # a recorded session holds its slot to its end
+                run_session(self, entry.session, w.classes[0].name, i, due, done)
+                return
+            self.send(i, done, self.single(entry), due)
 
         def admit(i: int, entry: Arrival | None = None) -> None:
             if w.max_in_flight and flight[0] >= w.max_in_flight:

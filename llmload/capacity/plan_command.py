@@ -58,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--run-time", default="60s", help="the measured time per prediction (default 60s)")
     p.add_argument("--warmup", default="20s", help="the unmeasured start of each prediction (default 20s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the lengths drawn from distributions")
+    p.add_argument("--tool-call-share", type=float, default=None,
+                   help="agent classes: the share of answers that are tool calls (default 0.75, as llmload sim)")  # fmt: skip
     add_slo_arguments(p)
     p.add_argument(
         "--degradation",
@@ -90,7 +92,7 @@ def _workload_ns(ns: argparse.Namespace, users: int, rate: float | None) -> argp
         profile=ns.profile, users=users, run_time=f"{run + warm}s", seed=ns.seed, burstiness=ns.burstiness,
         ladder="" if rate else str(users), rate_ladder=f"{rate:g}" if rate else "", rate=rate,
         arrival=ns.arrival if rate else "closed", step_time=f"{run + warm}s", step_warmup=f"{warm}s",
-        slo=ns.slo, slo_attainment=ns.slo_attainment,
+        slo=ns.slo, slo_attainment=ns.slo_attainment, tool_call_share=ns.tool_call_share,
     )  # fmt: skip
 
 

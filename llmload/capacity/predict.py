@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from llmload.analysis.analyze import analyze
+from llmload.capacity.agent_session import RECORD_BASE_NS
 from llmload.capacity.drive import Drive, Sent, Workload, drive_run, step_bounds
 from llmload.capacity.session_replay import longest
 from llmload.ladder.tracker import StepWindow
@@ -33,7 +34,7 @@ from llmload.sim.params import EngineParams
 __all__ = ["extrapolation", "predicted_result", "to_record"]
 
 _DRAIN_S = 600.0  # llmload run's default --request-timeout: how long a ladder's end waits at most
-_BASE_NS = 10**9  # records' clock starts at 1 s (0 means "unset" for a record's stamps)
+_BASE_NS = RECORD_BASE_NS  # records' clock starts at 1 s (0 means "unset" for a record's stamps)
 
 
 def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
@@ -47,7 +48,7 @@ def to_record(s: Sent, open_loop: bool, cut_at: float) -> RequestRecord:
     rec.headers_ns = rec.chunk_ns[0] if rec.chunk_ns else 0
     rec.output_tokens = len(times)
     rec.first_output_chunk = 0 if times else -1
-    rec.turn, rec.session, rec.user = s.turn, s.session, s.user
+    rec.turn, rec.session, rec.user, rec.agent = s.turn, s.session, s.user, s.agent
     rec.cached_prompt_tokens = getattr(s.seq, "cached_tokens", None)  # the engine's usage says it, as the simulator's
     rec.end_ns = rec.chunk_ns[-1] if rec.chunk_ns else _BASE_NS + int(min(cut_at, s.t) * 1e9)
     if s.error:
@@ -132,7 +133,7 @@ def _arrival_stats(d: Drive, end: float) -> ArrivalStats:
     sent, those that waited for the -u cap (beyond the loop's jitter), the longest wait of those never sent;
     the schedule lag of each arrival is 0 on the virtual clock."""
     a = ArrivalStats()
-    a.sent = len(d.sent)
+    a.sent = sum(s.intended is not None for s in d.sent)  # arrivals: a recorded session's later turns are none
     a.arrivals = a.sent + len(d.unsent)
     a.waited = sum(s.intended is not None and s.t - s.intended > QUEUE_JITTER_S for s in d.sent)
     a.unsent_wait = max((end - due for due in d.unsent), default=0.0)

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from llmload.capacity.image_cost import ImageCost
 from llmload.workload.datasets import Dataset, DatasetCursor, DatasetEntry
 from llmload.workload.distributions import Duration
 from llmload.workload.prefixes import PrefixGroups, PrefixSpec
@@ -58,6 +59,8 @@ class ClassSpec:
     turns: Any = None  # Distribution | "dataset" | None
     think: Duration | None = None
     cap: int | None = None  # --max-tokens-cap
+    images: ImageCost | None = None  # the images of each user message (llmload.capacity.image_cost)
+    agent: Any = None  # an agent class's AgentSpec (llmload.capacity.agent_session)
 
     @property
     def conversation(self) -> bool:
@@ -155,8 +158,8 @@ class Session:
     __slots__ = ("context", "entry", "first", "head", "head_len", "own", "reply", "source", "spec", "think_s",
                  "turn", "turns")  # fmt: skip
 
-    def __init__(self, source: Requests, cls: int) -> None:
-        spec = self.spec = source.classes[cls]
+    def __init__(self, source: Requests, cls: int, spec: ClassSpec | None = None) -> None:
+        spec = self.spec = spec or source.classes[cls]  # (a sub-agent: its own spec, the class's prefix and records)
         self.source, rng = source, source.rng
         drawn = spec.turns.sample(rng) if spec.turns is not None and not isinstance(spec.turns, str) else None
         self.head, self.head_len = 0, 0
@@ -169,7 +172,7 @@ class Session:
         out = self.entry.output_tokens if self.entry is not None else None
         if spec.output is not None:
             out = spec.output.sample(rng)
-        self.first = (self.head_len + n, _capped(spec, out or 1))
+        self.first = (self.head_len + n + (spec.images.draw(rng) if spec.images is not None else 0), _capped(spec, out or 1))
         if spec.turns is None:
             self.turns = 1
         elif self.entry is not None:
@@ -197,6 +200,8 @@ class Session:
                 out = spec.output.sample(rng) if spec.output is not None else t.output_tokens
             else:
                 n, out = spec.input.sample(rng), spec.output.sample(rng)
+            if spec.images is not None and spec.images.every_turn:
+                n += spec.images.draw(rng)
             self.context += self.reply + n
             out = _capped(spec, out)
         self.turn = k
@@ -219,13 +224,19 @@ def longest(c: ClassSpec, what: str) -> float:
     ``max_tokens`` ("output") the class sends."""
     entries = c.dataset.entries if c.dataset is not None else ()
     if what == "output":
+        per = c.agent.output_tokens if c.agent is not None else None
+        if per:  # an agent's per-turn lengths
+            top = max(_top(o) for o in per)
+            return top if c.cap is None else min(top, c.cap)
         if c.output is not None:
             return _top(c.output) if c.cap is None else min(_top(c.output), c.cap)
         return float(max(max([e.output_tokens or 1, *(t.output_tokens for t in e.followups)]) for e in entries))
     prefix = c.prefix.tokens if c.prefix is not None else 0
+    img = c.images.most if c.images is not None else 0
     if c.input is not None:
         n_turns = 1 if c.turns is None else _top(c.turns)
-        return prefix + n_turns * _top(c.input) + (n_turns - 1) * longest(c, "output")
+        shown = n_turns if c.images is not None and c.images.every_turn else 1
+        return prefix + n_turns * _top(c.input) + (n_turns - 1) * longest(c, "output") + shown * img + _results(c, n_turns)
     cap = _top(c.turns) if c.turns is not None and not isinstance(c.turns, str) else None
     most = 0.0
     for e in entries:
@@ -233,4 +244,14 @@ def longest(c: ClassSpec, what: str) -> float:
         turns = turns[: int(cap)] if cap else turns if c.turns is not None else turns[:1]
         replies = [_capped(c, o) if c.output is None else longest(c, "output") for _, o in turns[:-1]]
         most = max(most, sum(n for n, _ in turns) + sum(replies))
-    return most
+    return most + img + _results(c, float(cap or 1))
+
+
+def _results(c: ClassSpec, turns: float) -> float:
+    """About the most tokens an agent's tool results add to its last turn's history (every earlier turn answered
+    with tool calls)."""
+    a = c.agent
+    if a is None:
+        return 0.0
+    calls = len(a.tools) if a.per_turn > 1 else 1
+    return (turns - 1) * calls * _top(a.result_tokens)

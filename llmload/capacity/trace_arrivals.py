@@ -6,7 +6,8 @@ replay sends equal words for equal ``hash_ids`` (:class:`~llmload.workload.trace
 ids must give equal tokens here too. :class:`TraceTokens` computes each token from its position instead of
 storing them (a 1 000-entry trace of 2 000-token prompts would be 2 million objects): block ``h``'s token
 ``j`` is ``h * BLOCK_TOKENS + j``; the rest of entry ``i`` (past its listed blocks) is unique to it
-(negative numbers, never a block's).
+(negative numbers, never a block's). A trace's sessions are one arrival each, at their first turn's time,
+replayed turn after turn (:mod:`llmload.capacity.trace_turns`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from llmload.capacity.drive import Arrival
+from llmload.capacity.trace_turns import trace_session
 from llmload.workload.traces import BLOCK_TOKENS, Trace, TraceEntry
 
 __all__ = ["TraceTokens", "trace_arrivals"]
@@ -53,9 +55,15 @@ class TraceTokens(Sequence[int]):
 
 
 def trace_arrivals(trace: Trace, speedup: float, max_tokens_cap: int | None = None) -> tuple[Arrival, ...]:
-    """Every entry as an :class:`~llmload.capacity.drive.Arrival`, due at its time / ``speedup``."""
+    """Every single entry and every session (:attr:`~llmload.workload.traces.Trace.arrivals`) as an
+    :class:`~llmload.capacity.drive.Arrival`, due at its time / ``speedup``."""
     out = []
-    for i, e in enumerate(trace.entries):
+    sessions = trace.sessions
+    for n, i in enumerate(trace.arrivals):
+        e = trace.entries[i]
         out_tokens = e.output_length if max_tokens_cap is None else min(e.output_length, max_tokens_cap)
-        out.append(Arrival(e.timestamp_ms / 1000.0 / speedup, e.input_length, out_tokens, TraceTokens(e, i)))
+        session = None
+        if i in sessions:
+            session = trace_session([trace.entries[j] for j in sessions[i]], n, speedup, max_tokens_cap)
+        out.append(Arrival(e.timestamp_ms / 1000.0 / speedup, e.input_length, out_tokens, TraceTokens(e, i), session))
     return tuple(out)

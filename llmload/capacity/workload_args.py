@@ -2,8 +2,9 @@
 ``--ladder``, ``--rate-ladder``, ``--arrival``, ``--rate``, ``--burstiness``, ``--step-time``,
 ``--step-warmup``, ``--seed``, ``--slo``, ``--slo-attainment``, ``--max-tokens-cap``, ``--trace`` -> a
 :class:`~llmload.capacity.drive.Workload`, the profile's summary form and the summary's config block (its
-``arrival`` and ``ladder`` in ``llmload run``'s form). Every profile class llmload runs but agent and image
-classes: synthetic, shared prefixes, datasets, conversations (closed loop only, as ``llmload run``)."""
+``arrival`` and ``ladder`` in ``llmload run``'s form). Every profile class llmload runs: synthetic, shared
+prefixes, datasets, conversations and agents (closed loop only, as ``llmload run``; agents:
+:mod:`llmload.capacity.agent_session`, ``--tool-call-share``), images (:mod:`llmload.capacity.image_cost`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from locust.util.timespan import parse_timespan
 
 from llmload.capacity.drive import ClassSpec, StepSpec, Workload
+from llmload.capacity.image_cost import image_cost
 from llmload.capacity.trace_arrivals import trace_arrivals
 from llmload.config.arrival import parse_rates
 from llmload.config.flags import flag
@@ -21,6 +23,7 @@ from llmload.errors import ConfigError
 from llmload.jsonvalue import Json
 from llmload.metrics.slo import parse_slo_text
 from llmload.results.arrival_block import trace_replay
+from llmload.sim.tools import DEFAULT_TOOL_CALL_SHARE
 from llmload.workload.datasets import load_dataset
 from llmload.workload.profiles import RequestClass, load_profile
 from llmload.workload.traces import load_trace, trace_profile
@@ -46,6 +49,8 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--trace-speedup", type=float, default=flag("trace_speedup").default, help="replay N times faster")
     g.add_argument("--trace-limit", type=int, default=flag("trace_limit").default, help="the first N entries (0: all)")
     g.add_argument("--max-tokens-cap", type=int, default=0, help="cap every request's max_tokens (0: no cap)")
+    g.add_argument("--tool-call-share", type=float, default=DEFAULT_TOOL_CALL_SHARE,
+                   help="agent classes: the share of answers that are tool calls (default %(default)s, as llmload sim)")
     add_slo_arguments(g)
 
 
@@ -129,17 +134,22 @@ def workload_from_args(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json
                              **({"burstiness": ns.burstiness} if ns.arrival == "gamma" else {}),
                              **({"rate_levels": [s.rate for s in steps]} if ns.rate_ladder else {})}  # fmt: skip
     in_flight = ns.users if open_loop else 0  # as in llmload run: -u caps the requests in flight of an open loop
-    w = Workload(classes, steps, ns.arrival, ns.burstiness, ns.seed, in_flight)
+    w = Workload(classes, steps, ns.arrival, ns.burstiness, ns.seed, in_flight, tool_call_share=_share(ns))
     return w, profile.to_dict(), config
+
+
+def _share(ns: argparse.Namespace) -> float:
+    share = getattr(ns, "tool_call_share", None)
+    share = DEFAULT_TOOL_CALL_SHARE if share is None else share
+    if not 0 <= share <= 1:
+        raise ConfigError(f"--tool-call-share {share:g}: must be a share in 0..1, e.g. 0.75")
+    return float(share)
 
 
 def class_spec(c: RequestClass, where: str, cap: int | None = None) -> ClassSpec:
     """A profile class in token counts (:mod:`llmload.capacity.session_replay`); its dataset read (a bad one: one error
-    line naming it); an agent or image class is refused (predict does not model tool calls or image tokens)."""
-    if c.agent is not None or c.images is not None:
-        what = "an agent class (tool calls)" if c.agent is not None else "an image class"
-        raise ConfigError(f"--profile {where}: class {c.name!r} is {what}, which predict does not model yet; "
-                          "predict its text-only classes (a profile without it)")  # fmt: skip
+    line naming it), its images as tokens, its agent settings."""
+    images = image_cost(c.images, f"--profile {where}: class {c.name!r}") if c.images is not None else None
     dataset = None
     if c.prompt.kind == "dataset":
         assert c.prompt.path is not None
@@ -149,7 +159,7 @@ def class_spec(c: RequestClass, where: str, cap: int | None = None) -> ClassSpec
                               'output_tokens = "dataset"; add "output_tokens" to every record, or set output_tokens '
                               "in the profile")  # fmt: skip
     return ClassSpec(c.name, c.weight, c.input_tokens, c.output_tokens, c.prefix, dataset, c.turns, c.think_time_s,
-                     cap)  # fmt: skip
+                     cap, images, c.agent)  # fmt: skip
 
 
 def _trace_workload(ns: argparse.Namespace) -> tuple[Workload, dict[str, Json], dict[str, Json]]:

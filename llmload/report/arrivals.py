@@ -17,7 +17,12 @@ report.json's ``arrival`` (null in a closed loop), read from the summary's ``arr
      "client_wait_ms": {"p50", "p99"} | null, # actual - intended send of every sent request
      "schedule_lag_ms": {"p50", "p99"},       # the dispatchers' own lateness
      "scheduler_behind": bool,                # schedule lag p99 over SCHEDULE_LAG_P99_BOUND_S
-     "trace": {"file", "entries", "speedup", "span_s", "block_reuse", "sent", "complete"} | null}
+     "trace": {"file", "entries", "speedup", "span_s", "block_reuse", "sent", "complete", "turns"?} | null}
+
+A trace of sessions only (every request a recorded session's turn, :mod:`llmload.analysis.sessions`):
+its entries, as ``--trace`` counts them, are its sessions (each replayed turn after turn), and
+``trace.turns`` (present for such a trace only) is the turns sent; the writers say ``16 of 16
+sessions sent (64 turns)``.
 
 :func:`arrival_html` and :func:`arrival_markdown` write the section; :func:`plain_headline`
 is the headline of an open-loop run without a ladder (it has no users to name, only a rate).
@@ -30,6 +35,7 @@ from html import escape
 from pathlib import PurePath
 from typing import Any, TypedDict
 
+from llmload.analysis.sessions import over_sessions
 from llmload.metrics.arrival_stats import HELD_BACK_SHARE, SCHEDULE_LAG_P99_BOUND_S
 from llmload.report import fmt
 from llmload.results.arrival_block import held_back
@@ -45,7 +51,7 @@ class LatencyPair(TypedDict):
     p99: float | None
 
 
-class TraceData(TypedDict):
+class _TraceKeys(TypedDict):
     file: str
     entries: int
     speedup: float
@@ -53,6 +59,10 @@ class TraceData(TypedDict):
     block_reuse: float
     sent: int
     complete: bool
+
+
+class TraceData(_TraceKeys, total=False):
+    turns: int  # a trace of sessions only: the turns sent (its entries are sessions)
 
 
 class ArrivalData(TypedDict):
@@ -92,6 +102,12 @@ def arrival_data(result: RunResult) -> ArrivalData | None:
         return None
     t = a.trace
     rates = result.setup.ladder.rates if a.offered_rate is None and result.setup.ladder is not None else None
+    trace: TraceData | None = None
+    if t is not None:
+        trace = {"file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": round(t.span_s, 3),
+                 "block_reuse": round(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries}  # fmt: skip
+        if over_sessions([result.overall]):
+            trace["turns"] = result.overall.requests
     return {
         "mode": a.mode,
         "burstiness": a.burstiness,
@@ -108,11 +124,8 @@ def arrival_data(result: RunResult) -> ArrivalData | None:
         "client_wait_ms": _lat(result.overall.client_wait),
         "schedule_lag_ms": _lat(a.schedule_lag),
         "scheduler_behind": a.scheduler_behind,
-        "trace": None if t is None else {
-            "file": t.file, "entries": t.entries, "speedup": t.speedup, "span_s": round(t.span_s, 3),
-            "block_reuse": round(t.block_reuse, 4), "sent": a.started, "complete": a.started >= t.entries,
-        },
-    }  # fmt: skip
+        "trace": trace,
+    }
 
 
 def _process(a: ArrivalData) -> str:
@@ -156,6 +169,8 @@ def _waited(a: ArrivalData) -> str:
 
 def _trace_rows(t: TraceData, unsent: int) -> list[tuple[str, str]]:
     sent = f"{t['sent']:,} of {t['entries']:,} entries"
+    if "turns" in t:  # a trace of sessions: its entries are sessions
+        sent = f"{t['sent']:,} of {t['entries']:,} sessions ({t['turns']:,} turns)"
     if t.get("complete"):
         sent += " (complete)"
     elif unsent:
@@ -163,7 +178,8 @@ def _trace_rows(t: TraceData, unsent: int) -> list[tuple[str, str]]:
     else:
         sent += " (the run ended first: raise --run-time, or use --trace-limit / --trace-speedup)"
     return [
-        ("trace", f"{PurePath(str(t['file'])).name}: {t['entries']:,} entries at speedup {t['speedup']:g}, "
+        ("trace", f"{PurePath(str(t['file'])).name}: {t['entries']:,} {'sessions' if 'turns' in t else 'entries'} "
+                  f"at speedup {t['speedup']:g}, "
                   f"span {fmt.num(t['span_s'])} s"),
         ("sent", sent),
         ("block reuse", f"{fmt.pct(t['block_reuse'])} of hash_ids blocks repeat an earlier entry's (what a prefix cache can hit)"),

@@ -4,15 +4,19 @@
 
     {"schema": "llmload.compare/1",
      "a": {"name", "started_at", "safe_users", "safe_rate", "recommended_limit", "recommended_rate", "rate_ladder",
-           "binding", "status"},  "b": {...},    # rate ladder: safe_rate and recommended_rate (req/s) are its levels
+           "binding", "status", "sessions"?},  "b": {...},    # rate ladder: safe_rate and recommended_rate (req/s)
+                                                   # are its levels; "sessions": true only for a ladder over sessions
      "notes": [str],                      # settings that differ (model, profile, cap, arrivals, ladder, step time)
-     "rows": [{"scope": "overall" | "N users", "users": int | null, "metric", "unit",
+     "rows": [{"scope": "overall" | "N users" | "N sessions", "users": int | null, "metric", "unit",
                "a", "b", "delta", "pct", "change": "better" | "worse" | "same" | null}]}
 
 Metrics: TTFT p50/p99, TPOT p50/p99 (ms), output tok/s, error rate. ``pct`` is
 ``(b - a) / a`` (the error rate's ``delta`` is shown in percentage points); ``change`` reads it in the metric's direction (lower latency and error
 rate, higher tok/s are better) with :data:`SAME_WITHIN` as "same". A step present in one
-run only gets a row with the other side null. The writers take the comparison and a
+run only gets a row with the other side null. A ladder over sessions (:mod:`llmload.analysis.sessions`: every
+request a conversation or agent session's turn) is named in sessions: its side says ``"sessions": true``, its
+safe step reads as its max sessions and its recommended limit as requests in flight; when both runs are, the
+steps' scopes read ``N sessions``. The writers take the comparison and a
 text stream: :func:`write_console`, :func:`write_markdown`, :func:`write_json`.
 """
 
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 import orjson
 
+from llmload.analysis.sessions import result_over_sessions
 from llmload.jsonvalue import Json
 from llmload.report import fmt
 from llmload.report.data import row
@@ -50,7 +55,7 @@ METRICS = (
 )
 
 
-class Side(TypedDict):
+class _SideKeys(TypedDict):
     """One run of a comparison: its name and start, and what its verdict said."""
 
     name: str
@@ -62,6 +67,12 @@ class Side(TypedDict):
     rate_ladder: bool
     binding: str | None
     status: str | None
+
+
+class Side(_SideKeys, total=False):
+    """One run of a comparison (:class:`_SideKeys`); ``sessions`` present (true) only for a ladder over sessions."""
+
+    sessions: bool
 
 
 class Row(TypedDict):
@@ -90,7 +101,7 @@ class Comparison(TypedDict):
 def _side(run: Run) -> Side:
     r = run.result
     v = r.judgement.verdict if r.judgement is not None else None
-    return {
+    side: Side = {
         "name": run.name,
         "started_at": r.started_at,
         "safe_users": v.safe_users if v else None,
@@ -101,6 +112,9 @@ def _side(run: Run) -> Side:
         "binding": v.breach.metric if v and v.breach else None,
         "status": v.status if v else None,
     }
+    if result_over_sessions(r):
+        side["sessions"] = True
+    return side
 
 
 def _steps_by_users(result: RunResult) -> dict[tuple[float, int], StepResult]:
@@ -143,14 +157,22 @@ def _rows(scope: str, users: int | None, a: Stats | None, b: Stats | None) -> li
     return out
 
 
+def _step_name(n: int, sessions: bool) -> str:
+    """A concurrency step's scope: ``8 users``, or ``8 sessions`` when both runs are ladders over sessions."""
+    if not sessions:
+        return fmt.users(n)
+    return f"{n} session" if n == 1 else f"{n} sessions"
+
+
 def compare_runs(a: Run, b: Run) -> Comparison:
     """Compare runs ``a`` (before) and ``b`` (after), :class:`~llmload.rundir.Run` objects."""
     sa, sb = _steps_by_users(a.result), _steps_by_users(b.result)
+    sessions = result_over_sessions(a.result) and result_over_sessions(b.result)
     rows = _rows("overall", None, a.result.overall, b.result.overall)
     for key in sorted(set(sa) | set(sb)):
         ra, rb = sa.get(key), sb.get(key)
         rate, users = key
-        scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else fmt.users(users)
+        scope = f"{fmt.rate(rate)} at {fmt.users(users)}" if rate else _step_name(users, sessions)
         rows += _rows(scope, users, ra.overall if ra else None, rb.overall if rb else None)
     notes = _differences(a.result.setup, b.result.setup)
     return {"schema": COMPARE_SCHEMA, "a": _side(a), "b": _side(b), "notes": notes, "rows": rows,
@@ -232,6 +254,14 @@ def _safe(side: Side, value: str) -> str:
     return f"{value} (inconclusive)" if side.get("status") == "inconclusive" and value != fmt.DASH else value
 
 
+def _level(side: Side) -> str:
+    """A side's safe level where the other is a ladder over sessions: ``40 sessions`` or ``8 users``."""
+    n = side["safe_users"]
+    if n is None or not side.get("sessions"):
+        return fmt.users(n)
+    return f"{n} session" if n == 1 else f"{n} sessions"
+
+
 def _headline(c: Comparison) -> list[str]:
     a, b = c["a"], c["b"]
     out = [f"A (before): {a['name']}  {a['started_at'] or ''}".rstrip(), f"B (after):  {b['name']}  {b['started_at'] or ''}".rstrip()]
@@ -239,6 +269,12 @@ def _headline(c: Comparison) -> list[str]:
         out.append(f"safe rate: {_safe(a, fmt.rate(a.get('safe_rate')))} -> {_safe(b, fmt.rate(b.get('safe_rate')))}; "
                    f"recommended rate limit {fmt.rate(a.get('recommended_rate'))} -> {fmt.rate(b.get('recommended_rate'))}; "
                    f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}")  # fmt: skip
+    elif a.get("sessions") or b.get("sessions"):
+        out.append(
+            f"max sessions: {_safe(a, _level(a))} -> {_safe(b, _level(b))}; "
+            f"recommended gateway limit {fmt.num(a['recommended_limit'])} -> {fmt.num(b['recommended_limit'])} requests in flight; "
+            f"breached first {fmt.metric_name(a['binding'])} -> {fmt.metric_name(b['binding'])}"
+        )
     elif a["safe_users"] is not None or b["safe_users"] is not None:
         out.append(
             f"safe concurrency: {_safe(a, fmt.num(a['safe_users']))} -> {_safe(b, fmt.num(b['safe_users']))} users; "
@@ -253,7 +289,9 @@ _HEAD = ["metric", "A", "B", "delta", "delta %", "change"]
 
 def _matched(c: Comparison) -> str:
     """How steps were paired: by users, or by offered rate when both runs are rate ladders."""
-    return "offered rate" if c["a"].get("rate_ladder") and c["b"].get("rate_ladder") else "users"
+    if c["a"].get("rate_ladder") and c["b"].get("rate_ladder"):
+        return "offered rate"
+    return "sessions" if c["a"].get("sessions") and c["b"].get("sessions") else "users"
 
 
 def write_console(c: Comparison, out: TextIO) -> None:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from llmload.analysis.diagnose import RUN_FAILED
 from llmload.analysis.grade import grade_ttft
+from llmload.analysis.sessions import over_sessions, result_over_sessions
 from llmload.analysis.steps import batched
 from llmload.metrics.parts import parts
 from llmload.redact import mask
@@ -72,11 +73,19 @@ def render_summary(result: RunResult, out: TextIO) -> None:
     out.write(mask(buf.getvalue()))
 
 
+def _unit(result: RunResult) -> str:
+    """What the run's users were: ``sessions`` when every request was a conversation or agent session's turn
+    (:mod:`llmload.analysis.sessions`: each user holds one session), else ``users`` (the summary says users either way)."""
+    if not over_sessions([result.overall]):
+        return "users"
+    return "session" if result.users_max == 1 else "sessions"
+
+
 def _render_summary(result: RunResult, out: TextIO) -> None:
     o = result.overall
     config = result.config
     out.write(
-        f"\nllmload summary: {result.duration_s:.1f} s, up to {result.users_max} users"
+        f"\nllmload summary: {result.duration_s:.1f} s, up to {result.users_max} {_unit(result)}"
         + (f", {result.workers} workers" if result.workers else "")
         + (f", api {config['api']}, model {config['model']}" if config else "")
         + "\n"
@@ -118,7 +127,7 @@ def _render_summary(result: RunResult, out: TextIO) -> None:
         out.write(f"finding: {f.title} — {'; '.join(f.evidence_text[:3])}\n  change: {f.change}\n")
     render_ladder(result, out)
     render_warmup(result.extra.get("warmup"), out)
-    render_steady(result.extra.get("steady"), out)
+    render_steady(result.extra.get("steady"), out, "sessions" if result_over_sessions(result) else "users")
     for warning in result.warnings:
         out.write(f"WARNING: {warning}\n")
     render_thresholds(result.thresholds, out)
@@ -142,14 +151,16 @@ def _table(result: RunResult, columns: tuple[tuple[str, int, _Getter], ...], out
 
 def _render_arrival(result: RunResult, out: TextIO) -> None:
     """Open loop: how requests were offered and how well the client kept the schedule (one line)."""
-    a = result.arrival
+    a, o = result.arrival, result.overall
     if not a.open_loop:
         return
     t = a.trace
     unsent = (f", {a.unsent} still queued in the client at the end (never sent, in no latency; the longest waited "
               f"{(a.unsent_wait_ms or 0) / 1000:.3g} s)") if a.unsent else ""  # fmt: skip
     if t is not None:
-        what = (f"trace replay {t.file.rsplit('/', 1)[-1]}: {a.started} of {t.entries} entries sent{unsent} at speedup "
+        sent = (f"{a.started} of {t.entries} sessions sent ({o.requests} turns)" if over_sessions([o])
+                else f"{a.started} of {t.entries} entries sent")  # a trace of sessions only: its entries are sessions
+        what = (f"trace replay {t.file.rsplit('/', 1)[-1]}: {sent}{unsent} at speedup "
                 f"{t.speedup:g} (span {t.span_s:.1f} s, {t.block_reuse:.0%} of hash_ids blocks reused)")  # fmt: skip
     else:
         offered = f"{a.offered_rate:g}/s" if a.offered_rate is not None else "the ladder's rates"

@@ -144,8 +144,9 @@ def _render_verdict(v: Verdict, result: RunResult, out: TextIO, unit: str = "use
             out.write(f"  (as measured, not to rely on: safe rate {_rate(v.safe_rate)}, "
                       f"recommended rate limit {_rate(v.recommended_rate)})\n")  # fmt: skip
         elif v.safe_users is not None or judged == "breach":
+            flight = " requests in flight" if unit == "sessions" and v.recommended_limit is not None else ""
             out.write(f"  (as measured, not to rely on: safe concurrency {v.safe_users} {unit}, "
-                      f"recommended gateway limit {v.recommended_limit})\n")  # fmt: skip
+                      f"recommended gateway limit {v.recommended_limit}{flight})\n")  # fmt: skip
     elif v.status in ("ok", "breach") and v.rate_ladder:
         line = f"verdict: safe rate {v.safe_rate:g} req/s" if v.safe_rate is not None else "verdict: no safe rate"
         b = v.breach

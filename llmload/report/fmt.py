@@ -128,15 +128,16 @@ def rate_band(steps: list[dict[str, Any]], band_steps: list[int | None] | None) 
     return f"{rates[lo]:g}–{rates[hi]:g} req/s" if lo != hi else rate(rates[lo])
 
 
-def ladder_levels(ladder: dict[str, Any] | None, sep: str = ", ") -> str | None:
-    """A run config's ladder as people name it: ``1, 4, 8 users``, or ``1, 2, 4 req/s at 16 users`` for a
-    rate ladder (whose ``levels`` are only its in-flight cap, repeated); None without a ladder."""
+def ladder_levels(ladder: dict[str, Any] | None, sep: str = ", ", unit: str = "users") -> str | None:
+    """A run config's ladder as people name it: ``1, 4, 8 users`` (``unit`` ``sessions``, a ladder over sessions:
+    ``1, 4, 8 sessions``), or ``1, 2, 4 req/s at 16 users`` for a rate ladder (whose ``levels`` are only its
+    in-flight cap, repeated); None without a ladder."""
     if not ladder or not ladder.get("levels"):
         return None
     levels = ladder["levels"]
     if ladder.get("rates"):
         return f"{sep.join(f'{r:g}' for r in ladder['rates'])} req/s at {users(levels[0])}"
-    return f"{sep.join(str(n) for n in levels)} users"
+    return f"{sep.join(str(n) for n in levels)} {unit}"
 
 
 def breach_value(breach: dict[str, Any], key: str = "value") -> str:

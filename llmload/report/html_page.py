@@ -84,7 +84,8 @@ def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str,
             safe = _card("Safe rate", fmt.rate(v.get("safe_rate")), _rate_detail(v, steps))
             limit = _card("Recommended limit", fmt.rate(v.get("recommended_rate")), "gateway rate limit")
         else:
-            safe = _card("Safe concurrency", fmt.step_named(steps, v.get("safe_step"), v.get("safe_users")), band_text)
+            label = "Safe sessions" if unit == "sessions" else "Safe concurrency"  # within the baseline's limits
+            safe = _card(label, fmt.step_named(steps, v.get("safe_step"), v.get("safe_users")), band_text)
             n = v.get("recommended_limit")  # a ladder over sessions: requests in flight, not sessions
             limit = _card("Recommended limit", fmt.users(n) if unit == "users" or n is None else f"{n} in flight", "gateway max concurrency")
         cards += [
@@ -308,6 +309,7 @@ def _timeline(r: dict[str, Any]) -> str:
 def _details(r: dict[str, Any]) -> str:
     run = r["run"]
     ladder = run.get("ladder") or {}
+    levels = fmt.ladder_levels(ladder, unit="sessions" if any("sessions" in s for s in r.get("steps") or []) else "users")
     items = {
         "run": run.get("name"),
         "started": run.get("started_at"),
@@ -315,9 +317,7 @@ def _details(r: dict[str, Any]) -> str:
         "api / model": f"{run.get('api')} / {run.get('model')}",
         "workload": f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile"),
         "ladder": (
-            f"{fmt.ladder_levels(ladder)}; {fmt.num(ladder.get('step_s'))} s per step, {fmt.num(ladder.get('warmup_s'))} s warm-up"
-            if fmt.ladder_levels(ladder)
-            else None
+            f"{levels}; {fmt.num(ladder.get('step_s'))} s per step, {fmt.num(ladder.get('warmup_s'))} s warm-up" if levels else None
         ),
         "degradation limit": f"+{run['degradation'] * 100:g} % of the baseline" if run.get("degradation") is not None else None,
         "max tokens cap": run.get("max_tokens_cap"),
@@ -345,7 +345,10 @@ def render_html(report: dict[str, Any]) -> str:
     """The whole page as a string."""
     run = report["run"]
     meta = [run.get("name"), run.get("started_at"), f"{fmt.num(run.get('duration_s'))} s"]
-    meta += [f"up to {fmt.users(run.get('users_max'))}", run.get("host")]
+    top = fmt.users(run.get("users_max"))
+    if any("sessions" in s for s in report.get("steps") or []):  # a ladder over sessions
+        top = fmt.step_label({"sessions": run.get("users_max")})
+    meta += [f"up to {top}", run.get("host")]
     title = f"{run['model']} · {run['api']}" if run.get("model") and run.get("api") else run.get("name")
     meta_html = "".join(f"<span>{_e(m)}</span>" for m in meta if m)
     warnings = "".join(f"<p>⚠ {_e(w)}</p>" for w in report.get("warnings") or [])

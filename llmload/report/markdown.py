@@ -46,7 +46,7 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     out += _session_lines(r) or _verdict_lines(v)
     if slo := (v or {}).get("slo"):
         out.append(f"- SLOs: {fmt.slo_sentence(slo, steps)}.")
-    out += _band_lines(v, steps, "sessions" if r.get("sessions") else "users")
+    out += _band_lines(v, steps, "sessions" if _over_sessions(r) else "users")
     e2e = r.get("latency") == "e2e"  # embeddings, rerank: latency = E2E, no TTFT/TPOT
     if base:
         figures = (f"latency p50 (E2E) {fmt.ms((base.get('e2e_ms') or {}).get('p50'))}" if e2e else
@@ -65,6 +65,11 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     head = ["latency p50 ms (E2E)", "latency p99 ms (E2E)"] if e2e else ["TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms"]
     out += _table(["step", *head, "out tok/s", "errors"], rows)
     return [*out, ""]
+
+
+def _over_sessions(r: dict[str, Any]) -> bool:
+    """A ladder over sessions (its report steps carry ``sessions``, :mod:`llmload.report.data`)."""
+    return any("sessions" in s for s in r.get("steps") or [])
 
 
 def _plain_run(r: dict[str, Any], v: dict[str, Any] | None) -> list[str]:
@@ -245,14 +250,14 @@ def write_markdown(report: dict[str, Any], out: TextIO) -> None:
         ("target", run.get("host")),
         ("api / model", f"{run.get('api')} / {run.get('model')}"),
         ("workload", f"{run.get('profile')} ({run.get('classes_mix')})" if run.get("classes_mix") else run.get("profile")),
-        ("ladder", fmt.ladder_levels(run.get("ladder"))),
+        ("ladder", fmt.ladder_levels(run.get("ladder"), unit="sessions" if _over_sessions(report) else "users")),
         ("seed", run.get("seed")),
     ]
     lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
     lines += arrival_markdown(report)
     lines += thresholds_markdown(report)
     lines += repeat_markdown(report)
-    lines += [f"- {x}" for x in steady_lines(report.get("steady"))]
+    lines += [f"- {x}" for x in steady_lines(report.get("steady"), "sessions" if _over_sessions(report) else "users")]
     lines += [f"- warning: {w}" for w in report.get("warnings") or []]
     lines += _reasoning(report)
     lines.append("")

@@ -19,20 +19,27 @@ def _word(s: Mapping[str, Any]) -> str:
     return f"yes ({s.get('window_s')} s, {s.get('batches')} batches)" if v else f"NO: {s.get('reason')}"
 
 
-def steady_lines(block: Any) -> list[str]:
-    """``steady state: yes (58 s, 10 batches)``, or one line per ladder step (nothing without a block)."""
+def _step(s: Mapping[str, Any], unit: str) -> str:
+    """A step as the line names it: ``8 users`` (as always, ``1 users`` too), or ``8 sessions`` / ``1 session``."""
+    n = s.get("users")
+    return f"{n} users" if unit == "users" else f"{n} {unit[:-1] if n == 1 else unit}"
+
+
+def steady_lines(block: Any, unit: str = "users") -> list[str]:
+    """``steady state: yes (58 s, 10 batches)``, or one line per ladder step (nothing without a block); ``unit``
+    ``sessions`` names a ladder over sessions' steps (:mod:`llmload.analysis.sessions`) in sessions."""
     if not isinstance(block, Mapping):
         return []
     run, steps = block.get("run"), block.get("steps") or []
     if isinstance(run, Mapping):
         return [f"steady state: {_word(run)}"]
     if steps:
-        return ["steady state per step: " + "; ".join(f"{s.get('users')} users {_word(s)}" for s in steps)]
+        return ["steady state per step: " + "; ".join(f"{_step(s, unit)} {_word(s)}" for s in steps)]
     return []
 
 
-def render_steady(block: Any, out: TextIO) -> None:
-    for line in steady_lines(block):
+def render_steady(block: Any, out: TextIO, unit: str = "users") -> None:
+    for line in steady_lines(block, unit):
         out.write(line + "\n")
 
 
@@ -40,7 +47,8 @@ def steady_html(report: Mapping[str, Any]) -> str:
     """The report's Steady state section (empty without a block)."""
     from html import escape
 
-    lines = steady_lines(report.get("steady"))
+    sessions = any("sessions" in s for s in report.get("steps") or [])  # a ladder over sessions (report data)
+    lines = steady_lines(report.get("steady"), "sessions" if sessions else "users")
     if not lines:
         return ""
     body = "".join(f"<p>{escape(x)}</p>" for x in lines)

@@ -12,7 +12,7 @@ What a fan-out is and how the parent's next turn carries the children's answers 
   ``<parent session>.f<n>.<i>`` (the parent's n-th fan-out, its i-th child);
 * a child is an agent loop: it runs its tool calls (waiting their latency, as the parent does; no
   think time) until the model answers in text, its final answer, or its ``turns`` requests are
-  sent (then its answer is its last reply's text, often empty after tool calls). A failed turn ends the child (its record is the
+  sent (its last is sent with ``tool_choice`` ``"none"``, so the model answers in text: that answer is its). A failed turn ends the child (its record is the
   class's error, as any), and the parent gets an error result for it; a bug raised in a child is
   logged and treated the same: neither ends the parent;
 * the parent, meanwhile, runs its own tool calls of the same turn (if any), then waits for every

@@ -270,7 +270,9 @@ class AgentSession(Session):
         spec = self._spec
         per = spec.out(sample.turn)
         out = self._last_out = self._plan.capped(per.sample(self._rng)) if per is not None else sample.max_tokens
-        return replace(sample, max_tokens=out, tools=spec.tools, parallel_tool_calls=spec.per_turn > 1)
+        # a child's last allowed turn must answer in text: its answer is what the parent gets (llmload.workload.fanout)
+        choice = "none" if self.child and self.done else None
+        return replace(sample, max_tokens=out, tools=spec.tools, parallel_tool_calls=spec.per_turn > 1, tool_choice=choice)
 
     def _after_tools(self, reply: str, reply_tokens: int | None, calls: tuple[ToolCall, ...],
                      delegated: Delegation | None) -> RequestSample:  # fmt: skip

@@ -16,7 +16,9 @@ tools (less the ``delegate`` tool), ``tool_calls`` (tool turns, result sizes and
 prefix, prompt source and images, with no think time and no fan-out of its own (sub-agents do not spawn
 sub-agents, as in Claude Code's Task tool). It runs as an agent loop does: tool turn after tool
 turn until the model answers in text (the final answer; no person sends it a next message), or
-until its ``turns`` requests are sent (then its answer is the last reply's text, often empty).
+until its ``turns`` requests are sent: its last allowed request is sent with ``tool_choice``
+``"none"`` (the tools still defined, as the history's tool calls need them) so that the model
+answers in text, and that answer is the child's.
 
 **When.** After the parent's turn k, for k a multiple of ``every`` and k < the session's turns
 (a next turn must take the answers), and only when turn k succeeded: the user starts

@@ -20,7 +20,9 @@ class RequestSample:
     sent); ``max_tokens`` is the number of output tokens to ask for. ``turn`` is the
     request's turn in its conversation, 1 for the first (and for a single request).
     ``tools``: an agent class's tool definitions (OpenAI's form), sent by the chat adapter,
-    with ``parallel_tool_calls`` (:mod:`llmload.workload.agent`); None otherwise.
+    with ``parallel_tool_calls`` (:mod:`llmload.workload.agent`); None otherwise. ``tool_choice``:
+    ``"none"`` when the model must answer in text though the tools are sent (a sub-agent's last
+    allowed turn, :mod:`llmload.workload.fanout`); None: not sent (the API's default, auto).
     ``images``: an image class's ``data:`` URIs, sent after the prompt's text
     (:mod:`llmload.workload.images`); in a later turn of a conversation, every image its
     ``messages`` carry (as chat ``image_url`` parts); None otherwise.
@@ -34,4 +36,5 @@ class RequestSample:
     turn: int = 1
     tools: tuple[dict[str, Any], ...] | None = None
     parallel_tool_calls: bool = False
+    tool_choice: str | None = None
     images: tuple[str, ...] | None = None

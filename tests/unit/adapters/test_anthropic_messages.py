@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -139,6 +140,8 @@ def test_an_agent_sample_sends_tools_and_tool_turns_as_blocks() -> None:
     body = orjson.loads(AnthropicMessagesAdapter(AdapterConfig()).build_request(sample).body)
     assert body["tools"] == [{"name": "search", "description": "d", "input_schema": {"type": "object"}}]
     assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True} and body["system"] == "be brief"
+    last = AnthropicMessagesAdapter(AdapterConfig()).build_request(replace(sample, tool_choice="none"))
+    assert orjson.loads(last.body)["tool_choice"] == {"type": "none"}  # a sub-agent's last turn: answer in text
     user, assistant, results = body["messages"]
     assert user == {"role": "user", "content": "find x"}
     assert assistant == {"role": "assistant", "content": [

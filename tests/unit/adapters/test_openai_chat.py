@@ -176,6 +176,13 @@ def test_an_agent_sample_sends_its_tools_and_a_plain_one_does_not(adapter) -> No
     assert "tools" not in orjson.loads(adapter.build_request(SAMPLE).body)
 
 
+def test_tool_choice_none_is_sent_with_the_tools_only_when_the_sample_says_so(adapter) -> None:
+    tools = ({"type": "function", "function": {"name": "search", "parameters": {}}},)
+    body = orjson.loads(adapter.build_request(RequestSample("a", "hi", 1, 3, tools=tools, tool_choice="none")).body)
+    assert body["tool_choice"] == "none" and body["tools"] == list(tools)
+    assert "tool_choice" not in orjson.loads(adapter.build_request(RequestSample("a", "hi", 1, 3, tools=tools)).body)
+
+
 def test_usage_reasoning_tokens_are_recorded(adapter, state) -> None:
     details = {"reasoning_tokens": 192, "audio_tokens": 0}
     usage = {"prompt_tokens": 14, "completion_tokens": 213, "completion_tokens_details": details}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -127,6 +128,9 @@ def test_an_agent_sample_sends_its_tools_and_tool_turns_as_items() -> None:
     assert [i["type"] for i in body["input"]] == ["message", "function_call", "function_call_output"]
     assert body["input"][1] == {"type": "function_call", "call_id": "c1", "name": "search", "arguments": "{}"}
     assert body["input"][2] == {"type": "function_call_output", "call_id": "c1", "output": "found"}
+    assert "tool_choice" not in body
+    last = OpenAIResponsesAdapter(AdapterConfig()).build_request(replace(sample, tool_choice="none"))
+    assert orjson.loads(last.body)["tool_choice"] == "none"  # a sub-agent's last turn: answer in text
 
 
 def test_every_conversation_item_is_a_typed_message() -> None:

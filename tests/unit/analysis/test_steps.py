@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from llmload.analysis.steps import Perf, step_views
+from llmload.analysis.steps import Perf, per_user, step_views
 from llmload.results import from_summary
 from llmload.results.summary_reader import stats_from_dict
 from tests.helpers.analysis_data import stats, step, views
@@ -47,3 +47,11 @@ def test_perf_from_missing_stats_is_empty():
     assert Perf.from_stats(stats_from_dict({}), 4, 10.0) == p
     p = Perf.from_stats(stats_from_dict(stats(ok=10, errors=2, input_tokens=300)), 4, 10.0)
     assert p.finished == 12 and p.input_tokens_mean == 300.0
+
+
+def test_per_user_is_the_children_of_a_fan_out():
+    assert per_user(stats_from_dict(stats())) == 1
+    fan = {"agent": {"sessions": {}, "fanout": {"fanouts": 4, "children_started": 9}}}  # one fan-out under way
+    assert per_user(stats_from_dict(stats() | fan)) == 3
+    none = {"agent": {"sessions": {}, "fanout": {"fanouts": 0, "children_started": 0}}}
+    assert per_user(stats_from_dict(stats() | none)) == 1

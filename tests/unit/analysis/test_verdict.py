@@ -261,3 +261,15 @@ def test_an_embeddings_ladder_is_judged_on_latency_p50():
     assert v["breach"]["metric"] == "e2e_p50" and v["breach"]["value"] == 70.0 and v["breach"]["baseline"] == 40.0
     assert v["p99"]["limits"] == {"e2e_p99_ms": 90.0, "error_rate": 0.01}
     assert v["per_class"]["a"]["breach"]["metric"] == "e2e_p50"
+
+
+def test_fan_out_makes_the_limit_count_the_sub_agents_requests_in_flight():
+    # 8 sessions, each fan-out starts 2 sub-agents at once: 40 requests/10 s x 3 s = 12 in flight on average,
+    # more than the sessions; the limit counts requests in flight (capped at 8 x 2)
+    fan = {"agent": {"sessions": {}, "fanout": {"fanouts": 5, "children_started": 10, "child_requests": 20}}}
+    (_, s) = views(step(0, 1), step(1, 8, ok=40, e2e=3000.0) | {"overall": stats(ok=40, e2e=3000.0) | fan})
+    assert s.perf.in_flight == 12.0 and concurrency_of(s) == 12
+    (_, capped) = views(step(0, 1), step(1, 8, ok=40, e2e=9000.0) | {"overall": stats(ok=40, e2e=9000.0) | fan})
+    assert capped.perf.in_flight == 16.0 and concurrency_of(capped) == 16
+    (_, plain) = views(step(0, 1), step(1, 8, ok=40, e2e=3000.0))  # no fan-out: one request per user at most
+    assert plain.perf.in_flight == 8.0 and concurrency_of(plain) == 8

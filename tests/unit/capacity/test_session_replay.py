@@ -194,8 +194,8 @@ def test_predict_replays_a_dataset_class_with_its_recorded_lengths(tmp_path, cap
     ("cls", "args", "said"),
     [
         (CHAT, ["--arrival", "poisson", "--rate", "2"], "--arrival poisson: profile"),
-        ({**SINGLE, "turns": 2, "tools": [{"type": "function", "function": {"name": "f"}}]}, [],
-         "is an agent class (tool calls), which predict does not model"),
+        ({**SINGLE, "turns": 2, "tools": [{"type": "function", "function": {"name": "f"}}]},
+         ["--tool-call-share", "1.5"], "--tool-call-share 1.5: must be a share in 0..1"),
     ],
 )
 def test_what_predict_cannot_replay_is_one_error_line(tmp_path, capsys, cls, args, said):

@@ -39,3 +39,17 @@ def test_a_rate_ladder_offers_its_steps_rates_and_a_closed_loop_has_no_arrival_d
     assert a["client_wait_ms"] is None  # the sample has no client_wait_ms: shown as nothing, not as zeros
     for closed in (samples.plain_summary(), samples.ladder_summary()):
         assert build_report(Run.from_summary(Path("."), "r", closed))["arrival"] is None
+
+
+def test_a_trace_of_sessions_counts_its_entries_as_sessions_and_says_their_turns():
+    from llmload.report.arrivals import arrival_markdown
+
+    s = samples.open_loop_summary(trace=True)
+    s["overall"]["by_turn"] = {"1": {"requests": 40, "ok": 40}, "2": {"requests": 80, "ok": 80}}  # every request a turn
+    a = arrival_data(from_summary(s))
+    assert a["trace"]["turns"] == 120
+    md = "\n".join(arrival_markdown({"arrival": a}))
+    assert "mooncake.jsonl: 1,500 sessions at speedup 2" in md and "1,200 of 1,500 sessions (120 turns)" in md
+    plain = arrival_data(from_summary(samples.open_loop_summary(trace=True)))
+    assert "turns" not in plain["trace"]
+    assert "1,200 of 1,500 entries (the run ended first" in "\n".join(arrival_markdown({"arrival": plain}))

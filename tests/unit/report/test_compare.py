@@ -189,3 +189,26 @@ def test_rate_ladders_compare_their_recommended_rates_and_say_steps_matched_by_r
     write_console(compare_runs(run(samples.ladder_summary(), "a"), run(after(), "b")), closed)
     closed = closed.getvalue()
     assert closed.rstrip().endswith("steps matched by users") and "recommended limit 4 ->" in closed
+
+
+def test_ladders_over_sessions_compare_max_sessions_and_the_limit_in_requests_in_flight():
+    from llmload.results import to_summary
+    from tests.helpers.session_data import session_result
+
+    a = run(to_summary(session_result({1: 50.0, 4: 60.0, 8: 120.0})), "a")
+    b = run(to_summary(session_result({1: 50.0, 4: 60.0, 8: 70.0})), "b")
+    c = compare_runs(a, b)
+    assert c["a"]["sessions"] is True and c["b"]["sessions"] is True
+    assert {r["scope"] for r in c["rows"]} == {"overall", "1 session", "4 sessions", "8 sessions"}
+    out = io.StringIO()
+    write_console(c, out)
+    text = out.getvalue()
+    assert "\nmax sessions: 4 sessions -> 8 sessions; recommended gateway limit 1 -> 1 requests in flight; " in text
+    assert "steps matched by sessions" in text and "users" not in text
+    mixed = compare_runs(run(samples.ladder_summary(), "u"), b)  # over users before, over sessions after
+    assert "sessions" not in mixed["a"] and "4 users" in {r["scope"] for r in mixed["rows"]}
+    out = io.StringIO()
+    write_console(mixed, out)
+    assert "\nmax sessions: 4 users -> 8 sessions; " in out.getvalue() and "steps matched by users" in out.getvalue()
+    old = compare_runs(run(samples.ladder_summary(), "a"), run(after(), "b"))
+    assert "sessions" not in old["a"] and "sessions" not in old["b"]  # the JSON of runs over users is as it was

@@ -91,3 +91,24 @@ def test_the_engines_cache_figure_stands_beside_the_clients_and_the_cut_requests
     assert "hit ratio 52.3 %; engine counters: 61.8 % (1,718 of 2,781 prompt tokens)\n" in whole
     alone = rendered(_cached(slo_result(gpus=0), 0, None))
     assert "hit ratio 52.3 %\n" in alone and "engine" not in alone.split("prefix cache")[1].splitlines()[0]
+
+
+def test_the_header_counts_sessions_when_every_request_was_a_sessions_turn():
+    from tests.helpers.session_data import session_result
+
+    result = session_result({1: 50.0, 4: 60.0, 8: 120.0})
+    text = rendered(result)
+    assert "\nllmload summary: 90.0 s, up to 8 sessions, api openai-chat, model m\n" in text
+    assert result.users_max == 8  # the summary's key and value are what they were
+    mixed = rendered(session_result({1: 50.0, 4: 60.0, 8: 120.0}, single=True))
+    assert "\nllmload summary: 90.0 s, up to 8 users, api openai-chat, model m\n" in mixed
+
+
+def test_a_trace_of_sessions_says_sessions_sent_and_their_turns():
+    from llmload.results import from_summary
+    from tests.helpers import samples
+
+    s = samples.open_loop_summary(trace=True)
+    assert "trace replay mooncake.jsonl: 1200 of 1500 entries sent at speedup 2" in rendered(from_summary(s))
+    s["overall"]["by_turn"] = {"1": {"requests": 40, "ok": 40}, "2": {"requests": 80, "ok": 80}}  # 120 requests: all turns
+    assert "trace replay mooncake.jsonl: 1200 of 1500 sessions sent (120 turns) at speedup 2" in rendered(from_summary(s))

@@ -400,3 +400,15 @@ def test_an_inconclusive_rate_ladder_heads_with_a_safe_rate_verdict():
     closed = samples.ladder_summary()
     closed["verdict"].update(status="inconclusive", note="inconclusive: few")
     assert "Inconclusive: too little evidence for a safe-concurrency verdict" in html_of(closed)
+
+
+def test_a_ladder_over_sessions_labels_its_safe_step_card_and_its_top_in_sessions():
+    from tests.helpers.session_data import session_result
+
+    html = render_html(build_report(Run.from_summary(Path("."), "20270115T080000Z-agent",
+                                                     to_summary(session_result({1: 50.0, 4: 60.0, 8: 120.0})))))  # fmt: skip
+    assert '<div class="k">Safe sessions</div><div class="v">4 sessions</div>' in html
+    assert "<span>up to 8 sessions</span>" in html and "Safe concurrency" not in html
+    assert '<div class="k">Recommended limit</div><div class="v">1 in flight</div>' in html
+    plain = html_of(samples.ladder_summary())
+    assert '<div class="k">Safe concurrency</div>' in plain and "Safe sessions" not in plain

@@ -4,6 +4,7 @@ import io
 from pathlib import Path
 
 from llmload.report.data import build_report
+from llmload.report.html_page import render_html
 from llmload.report.markdown import PLACEHOLDER, write_markdown
 from llmload.rundir import Run
 from tests.helpers import samples
@@ -129,3 +130,17 @@ def test_an_open_loop_record_lists_its_arrivals_and_a_closed_one_does_not():
     for closed in (samples.plain_summary(), samples.ladder_summary()):
         assert "arrivals" not in md_of(closed)
     assert "A plain run (no concurrency ladder): 10 users for 40.0 s;" in md_of(samples.plain_summary())
+
+
+def test_a_ladder_over_sessions_names_its_ladder_and_its_steady_steps_in_sessions():
+    from llmload.results import to_summary
+    from tests.helpers.session_data import session_result
+
+    s = to_summary(session_result({1: 50.0, 4: 60.0, 8: 120.0}))
+    s["config"] = {**(s.get("config") or {}), "ladder": {"levels": [1, 4, 8], "step_s": 30, "warmup_s": 5}}
+    s["steady"] = {"run": None, "steps": [{"users": n, "steady": True, "window_s": 20, "batches": 10} for n in (1, 4, 8)]}
+    md = md_of(s)
+    assert "- ladder: 1, 4, 8 sessions\n" in md
+    assert "- steady state per step: 1 session yes (20 s, 10 batches); 4 sessions yes" in md
+    html = render_html(build_report(Run.from_summary(Path("."), "r", s)))
+    assert "<dd>1, 4, 8 sessions; 30 s per step, 5 s warm-up</dd>" in html

@@ -38,3 +38,14 @@ def test_report_files_show_it(tmp_path, capsys):
     assert json.loads((tmp_path / "report.json").read_text())["steady"]["run"]["steady"] is False
     assert "- steady state: NO: in-flight still climbing" in (tmp_path / "report.md").read_text()
     assert "<h2>Steady state</h2>" in (tmp_path / "report.html").read_text()
+
+
+def test_a_ladder_over_sessions_names_its_steps_in_sessions():
+    from llmload.report.steady_lines import steady_html
+
+    steps = [{"users": 1, **STEADY}, {"users": 8, **MOVING}]
+    assert steady_lines({"run": None, "steps": steps}, "sessions")[0].startswith(
+        "steady state per step: 1 session yes (58 s, 10 batches); 8 sessions NO: in-flight")
+    block = {"run": None, "steps": steps}
+    assert "1 session yes" in steady_html({"steady": block, "steps": [{"index": 0, "users": 1, "sessions": 1}]})
+    assert "1 users yes" in steady_html({"steady": block, "steps": [{"index": 0, "users": 1}]})  # as it always read

@@ -163,6 +163,22 @@ def test_a_fanout_is_due_after_every_nth_turn_and_its_children_are_short_agents_
     assert [k.next_turn().prompt for k in again.children()] == [f.prompt for f in firsts]  # seeded by the session
 
 
+def test_a_childs_last_allowed_turn_asks_for_a_text_answer_and_no_other_turn_does():
+    s = session(turns=5, fanout={"every": 2, "agents": 1, "turns": 3})
+    parent = [s.next_turn(), s.next_turn("r", 2)]
+    (kid,) = s.children()
+    call = (ToolCall("c", "search", "{}"),)
+    turns = [kid.next_turn(), kid.next_turn("", 3, call), kid.next_turn("", 3, call)]
+    assert [t.tool_choice for t in turns] == [None, None, "none"]  # its third request is its last: text, never empty
+    assert all(t.tools == tuple(TOOLS) for t in turns)  # the history's tool calls still need their definitions
+    parent += [s.next_turn("r", 2, call), s.next_turn("r", 2, call), s.next_turn("r", 2, call)]
+    assert s.done and {t.tool_choice for t in parent} == {None}  # a parent's turns may always call tools
+    single = session(turns=5, fanout={"every": 2, "agents": 1, "turns": 1})
+    single.next_turn()
+    single.next_turn("r", 2)
+    assert single.children()[0].next_turn().tool_choice == "none"  # one request: it is the last
+
+
 def test_the_turn_after_a_fanout_carries_delegate_calls_and_the_childrens_answers_as_their_results():
     s = session(fanout={"every": 1, "agents": 2})
     first = s.next_turn()
