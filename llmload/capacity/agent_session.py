@@ -162,8 +162,9 @@ def fan_out(host: Any, parent: AgentTokens, sid: str, step: int, alive: Callable
             finish(i, ChildAnswer.failed("stopped").tokens)
             return
         t = kid.next_turn()
+        # a child's last allowed turn goes with tool_choice "none" (llmload.workload.agent): a text answer, no draw
         host.send(step, lambda s: answered(i, kid, s), t, session=f"{sid}.f{parent.fanouts}.{i + 1}",
-                  agent=kid.agent_turn(), tools=kid.agent)  # fmt: skip
+                  agent=kid.agent_turn(), tools=None if kid.done else kid.agent)  # fmt: skip
 
     def answered(i: int, kid: AgentTokens, s: Any) -> None:
         if s.error or not s.done:
