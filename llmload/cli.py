@@ -128,6 +128,7 @@ def run(args: list[str]) -> int:
         args = list(repeat.args)  # --repeat 1: one plain run
     custom = any(a in ("-f", "--locustfile") or a.startswith(("--locustfile=", "-f=")) for a in args)
     if not custom:
+        ladder: bool | str | None  # a ladder flag, else the environment's setting
         ladder = any(a in ("--ladder", "--rate-ladder") or a.startswith(("--ladder=", "--rate-ladder=")) for a in args)
         ladder = ladder or os.environ.get("LLMLOAD_LADDER") or os.environ.get("LLMLOAD_RATE_LADDER")
         args = ["-f", str(LADDER_LOCUSTFILE if ladder else WEB_LOCUSTFILE if _web_ui(args) else PACKAGED_LOCUSTFILE),

@@ -114,9 +114,18 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
         attach(environment, load)
         ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
-    ev.spawning_complete.add_listener(lambda user_count, **_: (runtime.on_spawned(user_count), freeze_users()))
+
+    def spawned(user_count: int, **_: Any) -> None:
+        runtime.on_spawned(user_count)
+        freeze_users()
+
+    def stopped(**_: Any) -> None:
+        runtime.on_test_stop()
+        thaw()
+
+    ev.spawning_complete.add_listener(spawned)
     ev.test_stopping.add_listener(lambda **_: runtime.on_test_stopping())
-    ev.test_stop.add_listener(lambda **_: (runtime.on_test_stop(), thaw()))
+    ev.test_stop.add_listener(stopped)
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
     ev.report_to_master.add_listener(lambda client_id, data, **_: runtime.on_report_to_master(data))
     ev.worker_report.add_listener(lambda client_id, data, **_: runtime.on_worker_report(client_id, data))

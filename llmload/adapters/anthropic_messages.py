@@ -96,11 +96,12 @@ class AnthropicMessagesAdapter:
         body: dict[str, Json] = {"model": self.config.model}
         if sample.messages:
             system = [m["content"] for m in sample.messages if m.get("role") == "system"]
-            body["messages"] = [m for m in sample.messages if m.get("role") != "system"]
+            turns: list[dict[str, Any]] = [m for m in sample.messages if m.get("role") != "system"]
             if sample.tools is not None:  # an agent class: its tool turns as tool_use / tool_result blocks
-                body["messages"] = anthropic_messages(body["messages"])
+                turns = anthropic_messages(turns)
             if sample.images:  # a conversation's image parts, as base64 image blocks
-                body["messages"] = anthropic_image_turns(body["messages"])  # type: ignore[arg-type]
+                turns = anthropic_image_turns(turns)
+            body["messages"] = turns
             if system:
                 body["system"] = "\n\n".join(system)
         else:

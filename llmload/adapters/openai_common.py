@@ -165,7 +165,9 @@ class OpenAIStreamAdapter:
         if not n:
             return 0  # tokens counted here without content go to the next content chunk
         state.usage_counted = total
-        stated = total - counted  # the server counts tokens per chunk (continuous usage stats): trust it
+        # the server counts tokens per chunk (continuous usage stats): trust it. (total is an int here: counted is
+        # a past total, and a total once stated is never unset; narrowing it would cost a check per chunk)
+        stated = total - counted  # type: ignore[operator]
         if stated > 1:
             if state.reasoning_chunks != reasoning:
                 state.reasoning_extra_tokens += stated - 1

@@ -95,6 +95,7 @@ class StreamAdapter:
 
 def _feed_object(state: StreamState, obj: dict[str, Any]) -> int:
     """A JSON event: find its text (see the module docstring) and record end-of-stream facts."""
+    text: Any  # any JSON value until checked to be a str (or None) below
     token = obj.get("token")
     if token is not None:
         text = token.get("text")
@@ -110,7 +111,7 @@ def _feed_object(state: StreamState, obj: dict[str, Any]) -> int:
         n = 1 if text else 0
     else:
         raise TypeError("text field is not a string")
-    if n:
+    if text:  # (as n: the same test, that also tells the type checker text is a str)
         state.text_chars += len(text)
         if state.text_parts is not None:
             state.text_parts.append(text)

@@ -37,7 +37,7 @@ __all__ = ["record_server_timing"]
 
 
 def _ms(obj: dict[str, Any], key: str) -> float | None:
-    v = obj.get(key)
+    v: Any = obj.get(key)  # any JSON value: only a number >= 0 is kept
     if type(v) in (int, float) and v >= 0:
         return float(v)
     return None

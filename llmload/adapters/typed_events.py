@@ -29,8 +29,9 @@ __all__ = ["decode_typed_event"]
 _DONE_SENTINEL = b"[DONE]"
 
 
-def decode_typed_event(data: bytes, event: str, kinds: Mapping[str, int], error_kind: int) -> tuple[int, Any]:
-    """``(kind, parsed object)`` of one event, or ``(0 or DONE, None)`` when there is nothing to read."""
+def decode_typed_event(data: bytes, event: str, kinds: Mapping[Any, int], error_kind: int) -> tuple[int, Any]:
+    """``(kind, parsed object)`` of one event, or ``(0 or DONE, None)`` when there is nothing to read.
+    ``kinds``: event name -> kind, also looked up with the JSON ``type`` (any JSON value, or None)."""
     if event:
         kind = kinds.get(event)
         if kind is None:

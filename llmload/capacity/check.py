@@ -11,7 +11,7 @@ workload (one error line). :func:`check_table` prints it, :func:`check_doc` is i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 
 from llmload.errors import ConfigError
@@ -78,6 +78,7 @@ def _pairs(predicted: RunResult, measured: RunResult) -> Iterator[tuple[int | No
         said = lambda steps: ", ".join(loads(steps)) or "no ladder"  # noqa: E731
         raise ConfigError(f"the measured run's steps ({said(ms)}) are not the prediction's ({said(ps)}): "
                           "predict the workload the measured run ran")  # fmt: skip
+    spans: list[tuple[int | None, str, Stats, Stats, Mapping[str, Stats], Mapping[str, Stats]]]
     spans = [(m.index, m.label, m.overall, p.overall, m.classes, p.classes) for m, p in zip(ms, ps, strict=True)]
     if not ms:
         spans = [(None, "run", measured.overall, predicted.overall, measured.classes, predicted.classes)]

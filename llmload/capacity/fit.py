@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -189,8 +190,10 @@ def fit_measured(m: Measured, base: EngineParams | None = None) -> Fit:
     ]  # fmt: skip
     prov.append(_prefix_param(m, base))
     values = {p.name: p.value for p in prov}
-    params = replace(base, **{k: (v if isinstance(v, bool) else int(v) if k in ("max_num_seqs", "max_batched_tokens",
-                              "kv_blocks") else float(v)) for k, v in values.items()})  # fmt: skip
+    # each field in its own type (bool, int or float)
+    typed: dict[str, Any] = {k: (v if isinstance(v, bool) else int(v) if k in ("max_num_seqs", "max_batched_tokens",
+                             "kv_blocks") else float(v)) for k, v in values.items()}  # fmt: skip
+    params = replace(base, **typed)
     steps = {s.users for s in m.steps}
     if len(steps) < 2:
         warnings.append("one load level only: the batch-size terms rest on that level alone; extrapolation is weak")

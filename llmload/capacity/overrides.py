@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import fields, replace
+from typing import Any
 
 from llmload.errors import ConfigError
 from llmload.sim.params import EngineParams
@@ -14,7 +15,7 @@ _TYPES = {f.name: f.type for f in fields(EngineParams)}
 
 
 def apply_overrides(params: EngineParams, sets: Iterable[str]) -> EngineParams:
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # field -> its value, of the field's own type (bool, int, float, str)
     for item in sets:
         name, eq, text = item.partition("=")
         name = name.strip().replace("-", "_")

@@ -35,7 +35,7 @@ import itertools
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from llmload.capacity.image_cost import ImageCost
 from llmload.workload.datasets import Dataset, DatasetCursor, DatasetEntry
@@ -94,7 +94,11 @@ class PromptTokens(Sequence[int]):
     def _at(self, k: int) -> int:
         return (self.head if k < self.head_len else self.own) << 32 | k
 
-    def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
             a, b, step = key.indices(self.n)
             if step != 1:
@@ -230,9 +234,9 @@ def longest(c: ClassSpec, what: str) -> float:
     prefix = c.prefix.tokens if c.prefix is not None else 0
     img = c.images.most if c.images is not None else 0
     if c.input is not None:
-        turns = 1 if c.turns is None else _top(c.turns)
-        shown = turns if c.images is not None and c.images.every_turn else 1
-        return prefix + turns * _top(c.input) + (turns - 1) * longest(c, "output") + shown * img + _results(c, turns)
+        n_turns = 1 if c.turns is None else _top(c.turns)
+        shown = n_turns if c.images is not None and c.images.every_turn else 1
+        return prefix + n_turns * _top(c.input) + (n_turns - 1) * longest(c, "output") + shown * img + _results(c, n_turns)
     cap = _top(c.turns) if c.turns is not None and not isinstance(c.turns, str) else None
     most = 0.0
     for e in entries:

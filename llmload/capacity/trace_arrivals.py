@@ -13,6 +13,7 @@ replayed turn after turn (:mod:`llmload.capacity.trace_turns`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import overload
 
 from llmload.capacity.drive import Arrival
 from llmload.capacity.trace_turns import trace_session
@@ -24,10 +25,10 @@ __all__ = ["TraceTokens", "trace_arrivals"]
 class TraceTokens(Sequence[int]):
     """The tokens of one entry's prompt, computed on demand (a read-only sequence of ints)."""
 
-    __slots__ = ("blocks", "index", "n")
+    __slots__ = ("blocks", "entry_no", "n")
 
     def __init__(self, entry: TraceEntry, index: int) -> None:
-        self.blocks, self.index, self.n = entry.hash_ids, index, entry.input_length
+        self.blocks, self.entry_no, self.n = entry.hash_ids, index, entry.input_length  # (Sequence has an index())
 
     def __len__(self) -> int:
         return self.n
@@ -36,9 +37,13 @@ class TraceTokens(Sequence[int]):
         b, j = divmod(k, BLOCK_TOKENS)
         if b < len(self.blocks):
             return self.blocks[b] * BLOCK_TOKENS + j
-        return -(self.index * (1 << 32) + k + 1)
+        return -(self.entry_no * (1 << 32) + k + 1)
 
-    def __getitem__(self, key):  # type: ignore[override]  # int -> int, slice -> tuple of ints
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
             return tuple(self._at(k) for k in range(*key.indices(self.n)))
         if not -self.n <= key < self.n:

@@ -130,11 +130,11 @@ class Timeline:
             track = self.endpoints.setdefault(url, EndpointTrack())
             if reading is not None:
                 track.add(i, reading)
-        for key, reading in gpus.items():
-            track = self.devices.get(key)
-            if track is None:
-                track = self.devices[key] = DeviceTrack(key, reading.vocabulary, dict(reading.info))
-            track.add(i, t, reading)
+        for key, gpu in gpus.items():
+            device = self.devices.get(key)
+            if device is None:
+                device = self.devices[key] = DeviceTrack(key, gpu.vocabulary, dict(gpu.info))
+            device.add(i, t, gpu)
 
     @property
     def span_s(self) -> float:
@@ -210,7 +210,7 @@ class Timeline:
         """All GPUs' ``name`` at each poll, combined (:func:`~llmload.collect.gpus.combine`)."""
         n = len(self.t)
         cols = {k: d.values[name].column(n) for k, d in self.devices.items() if name in d.values}
-        return [combine({k: c[i] for k, c in cols.items() if c[i] is not None}, name) for i in range(n)]
+        return [combine({k: v for k, c in cols.items() if (v := c[i]) is not None}, name) for i in range(n)]
 
     def latest_gpu(self, name: str) -> float | None:
         """All GPUs' ``name`` at the last poll, combined (what :meth:`gpu` ends with), in O(GPUs)."""

@@ -160,13 +160,15 @@ def judge(scope: str, metric: str, limit: float, b: Figure, c: Figure, strict_ta
     if change is None:
         return check(INCONCLUSIVE, reason=f"baseline {metric} is 0")
     missing = [_too_few(side, f, scope, metric) for side, f in (("candidate", c), ("baseline", b)) if f.interval is None]
-    if missing:
+    ci_c, ci_b = c.interval, b.interval
+    if missing or ci_c is None or ci_b is None:  # (both intervals are known once nothing is missing)
         return check(INCONCLUSIVE, change=change, reason="; ".join(missing))
+    (c_lo, c_hi), (b_lo, b_hi) = ci_c, ci_b
     lim = limit if absolute else math.log1p(limit)
     d = t(c.value) - t(b.value) - lim
-    up_c, up_b = t(c.value) - t(c.lo), t(b.hi) - t(b.value)  # the noise that could lower the regression
-    dn_c, dn_b = t(c.hi) - t(c.value), t(b.value) - t(b.lo)  # ... or raise it
-    lo_, hi_ = (c.lo - b.hi, c.hi - b.lo) if absolute else (c.lo / b.hi - 1, c.hi / b.lo - 1)
+    up_c, up_b = t(c.value) - t(c_lo), t(b_hi) - t(b.value)  # the noise that could lower the regression
+    dn_c, dn_b = t(c_hi) - t(c.value), t(b.value) - t(b_lo)  # ... or raise it
+    lo_, hi_ = (c_lo - b_hi, c_hi - b_lo) if absolute else (c_lo / b_hi - 1, c_hi / b_lo - 1)
     rng = (lo_, hi_)
     shown = f"{_pct(change, metric)} ({_pct(lo_, metric)} .. {_pct(hi_, metric)}), limit {limit_text(metric, limit)}"
     soft_tail = metric.endswith(("_p90", "_p99")) and not strict_tails and not (b.runs and c.runs)

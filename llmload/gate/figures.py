@@ -74,13 +74,14 @@ def figure_of(result: RunResult, scope: str, metric: str) -> Figure | None:
     if s is None:
         return None
     if metric == "error_rate":
-        ci = proportion_ci(s.errors, s.finished)
-        return Figure(s.error_rate, *(ci or (None, None)), n=s.finished)
+        lo, hi = proportion_ci(s.errors, s.finished) or (None, None)
+        return Figure(s.error_rate, lo, hi, n=s.finished)
     latency, pct = LATENCY_METRICS[metric]
     lat = s.lat(latency)
     ci = lat.interval(pct)
     need = min_samples(HEADLINE_QUANTILES[pct]) if ci is None and lat.count < min_samples(HEADLINE_QUANTILES[pct]) else None
-    return Figure(getattr(lat, pct), *(ci or (None, None)), n=lat.count, need=need)
+    lo, hi = ci or (None, None)
+    return Figure(getattr(lat, pct), lo, hi, n=lat.count, need=need)
 
 
 class RunFacts(TypedDict):

@@ -61,7 +61,7 @@ class NvmlBackend:
     name = "nvml"
 
     def __init__(self, nvml: Any | None = None) -> None:
-        self._nv = nvml
+        self._nv: Any = nvml  # the pynvml module (untyped) or a test's stand-in; None before open()
         self._handles: dict[int, Any] = {}
         self._mig: dict[tuple[int, int], Any] = {}
         self._pool: list[Any] = []  # released GPM samples, reused before allocating

@@ -177,7 +177,7 @@ def _time_axis(span: float) -> tuple[float, str, Callable[[float], str]]:
 def timeline_charts(report: dict[str, Any]) -> list[Figure]:
     """(caption, chart) per engine / GPU chart that has data; [] without series."""
     series = report.get("series") or {}
-    signals: dict[str, list[list[float | None]]] = series.get("signals") or {}
+    signals: dict[str, list[tuple[float, float | None]]] = series.get("signals") or {}  # JSON pairs [t_s, v]
     if not signals:
         return []
     times = [t for pts in signals.values() for t, _ in pts if t is not None]

@@ -6,7 +6,7 @@ Every function takes ``None`` (no data) and returns ``"-"`` for it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["DASH", "breach_sentence", "breach_value", "ladder_levels", "metric_name", "ms", "num", "pct", "rate", "rate_band", "signed",
            "signed_pct", "slo_sentence", "step_label", "step_named", "users", "value"]
@@ -14,7 +14,7 @@ __all__ = ["DASH", "breach_sentence", "breach_value", "ladder_levels", "metric_n
 DASH = "-"
 
 
-def _ok(v: float | None) -> bool:
+def _ok(v: float | None) -> TypeGuard[float]:
     return v is not None and not (isinstance(v, float) and not math.isfinite(v))
 
 
@@ -24,7 +24,7 @@ def num(v: float | None, digits: int = 3) -> str:
         return DASH
     if isinstance(v, int):
         return f"{v:,}"
-    a = abs(float(v))  # type: ignore[arg-type]
+    a = abs(float(v))
     if a == 0:
         return "0"
     if a >= 10 ** (digits - 1):
@@ -37,8 +37,8 @@ def ms(v: float | None, unit: bool = True) -> str:
     """Milliseconds: ``51.8 ms``; from 10 s on in seconds (``12.4 s``)."""
     if not _ok(v):
         return DASH
-    if abs(v) >= 10_000:  # type: ignore[operator]
-        return f"{num(v / 1000)} s" if unit else num(v / 1000)  # type: ignore[operator]
+    if abs(v) >= 10_000:
+        return f"{num(v / 1000)} s" if unit else num(v / 1000)
     return f"{num(v)} ms" if unit else num(v)
 
 
@@ -46,13 +46,13 @@ def pct(ratio: float | None, digits: int = 1) -> str:
     """A 0..1 ratio as a percentage: ``0.123`` -> ``12.3 %``."""
     if not _ok(ratio):
         return DASH
-    return f"{ratio * 100:.{digits}f} %"  # type: ignore[operator]
+    return f"{ratio * 100:.{digits}f} %"
 
 
 def signed(v: float | None) -> str:
     if not _ok(v):
         return DASH
-    return ("+" if v > 0 else "") + num(v)  # type: ignore[operator]
+    return ("+" if v > 0 else "") + num(v)
 
 
 def signed_pct(ratio: float | None) -> str:
@@ -62,7 +62,7 @@ def signed_pct(ratio: float | None) -> str:
     text = pct(ratio)
     if text.lstrip("-") == pct(0.0):  # no "-0.0 %"
         return pct(0.0)
-    return ("+" if ratio > 0 else "") + text  # type: ignore[operator]
+    return ("+" if ratio > 0 else "") + text
 
 
 def value(v: Any) -> str:

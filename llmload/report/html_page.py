@@ -101,10 +101,10 @@ def _cards(v: dict[str, Any] | None, base: dict[str, Any], steps: list[dict[str,
     if base:
         src = "pre-run" if base.get("source") == "pre-run" else f"step of {fmt.step_named(steps, base.get('step'), base.get('users'))}"
         limit = f"limit +{(v or {}).get('degradation', DEFAULT_DEGRADATION) * 100:g} %"
-        first, second = (("latency p50 (E2E)", "e2e_ms", "p50"), ("latency p99 (E2E)", "e2e_ms", "p99")) if e2e else (
+        fig1, fig2 = (("latency p50 (E2E)", "e2e_ms", "p50"), ("latency p99 (E2E)", "e2e_ms", "p99")) if e2e else (
             ("TTFT p50", "ttft_ms", "p50"), ("TPOT p50", "tpot_ms", "p50"))  # fmt: skip
-        cards.append(_card(f"Baseline {first[0]}", fmt.ms((base.get(first[1]) or {}).get(first[2])), src))
-        cards.append(_card(f"Baseline {second[0]}", fmt.ms((base.get(second[1]) or {}).get(second[2])), limit))
+        cards.append(_card(f"Baseline {fig1[0]}", fmt.ms((base.get(fig1[1]) or {}).get(fig1[2])), src))
+        cards.append(_card(f"Baseline {fig2[0]}", fmt.ms((base.get(fig2[1]) or {}).get(fig2[2])), limit))
     return cards
 
 

@@ -44,8 +44,8 @@ def _phenomenon(r: dict[str, Any]) -> list[str]:
     if not steps:
         return out + _plain_run(r, v)
     out += _session_lines(r) or _verdict_lines(v)
-    if (v or {}).get("slo"):
-        out.append(f"- SLOs: {fmt.slo_sentence(v['slo'], steps)}.")
+    if slo := (v or {}).get("slo"):
+        out.append(f"- SLOs: {fmt.slo_sentence(slo, steps)}.")
     out += _band_lines(v, steps, "sessions" if _over_sessions(r) else "users")
     e2e = r.get("latency") == "e2e"  # embeddings, rerank: latency = E2E, no TTFT/TPOT
     if base:
@@ -80,8 +80,8 @@ def _plain_run(r: dict[str, Any], v: dict[str, Any] | None) -> list[str]:
     lat = (f"latency p50 (E2E) {fmt.ms(o.get('e2e_p50'))} (p99 {fmt.ms(o.get('e2e_p99'))})" if r.get("latency") == "e2e" else
            f"TTFT p50 {fmt.ms(o.get('ttft_p50'))} (p99 {fmt.ms(o.get('ttft_p99'))}), TPOT p50 {fmt.ms(o.get('tpot_p50'))}")  # fmt: skip
     out = [f"{what}; {lat}, {fmt.num(o.get('tok_s'))} output tok/s, error rate {fmt.pct(o.get('error_rate'), 2)}."]
-    if (v or {}).get("slo"):
-        out.append(f"SLOs: {fmt.slo_sentence(v['slo'], [])}.")
+    if slo := (v or {}).get("slo"):
+        out.append(f"SLOs: {fmt.slo_sentence(slo, [])}.")
     top = (r.get("findings") or [{}])[0]
     if top.get("id") in RUN_FAILED:
         out.append(f"**{top.get('title')}**: {'; '.join(top.get('evidence_text') or [])}.")

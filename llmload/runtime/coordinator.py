@@ -26,6 +26,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, TextIO
 
 import gevent
@@ -158,7 +159,7 @@ class Coordinator:
             return None
         return max(self._stopped[wid] for wid in live)
 
-    def check_workers(self, present: set[str], missing: set[str] = frozenset(), during_test: bool = True) -> None:
+    def check_workers(self, present: set[str], missing: AbstractSet[str] = frozenset(), during_test: bool = True) -> None:
         """Master: workers Locust marks ``missing`` are lost (their reports stay); during a test also those
         it no longer lists (not in ``present``) and those silent for too long."""
         agg = self.aggregator

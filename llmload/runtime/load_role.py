@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from llmload.adapters import api_headers_for, get_adapter_class
 from llmload.adapters.base import Adapter, Framing, RequestSpec
@@ -57,7 +57,15 @@ from llmload.workload.request_types import RequestSample
 from llmload.workload.traces import TRACE_CLASS, Trace, TracePrompts
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from locust.env import Environment
+    from locust.event import EventHook
+
+    class _LlmloadEvents(Protocol):
+        """Locust's events as llmload.plugin leaves them: with the ``llmload_request`` hook it adds."""
+
+        llmload_request: EventHook
 
 __all__ = ["WORKER_STRIDE", "LoadProcess"]
 
@@ -214,7 +222,7 @@ class LoadProcess:
                 self._schedule_done_hook()  # the run can end now, not at the next report
         env = self._environment
         events = env.events
-        events.llmload_request.fire(record=rec, environment=env)
+        cast("_LlmloadEvents", events).llmload_request.fire(record=rec, environment=env)
         if rec.outcome == "interrupted" or rec.warmup:  # a warm-up request: in no statistic, Locust's neither
             return
         exc = None if rec.outcome == "ok" else RequestFailed(f"{rec.error_kind}: {rec.error_message}")

@@ -94,7 +94,8 @@ class _CallerOnly:
     def stack(context: int = 1) -> list[tuple[FrameType]]:
         """The frames from the caller of ``stack()`` up, each as a 1-tuple (``[i][0]`` is a frame), without this
         module's (:func:`one_stop_at_a_time`'s wrapper is not who called the stop)."""
-        frames, frame = [], sys._getframe(1)
+        frames: list[tuple[FrameType]] = []
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             if frame.f_globals.get("__name__") != __name__:
                 frames.append((frame,))
@@ -138,7 +139,7 @@ def install_locust_workarounds() -> None:
     current = getattr(argument_parser, "default_args_dict", None)
     if current is not None and not getattr(current, "llmload_cached", False):
         argument_parser.default_args_dict = cache_default_args(current)
-    locust_runners.inspect = CALLER_ONLY  # type: ignore[attr-defined]
+    locust_runners.inspect = CALLER_ONLY  # type: ignore[assignment]  # a stand-in for the inspect module
     if not getattr(locust_runners.Runner.stop, "llmload_one_stop", False):
         locust_runners.Runner.stop = one_stop_at_a_time(locust_runners.Runner.stop)  # type: ignore[method-assign]
     gevent.config.track_greenlet_tree = False

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import gevent
 from locust import runners as locust_runners
@@ -286,7 +286,7 @@ class Master(_Coordinating):
     def forward_schedule(self, config: RunConfig) -> None:
         """The strides of the workers Locust dispatches to (a closed loop's with ``--warmup``: N split, the
         origin), and a common start :data:`SCHEDULE_LEAD_S` ahead."""
-        runner = self._env.runner
+        runner = cast("MasterRunner | None", self._env.runner)  # (a Master role runs in Locust's master)
         schedules = self._schedules(config)
         if not (schedules or config.warmup.on) or runner is None:
             return
@@ -312,7 +312,7 @@ class Master(_Coordinating):
         Workers Locust no longer lists, or silent ones, count only during a test: a stop takes each worker
         out of Locust's clients until it is ready again, and a quit for good (headless runs read "workers
         lost" in their summary when the check fell between the workers' quit and the master's)."""
-        runner = self._env.runner
+        runner = cast("MasterRunner | None", self._env.runner)  # (a Master role runs in Locust's master)
         if runner is None:
             return
         clients = runner.clients.all

@@ -14,7 +14,7 @@ import argparse
 import math
 
 from llmload.errors import ConfigError
-from llmload.sim.latency_model import FixedLatencyModel
+from llmload.sim.latency_model import LatencyModel
 
 __all__ = ["ColdStartModel", "add_cold_start_arguments", "check_cold_start"]
 
@@ -48,7 +48,7 @@ class ColdStartModel:
 
     __slots__ = ("_base", "_extra_s", "_first", "_window_s")
 
-    def __init__(self, base: FixedLatencyModel, window_s: float, extra_s: float) -> None:
+    def __init__(self, base: LatencyModel, window_s: float, extra_s: float) -> None:
         self._base = base
         self._window_s = window_s
         self._extra_s = extra_s

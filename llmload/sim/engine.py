@@ -34,7 +34,7 @@ import itertools
 import math
 from typing import Protocol
 
-from llmload.sim.latency_model import FixedLatencyModel
+from llmload.sim.latency_model import LatencyModel
 from llmload.sim.metrics import EngineStats
 
 __all__ = ["FixedLatencyEngine", "Sequence", "TokenSink"]
@@ -70,7 +70,7 @@ class FixedLatencyEngine:
     """Emits tokens on the :class:`FixedLatencyModel` schedule, driven by one loop timer."""
 
     def __init__(
-        self, model: FixedLatencyModel, loop: asyncio.AbstractEventLoop, stats: EngineStats | None = None
+        self, model: LatencyModel, loop: asyncio.AbstractEventLoop, stats: EngineStats | None = None
     ) -> None:
         self._model = model
         self._loop = loop

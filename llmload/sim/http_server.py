@@ -43,11 +43,11 @@ from llmload.sim.embeddings import PATH as EMBEDDINGS_PATH
 from llmload.sim.embeddings import serve_embeddings
 from llmload.sim.engine import FixedLatencyEngine
 from llmload.sim.gpu import SimulatedGpu, gpu_uuid
-from llmload.sim.latency_model import FixedLatencyModel
+from llmload.sim.latency_model import FixedLatencyModel, LatencyModel
 from llmload.sim.metrics import EngineStats, render_engine_metrics
 from llmload.sim.runner import ServerThread, serve_until_signal
 from llmload.sim.sinks import BufferedSink, RawSink, Sink, SseSink, StampedSseSink
-from llmload.sim.tools import encoder_class, tool_request
+from llmload.sim.tools import EncoderClass, encoder_class, tool_request
 
 __all__ = ["SimServer", "run_in_thread", "serve"]
 
@@ -58,7 +58,7 @@ _GENERATE = {
     "/v1/responses": "responses",
     "/v1/messages": "messages",
 }
-_ENCODERS: dict[str, type[BaseEncoder]] = {"responses": ResponsesEncoder, "messages": MessagesEncoder}
+_ENCODERS: dict[str, EncoderClass] = {"responses": ResponsesEncoder, "messages": MessagesEncoder}
 _SSE = "text/event-stream; charset=utf-8"
 _PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _CHUNK = http11.chunk
@@ -85,10 +85,10 @@ class SimServer:
         loop = self._loop = asyncio.get_running_loop()
         cfg, stats = self.config, EngineStats()
         if cfg.engine is None:
-            model = FixedLatencyModel(cfg.ttft_s, cfg.itl_s)
+            model: LatencyModel = FixedLatencyModel(cfg.ttft_s, cfg.itl_s)
             if cfg.cold_start_s and cfg.cold_start_ttft_ms:  # the first seconds slower to first token
                 model = ColdStartModel(model, cfg.cold_start_s, cfg.cold_start_ttft_ms / 1000.0)
-            self.engine = FixedLatencyEngine(model, loop, stats)  # type: ignore[arg-type]
+            self.engine = FixedLatencyEngine(model, loop, stats)
         else:
             self.gpu = SimulatedGpu(cfg.engine, uuid_=gpu_uuid(cfg.seed), hostname=socket.gethostname(), t0=loop.time())
             self.engine = BatchingEngine(cfg.engine, loop, stats, self.gpu)

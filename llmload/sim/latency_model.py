@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["FixedLatencyModel"]
+__all__ = ["FixedLatencyModel", "LatencyModel"]
 
 # Tolerance for float rounding in ``tokens_due``: ``due(t0, i)`` recomputed from
 # ``now == due(t0, i)`` must count token ``i`` as due.
@@ -46,3 +47,20 @@ class FixedLatencyModel:
         if n_tokens <= 0:
             return 0.0
         return self.ttft_s + (n_tokens - 1) * self.itl_s
+
+
+class LatencyModel(Protocol):
+    """What the fixed-latency engine asks of its model: :class:`FixedLatencyModel`, or the cold start's
+    :class:`~llmload.sim.cold_server.ColdStartModel` around one."""
+
+    @property
+    def ttft_s(self) -> float: ...
+
+    @property
+    def itl_s(self) -> float: ...
+
+    def due(self, t0: float, i: int) -> float: ...
+
+    def tokens_due(self, t0: float, now: float, max_tokens: int) -> int: ...
+
+    def duration(self, n_tokens: int) -> float: ...

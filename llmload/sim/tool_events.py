@@ -80,7 +80,7 @@ def prompt_tokens(endpoint: str, obj: dict[str, Any]) -> list[Any]:
     if endpoint == "responses":
         if isinstance(obj.get("instructions"), str):
             message_tokens({"role": "system", "content": obj["instructions"]}, tokens)
-        given = obj.get("input")
+        given: Any = obj.get("input")  # a valid body's: a string or a list of items
         for item in [{"role": "user", "content": given}] if isinstance(given, str) else given:
             if item.get("type") == "function_call_output":
                 item = {"role": "tool", "content": item.get("output")}

@@ -25,6 +25,7 @@ and failure injection are those of :mod:`llmload.sim.api`. A malformed ``tools``
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -33,7 +34,10 @@ import orjson
 from llmload.sim.api import ApiError, BaseEncoder, Encoder, GenRequest
 from llmload.sim.tool_events import CallPlan, MessagesToolEncoder, ResponsesToolEncoder, prompt_tokens
 
-__all__ = ["DEFAULT_TOOL_CALL_SHARE", "ToolCallEncoder", "ToolRequest", "encoder_class", "tool_request"]
+__all__ = ["DEFAULT_TOOL_CALL_SHARE", "EncoderClass", "ToolCallEncoder", "ToolRequest", "encoder_class", "tool_request"]
+
+#: A concrete encoder class, called as ``(request, created, offset)`` (every one but :class:`BaseEncoder` itself).
+EncoderClass = Callable[[GenRequest, int, int], BaseEncoder]
 
 #: The share of ``tool_choice: "auto"`` answers that are tool calls, by default.
 DEFAULT_TOOL_CALL_SHARE = 0.75
@@ -70,12 +74,12 @@ def tool_request(gen: GenRequest, body: bytes, share: float, rng: random.Random)
     calls = _choose(obj, gen.endpoint, names, share, rng) if names else None
     if not calls:
         return gen
-    return ToolRequest(*(getattr(gen, f.name) for f in fields(GenRequest)), calls=calls)
+    return ToolRequest(**{f.name: getattr(gen, f.name) for f in fields(GenRequest)}, calls=calls)
 
 
 def _choose(obj: dict[str, Any], endpoint: str, names: list[str], share: float, rng: random.Random) -> tuple[str, ...]:
     """The tools called (none: a text answer), from ``tool_choice`` and the parallel-call setting."""
-    choice = obj.get("tool_choice", "auto")
+    choice: Any = obj.get("tool_choice", "auto")  # the request body's JSON, any shape
     parallel = obj.get("parallel_tool_calls", True) is not False
     if endpoint == "messages":  # Anthropic: {"type": "auto" | "any" | "tool" | "none", "name"?, "disable_parallel_tool_use"?}
         if not isinstance(choice, dict):
@@ -112,7 +116,7 @@ def _tool_names(tools: Any, endpoint: str) -> list[str]:
     return names
 
 
-def encoder_class(req: GenRequest, default: type[BaseEncoder]) -> type[BaseEncoder]:
+def encoder_class(req: GenRequest, default: EncoderClass) -> EncoderClass:
     """The encoder of ``req``: a tool-call encoder for a :class:`ToolRequest` (its endpoint's), else ``default``."""
     if not isinstance(req, ToolRequest):
         return default

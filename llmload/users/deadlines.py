@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import gevent
 
@@ -84,7 +84,7 @@ class Watchdog:
         self.limits = limits
         self._clock = clock
         self.flights: set[Flight] = set()
-        self._timer = None
+        self._timer: Any = None  # the hub loop's timer (gevent, untyped) while flights run
         self.fired = 0
 
     @property

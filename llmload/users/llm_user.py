@@ -108,7 +108,7 @@ class LLMUser(FastHttpUser):
     def __init__(self, environment) -> None:
         self._context: LoadContext = context_of(environment)
         if self._context.watchdog.limits.any:
-            self.network_timeout = None
+            self.network_timeout = None  # type: ignore[assignment]  # locust says float; None: no timeout
         super().__init__(environment)
         install_keepalive(self.client)
         self._targets = round_robin(self.host) if self.host and "," in self.host else None  # --host URL1,URL2,...
@@ -269,14 +269,16 @@ class LLMUser(FastHttpUser):
             rec.start_wall_ns = time.time_ns()
             rec.start_ns = perf_counter_ns()
             rec.warmup = ctx.starts_in_warmup(rec.start_ns)  # decided once, as it starts
-            resp = self.client.request(spec.method, target + spec.path, name=sample.class_name, data=spec.body,
+            resp = self.client.request(spec.method, target + spec.path, name=sample.class_name,
+                                       data=spec.body,  # type: ignore[arg-type]  # locust says str | dict; bytes go as they are
                                        headers=ctx.headers_for(spec), stream=True, catch_response=True)  # fmt: skip
             rec.headers_ns = perf_counter_ns()
             rec.status = resp.status_code or 0
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
-            raise_for_status(resp, reader, rec)
-            content_type = resp.headers.get("content-type") if resp.headers else None
+            reader = raise_for_status(resp, reader, rec)  # (the same reader: there is one from here on)
+            # (a repeated header comes from geventhttpclient as a list: not handled, it fails the request as client_error)
+            content_type: str | None = resp.headers.get("content-type") if resp.headers else None  # type: ignore[assignment]
             framing = ctx.framing_for(content_type)
             if framing is None:
                 raise_not_a_stream(resp, content_type, reader)

@@ -7,6 +7,8 @@ sent some (:func:`llmload.users.error_body.error_message`).
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from llmload.adapters.base import Framing, StreamState
 from llmload.errors import ConnectError, EmptyResponse, HttpStatusError, StreamTruncated, WrongContentType
 from llmload.metrics.record import RequestRecord
@@ -20,7 +22,8 @@ __all__ = ["check_complete", "raise_for_status", "raise_not_a_stream"]
 _ERROR_BODY_READ = 4096
 
 
-def raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> None:
+def raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> BodyReader:
+    """Raise for a response without a success status (or with no body to read); else return its ``reader``."""
     error = getattr(resp, "error", None)
     status = resp.status_code or 0
     if status == 0 or reader is None:
@@ -31,9 +34,10 @@ def raise_for_status(resp, reader: BodyReader | None, rec: RequestRecord) -> Non
         content_type = resp.headers.get("content-type") if resp.headers else None
         message = error_message(_body_start(resp, reader), content_type)
         raise HttpStatusError(status, message or f"HTTP {status} (no message in the body)")
+    return reader
 
 
-def raise_not_a_stream(resp, content_type: str | None, reader: BodyReader) -> None:
+def raise_not_a_stream(resp, content_type: str | None, reader: BodyReader) -> NoReturn:
     """A successful status whose body is not a stream (an HTML page, a JSON document)."""
     said = error_message(_body_start(resp, reader), content_type)
     status = resp.status_code
