@@ -277,8 +277,9 @@ class LLMUser(FastHttpUser):
             if getattr(resp, "_response", None) is not None:
                 reader = BodyReader(resp)
             reader = raise_for_status(resp, reader, rec)  # (the same reader: there is one from here on)
-            # (a repeated header comes from geventhttpclient as a list: not handled, it fails the request as client_error)
-            content_type: str | None = resp.headers.get("content-type") if resp.headers else None  # type: ignore[assignment]
+            # a repeated header comes from geventhttpclient as a list: the last one counts (as browsers read it)
+            given: str | list[str] | None = resp.headers.get("content-type") if resp.headers else None
+            content_type = given[-1] if isinstance(given, list) else given
             framing = ctx.framing_for(content_type)
             if framing is None:
                 raise_not_a_stream(resp, content_type, reader)

@@ -306,6 +306,14 @@ def test_backoff_off_waits_nothing_after_an_error(rig):
     assert ctx.backoffs == []
 
 
+def test_a_repeated_content_type_header_reads_its_last_value(rig):
+    """geventhttpclient gives a repeated header as a list (it failed the request as client_error, a traceback)."""
+    twice = HEAD.replace(b"Content-Type: text/event-stream\r\n", b"Content-Type: text/plain\r\nContent-Type: text/event-stream\r\n")
+    _, ctx, user = rig([twice, *THREE, DONE, END])
+    settle(run(user))
+    assert only(ctx).outcome == "ok"
+
+
 def test_a_web_page_on_a_200_is_wrong_content_type(rig):
     page = b"<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>"
     _, ctx, user = rig([b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page) + page])
