@@ -17,6 +17,12 @@ only idempotent methods, and every LLM request is a POST. :func:`take_reconnects
 user how many times its last request was sent again (0 or 1). The request's timing is not
 reset: TTFT and E2E run from the first send, since the user waited through both.
 
+**Idle memory.** geventhttpclient's ``ConnectionPool`` keeps its idle sockets in a gevent
+``LifoQueue`` (two deques of waiters: 1.2 KB), one per user since each user has its own pool;
+it never waits on it (its semaphore bounds the sockets out, so a ``put`` always fits and every
+``get`` is non-blocking). :class:`KeepAlivePool` puts an :class:`IdleSockets` list there
+instead: the same LIFO order, ~60 bytes, and the semaphore (the concurrency limit) untouched.
+
 **Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
 TTFT 500 ms for a true 2 ms (shared/research/locust.md §3). geventhttpclient's
@@ -41,11 +47,15 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from gevent import getcurrent
+from gevent.queue import Empty, LifoQueue
 from geventhttpclient.response import HTTPConnectionClosed
 
 from llmload.users.keepalive import Connection, KeepAlivePolicy
 
-__all__ = ["BodyReader", "KeepAliveClient", "KeepAliveClients", "KeepAlivePool", "install_keepalive", "take_reconnects"]
+__all__ = [
+    "BodyReader", "IdleSockets", "KeepAliveClient", "KeepAliveClients", "KeepAlivePool", "install_keepalive",
+    "take_reconnects",
+]  # fmt: skip
 
 
 class _Lane:
@@ -97,6 +107,31 @@ def _numeric_addrinfo(host: str, port: int, family: int) -> list[Any]:
     return _socket.getaddrinfo(host.strip("[]"), port, family, socket.SOCK_STREAM, socket.SOL_TCP, flags)
 
 
+class IdleSockets(list):
+    """A pool's idle sockets, last returned first out: what ``ConnectionPool`` asks of its ``LifoQueue``.
+
+    ``ConnectionPool`` calls ``empty()``, ``get(block=False)`` and ``put(sock)`` only, its
+    semaphore keeping the count within the pool's size; a plain list does that without the
+    queue's waiter deques (module docstring, *Idle memory*).
+    """
+
+    __slots__ = ()
+
+    def empty(self) -> bool:
+        return not self
+
+    def qsize(self) -> int:
+        return len(self)
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        if not self:
+            raise Empty  # ConnectionPool only takes without waiting, and only after empty() said no
+        return self.pop()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        self.append(item)
+
+
 def take_reconnects() -> int:
     """How many times this greenlet's requests were sent again since the last call (then 0)."""
     lane = _LANES.get(getcurrent())
@@ -119,6 +154,9 @@ class KeepAlivePool:
         self._policy = policy
         self._conns = _CONNS
         self.size = inner.size
+        queue = getattr(inner, "_socket_queue", None)
+        if type(queue) is LifoQueue and queue.empty():  # geventhttpclient's: a light list instead (docstring)
+            inner._socket_queue = IdleSockets()
         host = getattr(inner, "_connection_host", None)
         if isinstance(host, str) and _is_ip(host):  # no lookup to do: answered here, not by gevent's thread pool
             family = socket.AF_INET if getattr(inner, "disable_ipv6", False) else 0

@@ -10,7 +10,7 @@ from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust.contrib.fasthttp import FastHttpSession
 from locust.env import Environment
 
-from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
+from llmload.users.http_pool import BodyReader, IdleSockets, install_keepalive, take_reconnects
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -288,3 +288,58 @@ def test_an_address_host_connects_without_gevents_resolver(scripted, monkeypatch
     monkeypatch.setattr(gevent.socket, "getaddrinfo", no_resolver)
     srv = scripted(lambda conn, nth: "ok")
     assert post(srv.session()) == (200, None) and post(srv.session()) == (200, None)  # two pools, two connections
+
+
+# -- idle memory: the pool's idle sockets in a list, not a gevent LifoQueue -------------------
+
+
+def test_idle_sockets_is_a_lifo_that_never_waits():
+    from gevent.queue import Empty
+
+    q = IdleSockets()
+    assert q.empty() and q.qsize() == 0
+    with pytest.raises(Empty):
+        q.get(block=False)
+    q.put("a")
+    q.put("b")
+    assert q.qsize() == 2 and q.get(block=False) == "b" and q.get(block=False) == "a" and q.empty()
+
+
+def _pool(session):
+    """geventhttpclient's ConnectionPool under this session's KeepAliveClient and KeepAlivePool."""
+    from geventhttpclient.url import URL
+
+    return session.client.clientpool.get_client(URL(session.base_url))._inner._connection_pool._inner
+
+
+def test_a_users_pool_keeps_its_idle_socket_in_a_list_and_reuses_it(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    session = srv.session()
+    for _ in range(3):
+        assert post(session) == (200, None)
+    inner = _pool(session)
+    assert type(inner._socket_queue) is IdleSockets and inner._socket_queue.qsize() == 1  # idle, pooled
+    assert srv.connections == 1  # one keep-alive connection carried the three requests
+
+
+def test_a_shared_pool_still_bounds_its_connections(scripted):
+    """The semaphore (the pool's size) still limits sockets out at once when users share one pool."""
+    from geventhttpclient.client import HTTPClientPool
+
+    srv = scripted(lambda conn, nth: "ok")
+    shared = HTTPClientPool(concurrency=2)
+
+    def user():
+        s = FastHttpSession(srv.url, request_event=Environment().events.request, user=None, client_pool=shared)
+        install_keepalive(s)
+        for _ in range(3):
+            assert post(s) == (200, None)
+            gevent.sleep(0)
+
+    gevent.joinall([gevent.spawn(user) for _ in range(6)], raise_error=True)
+    assert srv.requests == 18 and srv.connections == 2  # never more than the pool's size
+    from geventhttpclient.url import URL
+
+    inner = shared.get_client(URL(srv.url))._connection_pool._inner
+    assert type(inner._socket_queue) is IdleSockets and inner._socket_queue.qsize() == 2
+    shared.close()
