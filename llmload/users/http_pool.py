@@ -133,11 +133,21 @@ class IdleSockets(list):
 
 
 def take_reconnects() -> int:
-    """How many times this greenlet's requests were sent again since the last call (then 0)."""
-    lane = _LANES.get(getcurrent())
+    """How many times this greenlet's requests were sent again since the last call (then 0).
+
+    The user calls it as each request ends; its lane goes with it (a next request makes a new
+    one), so that an idle user holds none, except one whose next checkout must open a fresh
+    connection.
+    """
+    g = getcurrent()
+    lane = _LANES.get(g)
     if lane is None:
         return 0
-    n, lane.reconnects = lane.reconnects, 0
+    n = lane.reconnects
+    if lane.fresh:
+        lane.reconnects = 0
+    else:
+        del _LANES[g]
     return n
 
 

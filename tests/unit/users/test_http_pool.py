@@ -343,3 +343,17 @@ def test_a_shared_pool_still_bounds_its_connections(scripted):
     inner = shared.get_client(URL(srv.url))._connection_pool._inner
     assert type(inner._socket_queue) is IdleSockets and inner._socket_queue.qsize() == 2
     shared.close()
+
+
+def test_an_idle_user_holds_no_lane(scripted):
+    """The per-greenlet lane lives from a request's checkout to take_reconnects(), which the user calls at its end."""
+    from llmload.users import http_pool
+
+    srv = scripted(lambda conn, nth: "ok" if nth == 0 else "drop")
+    session = srv.session()
+    assert post(session) == (200, None)
+    assert gevent.getcurrent() in http_pool._LANES
+    assert take_reconnects() == 0 and gevent.getcurrent() not in http_pool._LANES
+    assert post(session) == (200, None)  # dropped, sent again on a fresh connection
+    assert take_reconnects() == 1 and gevent.getcurrent() not in http_pool._LANES
+    assert take_reconnects() == 0
