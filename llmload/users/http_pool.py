@@ -22,6 +22,8 @@ reset: TTFT and E2E run from the first send, since the user waited through both.
 it never waits on it (its semaphore bounds the sockets out, so a ``put`` always fits and every
 ``get`` is non-blocking). :class:`KeepAlivePool` puts an :class:`IdleSockets` list there
 instead: the same LIFO order, ~60 bytes, and the semaphore (the concurrency limit) untouched.
+The wrappers have slots, :class:`KeepAliveClients` keeps its one host's client without a
+table, and the users' equal ``HTTPClientPool`` arguments are one dict.
 
 **Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
@@ -159,6 +161,8 @@ class KeepAlivePool:
     whose announced limits are reached, and at return one that has carried ``max`` requests.
     """
 
+    __slots__ = ("_conns", "_inner", "_policy", "size")
+
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
@@ -242,24 +246,51 @@ class KeepAliveClient:
 class KeepAliveClients:
     """Stands in for geventhttpclient's ``HTTPClientPool`` (one ``HTTPClient`` per host:port)."""
 
+    __slots__ = ("_inner", "_last", "_policy", "_wrapped")
+
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
-        self._wrapped: dict[int, KeepAliveClient] = {}
+        self._last: KeepAliveClient | None = None  # the one host most users talk to: no table for it
+        self._wrapped: dict[int, KeepAliveClient] | None = None  # the others (``--host URL1,URL2``)
+        args = getattr(inner, "client_args", None)
+        if type(args) is dict:  # every user's HTTPClientPool has the same arguments: one dict for them all
+            inner.client_args = _shared_args(args)
 
     def get_client(self, url: Any) -> KeepAliveClient:
         client = self._inner.get_client(url)
-        w = self._wrapped.get(id(client))
+        last = self._last
+        if last is not None and last._inner is client:
+            return last
+        wrapped = self._wrapped
+        if wrapped is None:
+            wrapped = self._wrapped = {}
+        if last is not None:
+            wrapped[id(last._inner)] = last
+        w = wrapped.get(id(client))
         if w is None or w._inner is not client:
-            w = self._wrapped[id(client)] = KeepAliveClient(client, self._policy)
+            w = wrapped[id(client)] = KeepAliveClient(client, self._policy)
+        self._last = w
         return w
 
     def close(self) -> None:
         self._inner.close()
-        self._wrapped.clear()
+        self._last = self._wrapped = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+_ARGS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+
+
+def _shared_args(args: dict[str, Any]) -> dict[str, Any]:
+    """One dict for every equal set of ``HTTPClientPool`` arguments (read only, to make each host's client)."""
+    try:
+        key = tuple(sorted(args.items()))
+        return _ARGS.setdefault(key, args) if len(_ARGS) < 64 else args
+    except TypeError:  # an unhashable or unorderable value: keep the user's own
+        return args
 
 
 def install_keepalive(session: Any, clock: Callable[[], float] = time.monotonic) -> None:

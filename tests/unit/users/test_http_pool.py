@@ -357,3 +357,26 @@ def test_an_idle_user_holds_no_lane(scripted):
     assert post(session) == (200, None)  # dropped, sent again on a fresh connection
     assert take_reconnects() == 1 and gevent.getcurrent() not in http_pool._LANES
     assert take_reconnects() == 0
+
+
+def test_two_hosts_keep_their_own_client_and_connection(scripted):
+    """``--host URL1,URL2``: requests alternate between hosts, each host's keep-alive connection is reused."""
+    a, b = scripted(lambda conn, nth: "ok"), scripted(lambda conn, nth: "ok")
+    session = a.session()
+    for _ in range(3):
+        for srv in (a, b):
+            resp = session.request("POST", srv.url + "/s", data=b"{}", stream=True, catch_response=True)
+            assert resp.status_code == 200
+            reader = BodyReader(resp)
+            while reader.read_some():
+                pass
+    assert (a.connections, a.requests, b.connections, b.requests) == (1, 3, 1, 3)
+    clients = session.client.clientpool
+    assert len({id(w) for w in clients._wrapped.values()}) == 2  # one wrapper per host, kept
+
+
+def test_users_share_one_dict_of_client_arguments(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    one, two = srv.session(), srv.session()
+    assert one.client.clientpool._inner.client_args is two.client.clientpool._inner.client_args
+    assert post(one) == (200, None) and post(two) == (200, None)
