@@ -114,7 +114,7 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
         attach(environment, load)
         ev.llmload_request.add_listener(lambda record, **_: load.on_record(record))
     ev.test_start.add_listener(lambda **_: runtime.on_test_start())
-    ev.spawning_complete.add_listener(lambda user_count, **_: (runtime.on_spawned(user_count), freeze_users()))
+    ev.spawning_complete.add_listener(lambda user_count, **_: (runtime.on_spawned(user_count), freeze_users(environment)))
     ev.test_stopping.add_listener(lambda **_: runtime.on_test_stopping())
     ev.test_stop.add_listener(lambda **_: (runtime.on_test_stop(), thaw()))
     ev.quitting.add_listener(lambda **_: runtime.on_quitting())
