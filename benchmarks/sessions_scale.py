@@ -19,7 +19,9 @@ burst. The run lasts ``spawn-s + --steady-s`` (default 20 + 30 s).
 
 * ``RSS`` = resident set size of the llmload process tree (the master and its workers with
   ``--processes 2``), the median of 1-s samples over the steady window (after the spawn and
-  5 s, to 2 s before the end: every session exists and holds its history; ~99 % are idle).
+  5 s, to 2 s before the end: every session exists and holds its history; ~99 % are idle),
+  taking only the samples where the exporter's ``llmload_users`` is N (on a loaded box the
+  spawn can run late).
   ``KB/session`` = (RSS(N) − RSS(reference)) / (N − reference), the reference being the same
   run with ``--reference`` sessions (default 50): the marginal memory of one session.
 * ``CPU/turn`` = CPU seconds of the llmload process tree over the steady window / turns that
@@ -34,6 +36,17 @@ burst. The run lasts ``spawn-s + --steady-s`` (default 20 + 30 s).
   turns (sent as the users spawn), p50/p99, reported apart. The error holds the simulator's
   own lateness too (it shares the 2 cores); the sim's CPU is printed to judge it.
 
+``--split`` says where the TTFT error comes from. The simulator stamps its chunks
+(``--stamp-chunks``) and llmload runs ``benchmarks/_stamped_locustfile.py``, so each spread
+turn's error splits at the simulator's first-chunk send stamp: ``server`` = send → the
+simulator sends chunk 1, − 50 ms (the request's way in, the simulator's loop and timer
+lateness) and ``client`` = that send → the client's stamp (the client's loop). Every Python
+process started (llmload, its workers, the simulator) also times each garbage collection
+(``benchmarks/_gc_probe``: wall and CPU ms), and each spread turn late by more than 5 ms is
+matched to the collections > 2 ms its TTFT overlapped: llmload's, the simulator's, or
+neither (then: CPU contention, the loop's other work). The stamped locustfile keeps a few
+arrays per request, so take ``KB/session`` from a run without ``--split``.
+
 ``--burst N`` (default 2000; 0 skips) adds a run whose N first turns are all sent at once
 (``-r N``), in one process, and splits the first-turn TTFT into spawn (Locust's spawn loop
 running while the requests wait: the first record's start to the last's), client and server.
@@ -47,6 +60,7 @@ simulator; the soft limit is raised to the hard one here.
 
     nice -n 10 .venv/bin/python benchmarks/sessions_scale.py
     nice -n 10 .venv/bin/python benchmarks/sessions_scale.py --sessions 2000 --processes 1 --burst 0
+    .venv/bin/python benchmarks/sessions_scale.py --split --sessions 10000 --processes 1 --burst 0
 """
 
 from __future__ import annotations
@@ -141,15 +155,17 @@ def tree_rss_cpu(pid: int) -> tuple[float, float]:
     return rss, cpu
 
 
-def scrape_lag(port: int) -> list[float]:
-    """``llmload_worker_loop_lag_seconds`` of every worker, from the exporter (empty when not up)."""
+def scrape_lag(port: int) -> tuple[list[float], int]:
+    """``llmload_worker_loop_lag_seconds`` of every worker and ``llmload_users``, from the exporter ([], -1: not up)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=0.5) as r:
             text = r.read().decode()
     except OSError:
-        return []
-    return [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-            if line.startswith("llmload_worker_loop_lag_seconds{")]  # fmt: skip
+        return [], -1
+    lines = text.splitlines()
+    users = [int(float(line.rsplit(" ", 1)[1])) for line in lines if line.startswith("llmload_users ")]
+    return [float(line.rsplit(" ", 1)[1]) for line in lines
+            if line.startswith("llmload_worker_loop_lag_seconds{")], (users[0] if users else -1)  # fmt: skip
 
 
 @dataclass
@@ -159,6 +175,7 @@ class Sample:
     cpu_s: float
     sim_cpu_s: float
     lags: list[float]
+    users: int  # llmload_users when scraped (-1: no answer)
 
 
 @dataclass
@@ -249,10 +266,10 @@ def one_run(ns: argparse.Namespace, sim: Any, tmp: Path, profile: Path, n: int, 
     try:
         while not child.poll():
             rss, cpu = tree_rss_cpu(child.pid)
-            lags = scrape_lag(port)
+            lags, users = scrape_lag(port)
             if lags and not t_started:
                 t_started = time.time()  # the exporter answers: the test is starting
-            samples.append(Sample(time.time(), rss, cpu, proc_cpu_s(sim.pid), lags))
+            samples.append(Sample(time.time(), rss, cpu, proc_cpu_s(sim.pid), lags, users))
             if time.perf_counter() - child.t_launch > run_s + 120:
                 raise RuntimeError(f"llmload (pid {child.pid}) still running after {run_s + 120:.0f} s")
             time.sleep(1.0)
@@ -282,8 +299,10 @@ def one_run(ns: argparse.Namespace, sim: Any, tmp: Path, profile: Path, n: int, 
                                                           "turn": np.empty(0)}  # fmt: skip
     later = st["turn"] >= 2
     late_ms = st["first_late_ns"][later] / 1e6
+    # RSS: only once the exporter counts every session (a loaded box can spawn late); else the whole window
+    full = [s for s in window if s.users >= n]
     return RunResult(
-        n, processes, la, statistics.median(s.rss_mb for s in window), cpu / max(turns, 1) * 1e6, cpu / wall,
+        n, processes, la, statistics.median(s.rss_mb for s in full or window), cpu / max(turns, 1) * 1e6, cpu / wall,
         (window[-1].sim_cpu_s - window[0].sim_cpu_s) / wall,
         statistics.median(lags) if lags else float("nan"), max(lags) if lags else float("nan"),
         np.array([err(r) for r in ok if r["turn"] >= 2]), np.array([err(r) for r in ok if r["turn"] == 1]),
