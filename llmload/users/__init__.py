@@ -17,7 +17,9 @@
 * :mod:`~llmload.users.keepalive` — when a pooled connection may carry another request: the server's
   ``Keep-Alive`` header (:class:`~llmload.users.keepalive.KeepAlivePolicy`);
 * :mod:`~llmload.users.backoff_wait` — :class:`~llmload.users.backoff_wait.Backoff`: a user's wait after
-  a failed request (``--error-backoff``, ``Retry-After``).
+  a failed request (``--error-backoff``, ``Retry-After``);
+* :mod:`~llmload.users.idle_footprint` — less held by an idle user: a cookie jar made at the first
+  cookie, Locust's task queue as a list (:func:`~llmload.users.idle_footprint.lighten`).
 """
 
 from __future__ import annotations
