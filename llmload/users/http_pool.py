@@ -23,7 +23,11 @@ it never waits on it (its semaphore bounds the sockets out, so a ``put`` always 
 ``get`` is non-blocking). :class:`KeepAlivePool` puts an :class:`IdleSockets` list there
 instead: the same LIFO order, ~60 bytes, and the semaphore (the concurrency limit) untouched.
 The wrappers have slots, :class:`KeepAliveClients` keeps its one host's client without a
-table, and the users' equal ``HTTPClientPool`` arguments are one dict.
+table, and the users' equal ``HTTPClientPool`` arguments are one dict, their equal default
+headers (the agent's and each ``HTTPClient``'s, which geventhttpclient only copies or merges
+from) one ``Headers`` each (~0.3 KB apiece per user). A script that changes a session's
+``default_headers`` in place after it started would change them for every user with the same
+ones: set them on the class (Locust's ``default_headers``) instead.
 
 **Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
@@ -221,6 +225,7 @@ class KeepAliveClient:
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         if not isinstance(inner._connection_pool, KeepAlivePool):
             inner._connection_pool = KeepAlivePool(inner._connection_pool, policy)
+            inner.default_headers = _shared_headers(inner.default_headers)
         self._inner = inner
 
     def request(self, method: str, request_uri: str, body: Any = b"", headers: Any = None) -> Any:
@@ -282,6 +287,17 @@ class KeepAliveClients:
 
 
 _ARGS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_HEADERS: list[Any] = []  # distinct default Headers, shared by the users that have equal ones
+
+
+def _shared_headers(headers: Any) -> Any:
+    """An equal ``Headers`` already in use (read only: geventhttpclient copies or merges from it), else this one."""
+    for h in _HEADERS:
+        if type(h) is type(headers) and h == headers:
+            return h
+    if len(_HEADERS) < 16:
+        _HEADERS.append(headers)
+    return headers
 
 
 def _shared_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -298,6 +314,7 @@ def install_keepalive(session: Any, clock: Callable[[], float] = time.monotonic)
     agent = session.client  # LocustUserAgent
     if not isinstance(agent.clientpool, KeepAliveClients):
         agent.clientpool = KeepAliveClients(agent.clientpool, KeepAlivePolicy(clock))
+        agent.default_headers = _shared_headers(agent.default_headers)
 
 
 class BodyReader:

@@ -127,6 +127,7 @@ class Scripted:
         self.rule, self.keep_alive = rule, keep_alive
         self.connections = 0
         self.requests = 0
+        self.seen: list[dict] = []  # each request's header fields
         self.srv = StreamServer(("127.0.0.1", 0), self.handle)
         self.srv.start()
         self.url = f"http://127.0.0.1:{self.srv.server_port}"
@@ -143,6 +144,7 @@ class Scripted:
                 buf += data
             head, _, rest = buf.partition(b"\r\n\r\n")
             fields = dict(h.partition(b":")[::2] for h in head.split(b"\r\n")[1:])
+            self.seen.append(fields)
             length = int({k.lower(): v for k, v in fields.items()}[b"content-length"])
             while len(rest) < length:
                 rest += sock.recv(65536)
@@ -380,3 +382,24 @@ def test_users_share_one_dict_of_client_arguments(scripted):
     one, two = srv.session(), srv.session()
     assert one.client.clientpool._inner.client_args is two.client.clientpool._inner.client_args
     assert post(one) == (200, None) and post(two) == (200, None)
+
+
+def test_users_with_equal_default_headers_share_them_and_still_send_them(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    one, two = srv.session(), srv.session()
+    other = FastHttpSession(srv.url, request_event=Environment().events.request, user=None,
+                            headers={"User-Agent": "mine"})  # fmt: skip
+    install_keepalive(other)
+    for s in (one, two, other):
+        assert post(s) == (200, None)
+    assert one.client.default_headers is two.client.default_headers
+    assert _pool_client(one).default_headers is _pool_client(two).default_headers
+    assert other.client.default_headers is not one.client.default_headers
+    agents = [f[b"User-Agent"].strip() for f in srv.seen]
+    assert agents[2] == b"mine" and agents[0] == agents[1] != b"mine"
+
+
+def _pool_client(session):
+    from geventhttpclient.url import URL
+
+    return session.client.clientpool.get_client(URL(session.base_url))._inner
