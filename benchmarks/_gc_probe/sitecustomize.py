@@ -4,6 +4,12 @@ Put on ``PYTHONPATH`` with ``LLMLOAD_BENCH_GCPROBE=<dir>`` set, every Python pro
 (llmload, its workers, the simulator) appends its collections (generation, pause in seconds,
 the thread's CPU seconds in it, ``time.time()`` at the end) and writes them at exit to ``<dir>/gc-<pid>.json`` with its
 command line. No effect without the variable.
+
+``LLMLOAD_BENCH_SIM_FREEZE=<seconds>`` (``sessions_scale.py --sim-freeze``, an experiment): the
+simulator moves every object alive to the permanent generation (``gc.freeze()``) that often,
+from a thread, so that its full collections visit only the last seconds' objects: the TTFT
+error without the simulator's collections (cyclic garbage among frozen objects then waits:
+fine for a benchmark run, not for a server).
 """
 
 import os
@@ -37,3 +43,17 @@ if os.environ.get("LLMLOAD_BENCH_GCPROBE"):
             pass
 
     atexit.register(_dump)
+
+    _every = float(os.environ.get("LLMLOAD_BENCH_SIM_FREEZE") or 0)
+    if _every > 0:
+        with open("/proc/self/cmdline", "rb") as _f:
+            _is_sim = b"llmload.sim" in _f.read()
+        if _is_sim:
+            import threading
+
+            def _freezer() -> None:
+                while True:
+                    time.sleep(_every)
+                    gc.freeze()
+
+            threading.Thread(target=_freezer, name="bench-sim-freeze", daemon=True).start()
