@@ -29,13 +29,6 @@ from) one ``Headers`` each (~0.3 KB apiece per user). A script that changes a se
 ``default_headers`` in place after it started would change them for every user with the same
 ones: set them on the class (Locust's ``default_headers``) instead.
 
-**No yield before the send.** geventhttpclient checks that a pooled socket is still alive
-with ``select.select([sock], [], [], 0)``; under gevent's patch that call ends in
-``gevent.sleep(0)`` even with a zero timeout, so every request gave up the loop between its
-start stamp and its send, and waited a whole loop turn (every other ready greenlet): TTFT
-error that looked like the server's. :class:`KeepAlivePool` gives the pool
-:func:`_socket_alive_now`, the same check with the unpatched ``select``.
-
 **Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
 TTFT 500 ms for a true 2 ms (shared/research/locust.md §3). geventhttpclient's
@@ -60,7 +53,6 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from gevent import getcurrent
-from gevent.monkey import get_original
 from gevent.queue import Empty, LifoQueue
 from geventhttpclient.response import HTTPConnectionClosed
 
@@ -146,21 +138,6 @@ class IdleSockets(list):
         self.append(item)
 
 
-_SELECT = get_original("select", "select")  # the system call itself, not gevent's (which yields)
-
-
-def _socket_alive_now(sock: Any) -> bool:
-    """geventhttpclient's ``_is_socket_alive`` without a yield: an idle keep-alive socket is not readable."""
-    if sock is None:
-        return False
-    try:
-        if sock.fileno() < 0:
-            return False
-        return not _SELECT([sock], [], [], 0.0)[0]
-    except (OSError, ValueError):
-        return False
-
-
 def take_reconnects() -> int:
     """How many times this greenlet's requests were sent again since the last call (then 0).
 
@@ -198,8 +175,6 @@ class KeepAlivePool:
         queue = getattr(inner, "_socket_queue", None)
         if type(queue) is LifoQueue and queue.empty():  # geventhttpclient's: a light list instead (docstring)
             inner._socket_queue = IdleSockets()
-        if hasattr(inner, "_is_socket_alive"):  # the same check, without gevent's yield (module docstring)
-            inner._is_socket_alive = _socket_alive_now
         host = getattr(inner, "_connection_host", None)
         if isinstance(host, str) and _is_ip(host):  # no lookup to do: answered here, not by gevent's thread pool
             family = socket.AF_INET if getattr(inner, "disable_ipv6", False) else 0

@@ -403,25 +403,3 @@ def _pool_client(session):
     from geventhttpclient.url import URL
 
     return session.client.clientpool.get_client(URL(session.base_url))._inner
-
-
-def test_checking_a_pooled_socket_does_not_yield_to_the_loop(scripted):
-    """The idle-socket check before a reused connection's send lets no other greenlet run (it was gevent.sleep(0))."""
-    from llmload.users import http_pool
-
-    srv = scripted(lambda conn, nth: "ok")
-    session = srv.session()
-    assert post(session) == (200, None)
-    inner = _pool(session)
-    assert inner._is_socket_alive is http_pool._socket_alive_now
-    sock = inner._socket_queue[-1]
-    ran = []
-    gevent.spawn(ran.append, 1)  # would run at any yield
-    assert inner._is_socket_alive(sock) is True and ran == []
-    assert post(session) == (200, None) and srv.connections == 1  # still reused
-    a, b = __import__("socket").socketpair()
-    b.send(b"x")  # readable while idle: the server closed it or sent garbage
-    assert http_pool._socket_alive_now(a) is False
-    a.close()
-    b.close()
-    assert http_pool._socket_alive_now(a) is False and http_pool._socket_alive_now(None) is False
