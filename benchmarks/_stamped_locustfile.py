@@ -87,6 +87,7 @@ class _Collector:
         self.first_late: list[int] = []
         self.first_at_ms: list[int] = []
         self.ttft: list[int] = []
+        self.turn: list[int] = []
         self.counts = {"paired": 0, "not_ok": 0, "unstamped": 0, "mismatched": 0}
 
     def on_test_start(self, **_: Any) -> None:
@@ -110,6 +111,7 @@ class _Collector:
         self.first_late.append(int(c[0] - s[0]))
         self.first_at_ms.append((int(c[0]) - self.t0_ns) // 1_000_000)
         self.ttft.append(int(c[0] - record.start_ns))
+        self.turn.append(record.turn)
         if len(c) > 1:
             self.gap_err.append(np.diff(c) - np.diff(s))
             self.gap_at_ms.append((c[1:] - self.t0_ns) // 1_000_000)
@@ -118,6 +120,8 @@ class _Collector:
         path = os.environ.get(OUTPUT_ENV)
         if not path:
             return
+        if os.environ.get(OUTPUT_ENV + "_PER_PROCESS"):  # --processes N: each process writes its own file
+            path = f"{path}.{os.getpid()}"
         cat = lambda parts: np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)  # noqa: E731
         out = {
             "counts": self.counts,
@@ -127,6 +131,7 @@ class _Collector:
             "first_late_ns": np.asarray(self.first_late, dtype=np.int64),
             "first_at_ms": np.asarray(self.first_at_ms, dtype=np.int64),
             "ttft_ns": np.asarray(self.ttft, dtype=np.int64),
+            "turn": np.asarray(self.turn, dtype=np.int64),
         }
         with open(path, "wb") as f:
             f.write(orjson.dumps(out, option=orjson.OPT_SERIALIZE_NUMPY))

@@ -19,7 +19,9 @@ burst. The run lasts ``spawn-s + --steady-s`` (default 20 + 30 s).
 
 * ``RSS`` = resident set size of the llmload process tree (the master and its workers with
   ``--processes 2``), the median of 1-s samples over the steady window (after the spawn and
-  5 s, to 2 s before the end: every session exists and holds its history; ~99 % are idle).
+  5 s, to 2 s before the end: every session exists and holds its history; ~99 % are idle),
+  taking only the samples where the exporter's ``llmload_users`` is N (on a loaded box the
+  spawn can run late).
   ``KB/session`` = (RSS(N) − RSS(reference)) / (N − reference), the reference being the same
   run with ``--reference`` sessions (default 50): the marginal memory of one session.
 * ``CPU/turn`` = CPU seconds of the llmload process tree over the steady window / turns that
@@ -34,6 +36,17 @@ burst. The run lasts ``spawn-s + --steady-s`` (default 20 + 30 s).
   turns (sent as the users spawn), p50/p99, reported apart. The error holds the simulator's
   own lateness too (it shares the 2 cores); the sim's CPU is printed to judge it.
 
+``--split`` says where the TTFT error comes from. The simulator stamps its chunks
+(``--stamp-chunks``) and llmload runs ``benchmarks/_stamped_locustfile.py``, so each spread
+turn's error splits at the simulator's first-chunk send stamp: ``server`` = send → the
+simulator sends chunk 1, − 50 ms (the request's way in, the simulator's loop and timer
+lateness) and ``client`` = that send → the client's stamp (the client's loop). Every Python
+process started (llmload, its workers, the simulator) also times each garbage collection
+(``benchmarks/_gc_probe``: wall and CPU ms), and each spread turn late by more than 5 ms is
+matched to the collections > 2 ms its TTFT overlapped: llmload's, the simulator's, or
+neither (then: CPU contention, the loop's other work). The stamped locustfile keeps a few
+arrays per request, so take ``KB/session`` from a run without ``--split``.
+
 ``--burst N`` (default 2000; 0 skips) adds a run whose N first turns are all sent at once
 (``-r N``), in one process, and splits the first-turn TTFT into spawn (Locust's spawn loop
 running while the requests wait: the first record's start to the last's), client and server.
@@ -47,6 +60,7 @@ simulator; the soft limit is raised to the hard one here.
 
     nice -n 10 .venv/bin/python benchmarks/sessions_scale.py
     nice -n 10 .venv/bin/python benchmarks/sessions_scale.py --sessions 2000 --processes 1 --burst 0
+    .venv/bin/python benchmarks/sessions_scale.py --split --sessions 10000 --processes 1 --burst 0
 """
 
 from __future__ import annotations
@@ -95,6 +109,7 @@ SIM_TTFT_MS = 50.0
 SIM_ITL_MS = 10.0
 TARGET_ERR_P99_MS = 5.0
 TARGET_KB = 20.0
+GC_PROBE = Path(__file__).resolve().parent / "_gc_probe"
 
 
 def _interrupt(signum: int, _frame: Any) -> None:
@@ -140,15 +155,17 @@ def tree_rss_cpu(pid: int) -> tuple[float, float]:
     return rss, cpu
 
 
-def scrape_lag(port: int) -> list[float]:
-    """``llmload_worker_loop_lag_seconds`` of every worker, from the exporter (empty when not up)."""
+def scrape_lag(port: int) -> tuple[list[float], int]:
+    """``llmload_worker_loop_lag_seconds`` of every worker and ``llmload_users``, from the exporter ([], -1: not up)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=0.5) as r:
             text = r.read().decode()
     except OSError:
-        return []
-    return [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-            if line.startswith("llmload_worker_loop_lag_seconds{")]  # fmt: skip
+        return [], -1
+    lines = text.splitlines()
+    users = [int(float(line.rsplit(" ", 1)[1])) for line in lines if line.startswith("llmload_users ")]
+    return [float(line.rsplit(" ", 1)[1]) for line in lines
+            if line.startswith("llmload_worker_loop_lag_seconds{")], (users[0] if users else -1)  # fmt: skip
 
 
 @dataclass
@@ -158,6 +175,7 @@ class Sample:
     cpu_s: float
     sim_cpu_s: float
     lags: list[float]
+    users: int  # llmload_users when scraped (-1: no answer)
 
 
 @dataclass
@@ -177,6 +195,51 @@ class RunResult:
     errors: int
     first_starts_s: float  # first turns: last start − first start (s)
     first_headers: np.ndarray  # first turns: send -> response headers (ms); the fixed sim writes them on arrival
+    server_err: np.ndarray  # turns >= 2: client send -> the sim's first-chunk send stamp, − 50 ms (ms; empty: no stamps)
+    client_late: np.ndarray  # turns >= 2: the sim's first-chunk send stamp -> the client's stamp (ms)
+    window: tuple[float, float]  # the steady window, time.time()
+    client_gc: list[Pause]  # --split: llmload's collections
+    spread_start: np.ndarray  # time.time() of each spread turn's send, aligned with ``spread``
+    spread_headers: np.ndarray  # spread turns: send -> response headers (ms; the fixed sim writes them on arrival)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """One garbage collection (benchmarks/_gc_probe): generation, wall and CPU seconds, end as time.time()."""
+
+    gen: int
+    wall_s: float
+    cpu_s: float
+    end: float
+
+
+def gc_pauses(directory: Path, sim: bool, remove: bool) -> list[Pause]:
+    """The collections that benchmarks/_gc_probe recorded, of the simulator or of llmload's processes."""
+    out: list[Pause] = []
+    for path in directory.glob("gc-*.json"):
+        d = orjson.loads(path.read_bytes())
+        if ("llmload.sim" in d["cmd"]) != sim:
+            continue
+        out.extend(Pause(int(g), float(w), float(c), float(t)) for g, w, c, t in d["pauses"])
+        if remove:
+            path.unlink()
+    return sorted(out, key=lambda x: x.end)
+
+
+def read_stamps(base: Path) -> dict[str, Any]:
+    """The stamped locustfile's files of one run (one per process), joined: ttft_ns, first_late_ns, turn, counts."""
+    keys = ("ttft_ns", "first_late_ns", "turn")
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    counts: dict[str, int] = {}
+    for path in sorted(base.parent.glob(base.name + ".*")):
+        d = orjson.loads(path.read_bytes())
+        for k in keys:
+            parts[k].append(np.asarray(d.get(k, []), dtype=np.float64))
+        for k, v in d.get("counts", {}).items():
+            counts[k] = counts.get(k, 0) + v
+    out: dict[str, Any] = {k: np.concatenate(v) if v else np.empty(0) for k, v in parts.items()}
+    out["counts"] = counts
+    return out
 
 
 def read_records(base: Path) -> list[dict[str, Any]]:
@@ -195,7 +258,8 @@ def one_run(ns: argparse.Namespace, sim: Any, tmp: Path, profile: Path, n: int, 
         extra += ["-f", str(STAMPED_LOCUSTFILE)]
     argv = llmload_argv(n, run_s, sim.url, profile, tmp / f"summary-{tag}.json", extra)
     argv[argv.index("-r") + 1] = f"{n / spawn_s:g}"
-    env = llmload_env({"LLMLOAD_BENCH_STAMPS": str(stamps)} if stamps is not None else None)
+    stamp_env = {"LLMLOAD_BENCH_STAMPS": str(stamps), "LLMLOAD_BENCH_STAMPS_PER_PROCESS": "1"}
+    env = llmload_env(stamp_env if stamps is not None else None)
     port = int(env["LLMLOAD_EXPORTER_PORT"])
     child = Child(argv, tmp / f"llmload-{tag}.log", env)
     samples: list[Sample] = []
@@ -203,10 +267,10 @@ def one_run(ns: argparse.Namespace, sim: Any, tmp: Path, profile: Path, n: int, 
     try:
         while not child.poll():
             rss, cpu = tree_rss_cpu(child.pid)
-            lags = scrape_lag(port)
+            lags, users = scrape_lag(port)
             if lags and not t_started:
                 t_started = time.time()  # the exporter answers: the test is starting
-            samples.append(Sample(time.time(), rss, cpu, proc_cpu_s(sim.pid), lags))
+            samples.append(Sample(time.time(), rss, cpu, proc_cpu_s(sim.pid), lags, users))
             if time.perf_counter() - child.t_launch > run_s + 120:
                 raise RuntimeError(f"llmload (pid {child.pid}) still running after {run_s + 120:.0f} s")
             time.sleep(1.0)
@@ -232,13 +296,23 @@ def one_run(ns: argparse.Namespace, sim: Any, tmp: Path, profile: Path, n: int, 
 
     ok = [r for r in recs if r["outcome"] == "ok" and r["chunks_ns"]]
     first = [r["start_wall_ns"] / 1e9 for r in recs if r["turn"] == 1]
+    st = read_stamps(stamps) if stamps is not None else {"ttft_ns": np.empty(0), "first_late_ns": np.empty(0),
+                                                          "turn": np.empty(0)}  # fmt: skip
+    later = st["turn"] >= 2
+    late_ms = st["first_late_ns"][later] / 1e6
+    # RSS: only once the exporter counts every session (a loaded box can spawn late); else the whole window
+    full = [s for s in window if s.users >= n]
     return RunResult(
-        n, processes, la, statistics.median(s.rss_mb for s in window), cpu / max(turns, 1) * 1e6, cpu / wall,
+        n, processes, la, statistics.median(s.rss_mb for s in full or window), cpu / max(turns, 1) * 1e6, cpu / wall,
         (window[-1].sim_cpu_s - window[0].sim_cpu_s) / wall,
         statistics.median(lags) if lags else float("nan"), max(lags) if lags else float("nan"),
         np.array([err(r) for r in ok if r["turn"] >= 2]), np.array([err(r) for r in ok if r["turn"] == 1]),
         len(recs), sum(1 for r in recs if r["outcome"] == "error"), max(first) - min(first) if first else 0.0,
         np.array([r["headers_ns"] / 1e6 for r in ok if r["turn"] == 1 and r["headers_ns"]]),
+        st["ttft_ns"][later] / 1e6 - late_ms - SIM_TTFT_MS, late_ms, (lo, hi),
+        gc_pauses(tmp, sim=False, remove=True) if stamps is not None else [],
+        np.array([r["start_wall_ns"] / 1e9 for r in ok if r["turn"] >= 2]),
+        np.array([r["headers_ns"] / 1e6 for r in ok if r["turn"] >= 2 and r["headers_ns"]]),
     )  # fmt: skip
 
 
@@ -269,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spawn-s", type=float, default=20.0, help="seconds over which the N sessions start")
     p.add_argument("--steady-s", type=float, default=30.0, help="seconds measured after the spawn")
     p.add_argument("--burst", type=int, default=2000, help="sessions of the all-at-once run (0: none)")
+    p.add_argument("--sim-freeze", type=float, default=0.0, metavar="S",
+                   help="with --split, an experiment: the simulator freezes its objects every S seconds "
+                        "(benchmarks/_gc_probe), to see the error without its full collections")  # fmt: skip
+    p.add_argument("--split", action="store_true",
+                   help="split the TTFT error at the simulator's send stamps (llmload with benchmarks/"
+                        "_stamped_locustfile.py, whose per-request arrays inflate KB/session) and time every "
+                        "garbage collection of llmload and of the simulator")  # fmt: skip
     ns = p.parse_args(argv)
 
     from llmload.sim import start_sim_process
@@ -289,15 +370,27 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="llmload-sessions-") as d:
         tmp = Path(d)
         profile = write_profile(tmp, ns)
-        sim = start_sim_process(["--mode", "fixed", "--ttft-ms", f"{SIM_TTFT_MS:g}", "--itl-ms", f"{SIM_ITL_MS:g}"])
+        sim_argv = ["--mode", "fixed", "--ttft-ms", f"{SIM_TTFT_MS:g}", "--itl-ms", f"{SIM_ITL_MS:g}"]
+        if ns.split:  # every Python process started from here times its collections (benchmarks/_gc_probe)
+            os.environ["LLMLOAD_BENCH_GCPROBE"] = str(tmp)
+            if ns.sim_freeze > 0:
+                os.environ["LLMLOAD_BENCH_SIM_FREEZE"] = f"{ns.sim_freeze:g}"
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(GC_PROBE), os.environ.get("PYTHONPATH")) if p)
+        sim = start_sim_process(sim_argv + (["--stamp-chunks"] if ns.split else []))
+
+        def stamp_path(tag: str) -> Path | None:
+            return tmp / f"stamps-{tag}.json" if ns.split else None
+
         run_s = ns.spawn_s + ns.steady_s
         try:
             for procs in ns.processes if ns.sessions else []:
-                refs[procs] = one_run(ns, sim, tmp, profile, ns.reference, procs, ns.spawn_s, run_s, f"ref{procs}")
+                refs[procs] = one_run(ns, sim, tmp, profile, ns.reference, procs, ns.spawn_s, run_s, f"ref{procs}",
+                                      stamp_path(f"ref{procs}"))  # fmt: skip
                 _line(refs[procs], None)
                 for n in ns.sessions:
                     try:
-                        r = one_run(ns, sim, tmp, profile, n, procs, ns.spawn_s, run_s, f"{n}-{procs}")
+                        r = one_run(ns, sim, tmp, profile, n, procs, ns.spawn_s, run_s, f"{n}-{procs}",
+                                    stamp_path(f"{n}-{procs}"))  # fmt: skip
                     except RuntimeError as e:
                         print(f"  N={n} processes={procs}: did not hold: {str(e).splitlines()[0]}", flush=True)
                         break
@@ -312,12 +405,14 @@ def main(argv: list[str] | None = None) -> int:
             sim.stop()
         if results:
             _table(results, refs)
+            if ns.split:
+                _gc_table(results, gc_pauses(tmp, sim=True, remove=True))
         if ns.burst:  # a fresh simulator that stamps its chunks; the run ends before any second turn
             stamps = tmp / "stamps.json"
             with start_sim_process(["--mode", "fixed", "--ttft-ms", f"{SIM_TTFT_MS:g}", "--itl-ms",
                                     f"{SIM_ITL_MS:g}", "--stamp-chunks"]) as sim:  # fmt: skip
                 burst = one_run(ns, sim, tmp, profile, ns.burst, 1, 0.001, ns.think_s / 2 - 1, "burst", stamps)
-            _burst(burst, orjson.loads(stamps.read_bytes()))
+            _burst(burst, read_stamps(stamps))
     return 0
 
 
@@ -342,6 +437,14 @@ def _table(results: list[RunResult], refs: dict[int, RunResult]) -> None:
               f"{r.cpu_us_per_turn:>12.0f} {r.cores:>6.2f} {r.sim_cores:>10.2f} "
               f"{r.lag_p50_ms:>7.1f}/{r.lag_max_ms:<7.1f} {_pct(r.spread, 50):>12.1f}/{_pct(r.spread, 99):<13.1f} "
               f"{_pct(r.spawn, 50):>8.1f}/{_pct(r.spawn, 99):<8.1f} {r.requests:>9} {r.errors:>7}")  # fmt: skip
+    if any(r.server_err.size for r in results):
+        print("\nTTFT error of the spread turns, split at the simulator's first-chunk send stamp (ms):")
+        print("   N  proc  server: send -> sim sends chunk 1, − 50 p50/p99   client: sim sends -> client stamps p50/p99"
+              "   send -> headers p50/p99 (the sim answers them on arrival)")  # fmt: skip
+        for r in results:
+            print(f"{r.sessions:>6} {r.processes:>4} {_pct(r.server_err, 50):>30.1f}/{_pct(r.server_err, 99):<12.1f}"
+                  f"{_pct(r.client_late, 50):>30.1f}/{_pct(r.client_late, 99):<8.1f}"
+                  f"{_pct(r.spread_headers, 50):>22.1f}/{_pct(r.spread_headers, 99):<8.1f}")  # fmt: skip
     for procs, ref in sorted(refs.items()):
         print(f"reference: {ref.sessions} sessions, processes {procs}: RSS {ref.rss_mb:.0f} MB")
     hit = [r for r in results if _pct(r.spread, 99) < TARGET_ERR_P99_MS and _kb(r, refs[r.processes]) < TARGET_KB]
@@ -350,6 +453,34 @@ def _table(results: list[RunResult], refs: dict[int, RunResult]) -> None:
         + (", ".join(f"N={r.sessions}/p{r.processes}" for r in hit) or "none")
         + " meet both"
     )
+
+
+def _gc_table(results: list[RunResult], sim_gc: list[Pause]) -> None:
+    """Collections per run and which of them the late spread turns overlapped."""
+    print("\nGarbage collections in the steady window (benchmarks/_gc_probe): count, longest pause (wall ms / CPU ms)")
+    print("   N  proc   llmload: all  gen2 n  gen2 max wall/CPU     simulator: all  gen2 n  gen2 max wall/CPU")
+    for r in results:
+        lo, hi = r.window
+        cells = []
+        for pauses in (r.client_gc, sim_gc):
+            inside = [p for p in pauses if lo <= p.end <= hi]
+            g2 = [p for p in inside if p.gen == 2]
+            top = max(g2, key=lambda p: p.wall_s, default=Pause(2, 0.0, 0.0, 0.0))
+            cells.append(f"{len(inside):>14} {len(g2):>7} {top.wall_s * 1000:>10.1f}/{top.cpu_s * 1000:<8.1f}")
+        print(f"{r.sessions:>6} {r.processes:>4} {cells[0]}   {cells[1]}")
+    print(f"\nSpread turns late by > {TARGET_ERR_P99_MS:g} ms: share whose TTFT overlaps a collection > 2 ms")
+    print("   N  proc  late turns  llmload's  simulator's  neither")
+    for r in results:
+        late = r.spread > TARGET_ERR_P99_MS
+        starts, ends = r.spread_start[late], r.spread_start[late] + (r.spread[late] + SIM_TTFT_MS) / 1000
+        hit = [np.zeros(starts.size, dtype=bool), np.zeros(starts.size, dtype=bool)]
+        for k, pauses in enumerate((r.client_gc, sim_gc)):
+            for p in pauses:
+                if p.wall_s > 0.002:
+                    hit[k] |= (starts <= p.end) & (ends >= p.end - p.wall_s)
+        n = max(int(late.sum()), 1)
+        print(f"{r.sessions:>6} {r.processes:>4} {int(late.sum()):>11} {hit[0].sum() / n:>9.0%} {hit[1].sum() / n:>12.0%}"
+              f" {(~(hit[0] | hit[1])).sum() / n:>8.0%}")  # fmt: skip
 
 
 def _burst(r: RunResult, d: dict[str, Any]) -> None:

@@ -117,7 +117,7 @@ def install(environment: Any, runtime: Runtime | None = None, *, parser: Any = N
 
     def spawned(user_count: int, **_: Any) -> None:
         runtime.on_spawned(user_count)
-        freeze_users()
+        freeze_users(environment)
 
     def stopped(**_: Any) -> None:
         runtime.on_test_stop()

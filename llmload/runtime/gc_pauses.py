@@ -16,20 +16,61 @@ what was created since. Objects are still freed when their reference count drops
 garbage among the frozen ones waits, bounded by what existed at that moment (the users, their
 connections). :func:`thaw` (``test_stop``: the users are gone) gives them back to the collector,
 so a stopped test's users are collected before the next test (web UI) starts its own.
+
+Locust fires ``spawning_complete`` once it has *started* the last users' greenlets, before they
+ran: their task set, sampler, cookie jar, HTTP client and first connection are made when each
+greenlet first runs. Freezing only then left them all to the collector: at 4 000 sessions
+spawned at 500/s on a loaded box, 1 798 users' objects (82 k tracked in all) and a 44 ms full
+collection. So :func:`freeze_users`, given the environment, freezes again once every user
+greenlet has run (each is suspended in its first request, or done): checked every 0.2 s, for
+30 s at most, and never after :func:`thaw`.
 """
 
 from __future__ import annotations
 
 import gc
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import gevent
 
 __all__ = ["freeze_users", "thaw"]
 
+_pending: list[Any] = []  # the greenlet waiting to freeze the users once they have run (one at most)
 
-def freeze_users() -> None:
-    """Every object alive now out of the collector's visits (cheap: no collection runs)."""
+
+def _has_run(g: Any) -> bool:
+    """A greenlet that ran: suspended somewhere (it has a frame), or finished."""
+    return g.dead or g.gr_frame is not None
+
+
+def _freeze_once_run(greenlets: Iterable[Any], poll_s: float, limit_s: float) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and not all(_has_run(g) for g in list(greenlets)):
+        gevent.sleep(poll_s)
+    _pending.clear()
     gc.freeze()
+
+
+def freeze_users(environment: Any = None, *, poll_s: float = 0.2, limit_s: float = 30.0) -> None:
+    """Every object alive now out of the collector's visits (cheap: no collection runs).
+
+    With the Locust ``environment``: again once every user greenlet of its runner has run
+    (module docstring), from a greenlet of this process.
+    """
+    gc.freeze()
+    greenlets = getattr(getattr(environment, "runner", None), "user_greenlets", None)
+    if not greenlets or all(_has_run(g) for g in list(greenlets)):
+        return
+    for g in _pending:
+        g.kill(block=False)
+    _pending[:] = [gevent.spawn(_freeze_once_run, greenlets, poll_s, limit_s)]
 
 
 def thaw() -> None:
     """Everything frozen back into the oldest generation (the next full collection sees it)."""
+    for g in _pending:
+        g.kill(block=False)
+    _pending.clear()
     gc.unfreeze()

@@ -20,6 +20,8 @@
   a failed request (``--error-backoff``, ``Retry-After``);
 * :mod:`~llmload.users.sub_agents` — an agent session's fan-out: child sessions in greenlets beside their
   waiting parent (:func:`~llmload.users.sub_agents.fan_out`).
+* :mod:`~llmload.users.idle_footprint` — less held by an idle user: a cookie jar made at the first
+  cookie, Locust's task queue as a list (:func:`~llmload.users.idle_footprint.lighten`).
 """
 
 from __future__ import annotations

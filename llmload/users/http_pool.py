@@ -17,6 +17,18 @@ only idempotent methods, and every LLM request is a POST. :func:`take_reconnects
 user how many times its last request was sent again (0 or 1). The request's timing is not
 reset: TTFT and E2E run from the first send, since the user waited through both.
 
+**Idle memory.** geventhttpclient's ``ConnectionPool`` keeps its idle sockets in a gevent
+``LifoQueue`` (two deques of waiters: 1.2 KB), one per user since each user has its own pool;
+it never waits on it (its semaphore bounds the sockets out, so a ``put`` always fits and every
+``get`` is non-blocking). :class:`KeepAlivePool` puts an :class:`IdleSockets` list there
+instead: the same LIFO order, ~60 bytes, and the semaphore (the concurrency limit) untouched.
+The wrappers have slots, :class:`KeepAliveClients` keeps its one host's client without a
+table, and the users' equal ``HTTPClientPool`` arguments are one dict, their equal default
+headers (the agent's and each ``HTTPClient``'s, which geventhttpclient only copies or merges
+from) one ``Headers`` each (~0.3 KB apiece per user). A script that changes a session's
+``default_headers`` in place after it started would change them for every user with the same
+ones: set them on the class (Locust's ``default_headers``) instead.
+
 **Bodies.** Locust's ``FastHttpSession.iter_lines()`` and ``FastResponse.iter_content(n)`` block until
 ``n`` bytes have arrived (geventhttpclient's ``read(n)`` loops until it has them): measured
 TTFT 500 ms for a true 2 ms (shared/research/locust.md §3). geventhttpclient's
@@ -41,11 +53,15 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from gevent import getcurrent
+from gevent.queue import Empty, LifoQueue
 from geventhttpclient.response import HTTPConnectionClosed
 
 from llmload.users.keepalive import Connection, KeepAlivePolicy
 
-__all__ = ["BodyReader", "KeepAliveClient", "KeepAliveClients", "KeepAlivePool", "install_keepalive", "take_reconnects"]
+__all__ = [
+    "BodyReader", "IdleSockets", "KeepAliveClient", "KeepAliveClients", "KeepAlivePool", "install_keepalive",
+    "take_reconnects",
+]  # fmt: skip
 
 
 class _Lane:
@@ -97,12 +113,47 @@ def _numeric_addrinfo(host: str, port: int, family: int) -> list[Any]:
     return _socket.getaddrinfo(host.strip("[]"), port, family, socket.SOCK_STREAM, socket.SOL_TCP, flags)
 
 
+class IdleSockets(list):
+    """A pool's idle sockets, last returned first out: what ``ConnectionPool`` asks of its ``LifoQueue``.
+
+    ``ConnectionPool`` calls ``empty()``, ``get(block=False)`` and ``put(sock)`` only, its
+    semaphore keeping the count within the pool's size; a plain list does that without the
+    queue's waiter deques (module docstring, *Idle memory*).
+    """
+
+    __slots__ = ()
+
+    def empty(self) -> bool:
+        return not self
+
+    def qsize(self) -> int:
+        return len(self)
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        if not self:
+            raise Empty  # ConnectionPool only takes without waiting, and only after empty() said no
+        return self.pop()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        self.append(item)
+
+
 def take_reconnects() -> int:
-    """How many times this greenlet's requests were sent again since the last call (then 0)."""
-    lane = _LANES.get(getcurrent())
+    """How many times this greenlet's requests were sent again since the last call (then 0).
+
+    The user calls it as each request ends; its lane goes with it (a next request makes a new
+    one), so that an idle user holds none, except one whose next checkout must open a fresh
+    connection.
+    """
+    g = getcurrent()
+    lane = _LANES.get(g)
     if lane is None:
         return 0
-    n, lane.reconnects = lane.reconnects, 0
+    n = lane.reconnects
+    if lane.fresh:
+        lane.reconnects = 0
+    else:
+        del _LANES[g]
     return n
 
 
@@ -114,11 +165,16 @@ class KeepAlivePool:
     whose announced limits are reached, and at return one that has carried ``max`` requests.
     """
 
+    __slots__ = ("_conns", "_inner", "_policy", "size")
+
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
         self._conns = _CONNS
         self.size = inner.size
+        queue = getattr(inner, "_socket_queue", None)
+        if queue is not None and type(queue) is LifoQueue and queue.empty():  # geventhttpclient's: a light list instead (docstring)
+            inner._socket_queue = IdleSockets()
         host = getattr(inner, "_connection_host", None)
         if isinstance(host, str) and _is_ip(host):  # no lookup to do: answered here, not by gevent's thread pool
             family = socket.AF_INET if getattr(inner, "disable_ipv6", False) else 0
@@ -169,6 +225,7 @@ class KeepAliveClient:
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         if not isinstance(inner._connection_pool, KeepAlivePool):
             inner._connection_pool = KeepAlivePool(inner._connection_pool, policy)
+            inner.default_headers = _shared_headers(inner.default_headers)
         self._inner = inner
 
     def request(self, method: str, request_uri: str, body: Any = b"", headers: Any = None) -> Any:
@@ -194,24 +251,62 @@ class KeepAliveClient:
 class KeepAliveClients:
     """Stands in for geventhttpclient's ``HTTPClientPool`` (one ``HTTPClient`` per host:port)."""
 
+    __slots__ = ("_inner", "_last", "_policy", "_wrapped")
+
     def __init__(self, inner: Any, policy: KeepAlivePolicy) -> None:
         self._inner = inner
         self._policy = policy
-        self._wrapped: dict[int, KeepAliveClient] = {}
+        self._last: KeepAliveClient | None = None  # the one host most users talk to: no table for it
+        self._wrapped: dict[int, KeepAliveClient] | None = None  # the others (``--host URL1,URL2``)
+        args = getattr(inner, "client_args", None)
+        if type(args) is dict:  # every user's HTTPClientPool has the same arguments: one dict for them all
+            inner.client_args = _shared_args(args)
 
     def get_client(self, url: Any) -> KeepAliveClient:
         client = self._inner.get_client(url)
-        w = self._wrapped.get(id(client))
+        last = self._last
+        if last is not None and last._inner is client:
+            return last
+        wrapped = self._wrapped
+        if wrapped is None:
+            wrapped = self._wrapped = {}
+        if last is not None:
+            wrapped[id(last._inner)] = last
+        w = wrapped.get(id(client))
         if w is None or w._inner is not client:
-            w = self._wrapped[id(client)] = KeepAliveClient(client, self._policy)
+            w = wrapped[id(client)] = KeepAliveClient(client, self._policy)
+        self._last = w
         return w
 
     def close(self) -> None:
         self._inner.close()
-        self._wrapped.clear()
+        self._last = self._wrapped = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+_ARGS: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+_HEADERS: list[Any] = []  # distinct default Headers, shared by the users that have equal ones
+
+
+def _shared_headers(headers: Any) -> Any:
+    """An equal ``Headers`` already in use (read only: geventhttpclient copies or merges from it), else this one."""
+    for h in _HEADERS:
+        if type(h) is type(headers) and h == headers:
+            return h
+    if len(_HEADERS) < 16:
+        _HEADERS.append(headers)
+    return headers
+
+
+def _shared_args(args: dict[str, Any]) -> dict[str, Any]:
+    """One dict for every equal set of ``HTTPClientPool`` arguments (read only, to make each host's client)."""
+    try:
+        key = tuple(sorted(args.items()))
+        return _ARGS.setdefault(key, args) if len(_ARGS) < 64 else args
+    except TypeError:  # an unhashable or unorderable value: keep the user's own
+        return args
 
 
 def install_keepalive(session: Any, clock: Callable[[], float] = time.monotonic) -> None:
@@ -219,6 +314,7 @@ def install_keepalive(session: Any, clock: Callable[[], float] = time.monotonic)
     agent = session.client  # LocustUserAgent
     if not isinstance(agent.clientpool, KeepAliveClients):
         agent.clientpool = KeepAliveClients(agent.clientpool, KeepAlivePolicy(clock))
+        agent.default_headers = _shared_headers(agent.default_headers)
 
 
 class BodyReader:

@@ -71,6 +71,7 @@ from llmload.users.backoff_wait import Backoff
 from llmload.users.context import LoadContext, context_of
 from llmload.users.deadlines import Deadline, Flight, Watchdog
 from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
+from llmload.users.idle_footprint import lighten
 from llmload.users.response_checks import check_complete, raise_for_status, raise_not_a_stream
 from llmload.users.stream import consume
 from llmload.users.sub_agents import fan_out
@@ -124,6 +125,7 @@ class LLMUser(FastHttpUser):
         self._sampler = self._context.new_sampler()
         self._backoff = Backoff(self._context.error_backoff, _BACKOFF_RNG)
         self._session = self._reply = None
+        lighten(self)  # a cookie jar made at the first cookie, a list for Locust's task queue: less held while idle
 
     def _drop_connections(self) -> None:
         """Close this user's connections (only when its pool is its own, as by default)."""

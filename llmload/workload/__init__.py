@@ -11,6 +11,8 @@ or of conversations (``start_session()`` → :class:`Session`, turn by turn).
 * :mod:`~llmload.workload.mix` — :class:`Mix`: which class a user sends next, an exact, deterministic interleave;
 * :mod:`~llmload.workload.sampler` — :class:`WorkloadSampler`, the per-user request stream: mix → class →
   prompt and lengths → :class:`RequestSample`;
+* :mod:`~llmload.workload.lean_random` — :class:`~llmload.workload.lean_random.LeanRandom`, each user's
+  generator: ``random.Random``'s interface over SplitMix64, 8 bytes of state;
 * :mod:`~llmload.workload.request_types` — :class:`RequestSample`, the value the workload hands the adapters;
 * :mod:`~llmload.workload.prompts` — synthetic prompt text sized to a token count
   (:func:`synthetic_prompt`, :class:`SharedPrefix`);

@@ -55,6 +55,7 @@ from llmload.workload.conversation import ClassPlan, Session, history_images, on
 from llmload.workload.datasets import estimate_tokens
 from llmload.workload.distributions import Distribution, Duration, Fixed, parse_distribution, parse_duration
 from llmload.workload.fanout import DELEGATE, DELEGATE_TOOL, Delegation, FanoutSpec, parse_fanout
+from llmload.workload.lean_random import LeanRandom
 from llmload.workload.prompts import synthetic_prompt
 from llmload.workload.request_types import RequestSample
 
@@ -249,7 +250,7 @@ class AgentSession(Session):
     def __init__(self, plan: ClassPlan, rng: random.Random, spec: AgentSpec, *, child: bool = False) -> None:
         super().__init__(plan, rng)
         self._spec = spec
-        self._tool_rng = random.Random(rng.getrandbits(64))
+        self._tool_rng = LeanRandom(rng.getrandbits(64))  # 8 bytes, not a Mersenne Twister's 2.5 KB per session
         self._last_out = 1  # the last turn's max_tokens (a dataset class's length after a tool turn)
         self._delegated: Delegation | None = None  # the fan-out the turn just produced carries
         self.child = child  # a child session of a fan-out
@@ -349,7 +350,7 @@ class AgentSession(Session):
         inp = fan.input_tokens if fan.input_tokens is not None else plan.input_tokens
         child = replace(plan, turns=turns, input_tokens=inp, output_tokens=out, think_time=None, agent=spec.child())
         rng = self._tool_rng
-        return [AgentSession(child, random.Random(rng.getrandbits(64)), child.agent, child=True)  # type: ignore[arg-type]
+        return [AgentSession(child, LeanRandom(rng.getrandbits(64)), child.agent, child=True)  # type: ignore[arg-type]
                 for _ in range(fan.agents)]  # fmt: skip
 
     def took(self, start_ns: int, input_tokens: int, output_tokens: int) -> None:

@@ -10,7 +10,7 @@ from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError
 from locust.contrib.fasthttp import FastHttpSession
 from locust.env import Environment
 
-from llmload.users.http_pool import BodyReader, install_keepalive, take_reconnects
+from llmload.users.http_pool import BodyReader, IdleSockets, install_keepalive, take_reconnects
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -127,6 +127,7 @@ class Scripted:
         self.rule, self.keep_alive = rule, keep_alive
         self.connections = 0
         self.requests = 0
+        self.seen: list[dict] = []  # each request's header fields
         self.srv = StreamServer(("127.0.0.1", 0), self.handle)
         self.srv.start()
         self.url = f"http://127.0.0.1:{self.srv.server_port}"
@@ -143,6 +144,7 @@ class Scripted:
                 buf += data
             head, _, rest = buf.partition(b"\r\n\r\n")
             fields = dict(h.partition(b":")[::2] for h in head.split(b"\r\n")[1:])
+            self.seen.append(fields)
             length = int({k.lower(): v for k, v in fields.items()}[b"content-length"])
             while len(rest) < length:
                 rest += sock.recv(65536)
@@ -288,3 +290,116 @@ def test_an_address_host_connects_without_gevents_resolver(scripted, monkeypatch
     monkeypatch.setattr(gevent.socket, "getaddrinfo", no_resolver)
     srv = scripted(lambda conn, nth: "ok")
     assert post(srv.session()) == (200, None) and post(srv.session()) == (200, None)  # two pools, two connections
+
+
+# -- idle memory: the pool's idle sockets in a list, not a gevent LifoQueue -------------------
+
+
+def test_idle_sockets_is_a_lifo_that_never_waits():
+    from gevent.queue import Empty
+
+    q = IdleSockets()
+    assert q.empty() and q.qsize() == 0
+    with pytest.raises(Empty):
+        q.get(block=False)
+    q.put("a")
+    q.put("b")
+    assert q.qsize() == 2 and q.get(block=False) == "b" and q.get(block=False) == "a" and q.empty()
+
+
+def _pool(session):
+    """geventhttpclient's ConnectionPool under this session's KeepAliveClient and KeepAlivePool."""
+    from geventhttpclient.url import URL
+
+    return session.client.clientpool.get_client(URL(session.base_url))._inner._connection_pool._inner
+
+
+def test_a_users_pool_keeps_its_idle_socket_in_a_list_and_reuses_it(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    session = srv.session()
+    for _ in range(3):
+        assert post(session) == (200, None)
+    inner = _pool(session)
+    assert type(inner._socket_queue) is IdleSockets and inner._socket_queue.qsize() == 1  # idle, pooled
+    assert srv.connections == 1  # one keep-alive connection carried the three requests
+
+
+def test_a_shared_pool_still_bounds_its_connections(scripted):
+    """The semaphore (the pool's size) still limits sockets out at once when users share one pool."""
+    from geventhttpclient.client import HTTPClientPool
+
+    srv = scripted(lambda conn, nth: "ok")
+    shared = HTTPClientPool(concurrency=2)
+
+    def user():
+        s = FastHttpSession(srv.url, request_event=Environment().events.request, user=None, client_pool=shared)
+        install_keepalive(s)
+        for _ in range(3):
+            assert post(s) == (200, None)
+            gevent.sleep(0)
+
+    gevent.joinall([gevent.spawn(user) for _ in range(6)], raise_error=True)
+    assert srv.requests == 18 and srv.connections == 2  # never more than the pool's size
+    from geventhttpclient.url import URL
+
+    inner = shared.get_client(URL(srv.url))._connection_pool._inner
+    assert type(inner._socket_queue) is IdleSockets and inner._socket_queue.qsize() == 2
+    shared.close()
+
+
+def test_an_idle_user_holds_no_lane(scripted):
+    """The per-greenlet lane lives from a request's checkout to take_reconnects(), which the user calls at its end."""
+    from llmload.users import http_pool
+
+    srv = scripted(lambda conn, nth: "ok" if nth == 0 else "drop")
+    session = srv.session()
+    assert post(session) == (200, None)
+    assert gevent.getcurrent() in http_pool._LANES
+    assert take_reconnects() == 0 and gevent.getcurrent() not in http_pool._LANES
+    assert post(session) == (200, None)  # dropped, sent again on a fresh connection
+    assert take_reconnects() == 1 and gevent.getcurrent() not in http_pool._LANES
+    assert take_reconnects() == 0
+
+
+def test_two_hosts_keep_their_own_client_and_connection(scripted):
+    """``--host URL1,URL2``: requests alternate between hosts, each host's keep-alive connection is reused."""
+    a, b = scripted(lambda conn, nth: "ok"), scripted(lambda conn, nth: "ok")
+    session = a.session()
+    for _ in range(3):
+        for srv in (a, b):
+            resp = session.request("POST", srv.url + "/s", data=b"{}", stream=True, catch_response=True)
+            assert resp.status_code == 200
+            reader = BodyReader(resp)
+            while reader.read_some():
+                pass
+    assert (a.connections, a.requests, b.connections, b.requests) == (1, 3, 1, 3)
+    clients = session.client.clientpool
+    assert len({id(w) for w in clients._wrapped.values()}) == 2  # one wrapper per host, kept
+
+
+def test_users_share_one_dict_of_client_arguments(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    one, two = srv.session(), srv.session()
+    assert one.client.clientpool._inner.client_args is two.client.clientpool._inner.client_args
+    assert post(one) == (200, None) and post(two) == (200, None)
+
+
+def test_users_with_equal_default_headers_share_them_and_still_send_them(scripted):
+    srv = scripted(lambda conn, nth: "ok")
+    one, two = srv.session(), srv.session()
+    other = FastHttpSession(srv.url, request_event=Environment().events.request, user=None,
+                            headers={"User-Agent": "mine"})  # fmt: skip
+    install_keepalive(other)
+    for s in (one, two, other):
+        assert post(s) == (200, None)
+    assert one.client.default_headers is two.client.default_headers
+    assert _pool_client(one).default_headers is _pool_client(two).default_headers
+    assert other.client.default_headers is not one.client.default_headers
+    agents = [f[b"User-Agent"].strip() for f in srv.seen]
+    assert agents[2] == b"mine" and agents[0] == agents[1] != b"mine"
+
+
+def _pool_client(session):
+    from geventhttpclient.url import URL
+
+    return session.client.clientpool.get_client(URL(session.base_url))._inner
