@@ -352,6 +352,7 @@ def test_client_timings_match_the_servers(llama_88m, tmp_path, users):
     f = crosscheck(llama_88m, tmp_path, users=users, seconds=8 if users == 1 else 16, output_tokens=64 if users == 1 else 32)
     # At least 3 requests: what 1 user of the 88m model finished in 8 s on a box twice oversubscribed (8+ on a
     # quiet one); every check below pairs a request with its own server timings, so 3 are 3 real comparisons.
+    print(f"crosscheck {users} users: itl_ratio {f.get('itl_ratio')}, tpot_ratio {f.get('tpot_ratio')}, ok {f['requests_ok']}")
     assert f["errors"] == 0 and f["requests_ok"] >= 3, f
     assert f["server_requests"] >= f["requests_ok"] - users, f
     assert f["paired"] == f["requests_ok"], f  # every finished request carries the server's timings
@@ -360,4 +361,8 @@ def test_client_timings_match_the_servers(llama_88m, tmp_path, users):
     assert f["ttft_minus_prompt_min"] > 0 and f["client_ttft_p50"] > f["server_prompt_ms_p50"], f
     # TPOT is the server's per-token time seen from outside: same formula, plus the client's read delays.
     assert 0.85 < f["tpot_ratio"] < 1.25, f
-    assert 0.8 < f["itl_ratio"] < 1.3, f
+    # ITL p50 is the typical gap, the server's per-token time a mean: at 1 user they agree (0.98-1.01 measured);
+    # at 8 users a new request's prompt is processed between decode steps whenever the users are out of phase,
+    # so a few long gaps raise the mean above the typical gap (0.99 with the users in phase, 0.76 once in a
+    # fresh clone's quiet run with 48 answers): the total, TPOT, is the accuracy check there.
+    assert (0.8 if users == 1 else 0.6) < f["itl_ratio"] < 1.3, f
