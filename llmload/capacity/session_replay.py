@@ -78,21 +78,21 @@ class Turn:
     turn: int = 0
 
 
-class PromptTokens(Sequence[int]):
-    """A prompt's tokens, computed on demand: the first ``head_len`` are prefix group ``head``'s, the rest the
-    owner's (``own``: a session or a request); token ``k`` is ``key << 32 | k``, so positions line up across
-    the turns of one conversation and across the requests of one prefix group."""
+class LazyTokens(Sequence[int]):
+    """A prompt's tokens computed on demand from their position (``_at``), ``n`` of them: a read-only sequence of
+    ints that stores none (a subclass may read a slice faster: ``_slice``)."""
 
-    __slots__ = ("head", "head_len", "n", "own")
+    __slots__ = ()
+    n: int
 
-    def __init__(self, head: int, head_len: int, own: int, n: int) -> None:
-        self.head, self.head_len, self.own, self.n = head, head_len, own, n
+    def _at(self, k: int) -> int:
+        raise NotImplementedError
+
+    def _slice(self, a: int, b: int) -> tuple[int, ...]:
+        return tuple(self._at(k) for k in range(a, b))
 
     def __len__(self) -> int:
         return self.n
-
-    def _at(self, k: int) -> int:
-        return (self.head if k < self.head_len else self.own) << 32 | k
 
     @overload
     def __getitem__(self, key: int) -> int: ...
@@ -101,16 +101,31 @@ class PromptTokens(Sequence[int]):
     def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
         if isinstance(key, slice):
             a, b, step = key.indices(self.n)
-            if step != 1:
-                return tuple(self._at(k) for k in range(a, b, step))
-            h = min(max(self.head_len, a), max(b, a))  # a block's tokens: ranges, not one call per token
-            return (*range(self.head << 32 | a, self.head << 32 | h), *range(self.own << 32 | h, self.own << 32 | max(b, h)))
+            return self._slice(a, b) if step == 1 else tuple(self._at(k) for k in range(a, b, step))
         if not -self.n <= key < self.n:
             raise IndexError(key)
         return self._at(key % self.n)
 
     def __iter__(self) -> Iterator[int]:
         return (self._at(k) for k in range(self.n))
+
+
+class PromptTokens(LazyTokens):
+    """A prompt's tokens: the first ``head_len`` are prefix group ``head``'s, the rest the owner's (``own``: a
+    session or a request); token ``k`` is ``key << 32 | k``, so positions line up across the turns of one
+    conversation and across the requests of one prefix group."""
+
+    __slots__ = ("head", "head_len", "n", "own")
+
+    def __init__(self, head: int, head_len: int, own: int, n: int) -> None:
+        self.head, self.head_len, self.own, self.n = head, head_len, own, n
+
+    def _at(self, k: int) -> int:
+        return (self.head if k < self.head_len else self.own) << 32 | k
+
+    def _slice(self, a: int, b: int) -> tuple[int, ...]:
+        h = min(max(self.head_len, a), max(b, a))  # a block's tokens: ranges, not one call per token
+        return (*range(self.head << 32 | a, self.head << 32 | h), *range(self.own << 32 | h, self.own << 32 | max(b, h)))
 
 
 class Mix:

@@ -12,46 +12,27 @@ replayed turn after turn (:mod:`llmload.capacity.trace_turns`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import overload
-
 from llmload.capacity.drive import Arrival
+from llmload.capacity.session_replay import LazyTokens
 from llmload.capacity.trace_turns import trace_session
 from llmload.workload.traces import BLOCK_TOKENS, Trace, TraceEntry
 
 __all__ = ["TraceTokens", "trace_arrivals"]
 
 
-class TraceTokens(Sequence[int]):
-    """The tokens of one entry's prompt, computed on demand (a read-only sequence of ints)."""
+class TraceTokens(LazyTokens):
+    """The tokens of one entry's prompt, computed on demand."""
 
     __slots__ = ("blocks", "entry_no", "n")
 
     def __init__(self, entry: TraceEntry, index: int) -> None:
         self.blocks, self.entry_no, self.n = entry.hash_ids, index, entry.input_length  # (Sequence has an index())
 
-    def __len__(self) -> int:
-        return self.n
-
     def _at(self, k: int) -> int:
         b, j = divmod(k, BLOCK_TOKENS)
         if b < len(self.blocks):
             return self.blocks[b] * BLOCK_TOKENS + j
         return -(self.entry_no * (1 << 32) + k + 1)
-
-    @overload
-    def __getitem__(self, key: int) -> int: ...
-    @overload
-    def __getitem__(self, key: slice) -> tuple[int, ...]: ...
-    def __getitem__(self, key: int | slice) -> int | tuple[int, ...]:  # int -> int, slice -> tuple of ints
-        if isinstance(key, slice):
-            return tuple(self._at(k) for k in range(*key.indices(self.n)))
-        if not -self.n <= key < self.n:
-            raise IndexError(key)
-        return self._at(key % self.n)
-
-    def __iter__(self) -> Iterator[int]:
-        return (self._at(k) for k in range(self.n))
 
 
 def trace_arrivals(trace: Trace, speedup: float, max_tokens_cap: int | None = None) -> tuple[Arrival, ...]:
