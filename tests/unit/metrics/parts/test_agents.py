@@ -86,13 +86,18 @@ def test_the_summary_block_reads_back_and_the_console_says_it_in_one_line():
     assert "1 sessions (4.0 turns" in line
 
 
-def test_halves_merge_into_the_whole():
-    records = session_records() * 3
+def merged_halves(records):
+    """(the part fed every record, the part fed half merged with the other half through the wire)."""
     whole, a, b = Agents(), Agents(), Agents()
     for i, r in enumerate(records):
         whole.add(r, seen_of(r, None))
         (a if i % 2 else b).add(r, seen_of(r, None))
     a.merge(Agents.from_wire(orjson.loads(orjson.dumps(b.to_wire()))))
+    return whole, a
+
+
+def test_halves_merge_into_the_whole():
+    whole, a = merged_halves(session_records() * 3)
     assert a.result(Context(1.0)).to_dict() == whole.result(Context(1.0)).to_dict()
     assert [e.value(a) for e in Agents.exported] == [6, 3]
 
@@ -151,11 +156,6 @@ def test_the_fanout_block_reads_back_and_has_its_own_console_line():
 
 
 def test_fanout_halves_merge_into_the_whole():
-    records = fanout_records() * 3
-    whole, a, b = Agents(), Agents(), Agents()
-    for i, r in enumerate(records):
-        whole.add(r, seen_of(r, None))
-        (a if i % 2 else b).add(r, seen_of(r, None))
-    a.merge(Agents.from_wire(orjson.loads(orjson.dumps(b.to_wire()))))
+    whole, a = merged_halves(fanout_records() * 3)
     assert a.result(Context(1.0)).to_dict() == whole.result(Context(1.0)).to_dict()
     assert "f" not in Agents().to_wire()  # a part without fan-out sends no fan-out block
